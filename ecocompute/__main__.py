@@ -1,0 +1,3 @@
+from ecocompute.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,247 @@
+"""The run parameters: one frozen dataclass, filled from a YAML file and/or flags.
+
+Defaults live here and nowhere else (the published protocol: batch 1, 256 new tokens,
+10 measured iterations, 2 warm-ups, 10 Hz, context 2048). Every value passes through
+one validator, so a bad flag and a bad YAML key get the same one-line error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ecocompute.archs import ARCH_CLASSES, normalise_arch_choice
+from ecocompute.errors import InputError
+
+PRECISIONS = ("FP16", "NF4", "INT8")
+SAMPLE_RATE_RANGE_HZ = (1.0, 100.0)
+
+
+def _f(default: Any, help: str, *, yaml: bool = True) -> Any:
+    return field(default=default, metadata={"help": help, "yaml": yaml})
+
+
+@dataclass(frozen=True)
+class RunParams:
+    """Everything that decides what a run does. Units are in the names."""
+
+    model_name: str = _f(
+        "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+        "Hugging Face id, local checkpoint folder, or synthetic:<preset>",
+    )
+    params_b: float | None = _f(
+        None,
+        "model size in billions of parameters (reference path; default: read from the "
+        "model name, and counted from the weights when measured)",
+    )
+    precision: str = _f("NF4", "quantized format to compare with FP16: FP16, NF4 or INT8")
+    batch_size: int = _f(1, "sequences decoded at once (the published protocol uses 1)")
+    gpu_arch: str = _f(
+        "auto",
+        "auto (from NVML), an arch class (" + ", ".join(ARCH_CLASSES) + ") or a product "
+        "name such as 'RTX 4090'",
+    )
+    context_length: int = _f(2048, "context window the prompt plus new tokens must fit in")
+    tokens: int = _f(256, "new tokens generated per decode run (min_new_tokens = max)")
+    iterations: int = _f(10, "measured decode runs per format")
+    warmup: int = _f(2, "unmeasured warm-up decode runs per format")
+    sample_rate_hz: float = _f(10.0, "power sampler rate, 1 to 100 Hz")
+    quality_probe: bool = _f(True, "score perplexity of FP16 and the quantized model")
+    quality_seq_len: int = _f(512, "tokens per perplexity window")
+    llm_int8_threshold: float = _f(
+        6.0, "LLM.int8() outlier threshold (0.0 = the pure INT8 variant)"
+    )
+    idle_seconds: float = _f(5.0, "seconds of idle power read with the models resident")
+    output_dir: str = _f("outputs", "folder for energy.json", yaml=False)
+    dry_run: bool = _f(False, "skip the GPU: report the published-reference figure", yaml=False)
+    quiet: bool = _f(False, "no progress lines on stderr", yaml=False)
+
+    @property
+    def quantized(self) -> bool:
+        return self.precision != "FP16"
+
+    @property
+    def scenario(self) -> str:
+        return "SingleStream" if self.batch_size == 1 else "Offline"
+
+
+FIELDS = {f.name: f for f in dataclasses.fields(RunParams)}
+YAML_KEYS = tuple(name for name, f in FIELDS.items() if f.metadata["yaml"])
+DEFAULTS = RunParams()
+
+
+def help_for(name: str) -> str:
+    return str(FIELDS[name].metadata["help"])
+
+
+# --- coercion: one function per kind of value -------------------------------------
+
+
+def _as_int(name: str, value: object) -> int:
+    if isinstance(value, bool):
+        raise InputError(name, value, "expected a whole number, not true/false")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise InputError(name, value, "expected a whole number")
+
+
+def _as_float(name: str, value: object) -> float:
+    if isinstance(value, bool):
+        raise InputError(name, value, "expected a number, not true/false")
+    number: float | None = None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number):
+        raise InputError(name, value, "expected a finite number")
+    return number
+
+
+def _as_bool(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
+        return value.strip().lower() in ("true", "yes")
+    raise InputError(name, value, "expected true or false")
+
+
+def _as_str(name: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(name, value, "expected a non-empty string")
+    return value.strip()
+
+
+def _coerce(name: str, value: object) -> object:
+    if name == "params_b":
+        return None if value is None else _as_float(name, value)
+    kind = {int: _as_int, float: _as_float, bool: _as_bool, str: _as_str}
+    default = FIELDS[name].default
+    return kind[type(default)](name, value)
+
+
+# --- validation of ranges and choices ---------------------------------------------
+
+
+def _validate(p: RunParams) -> RunParams:
+    precision = p.precision.upper()
+    if precision not in PRECISIONS:
+        raise InputError("precision", p.precision, "allowed: " + ", ".join(PRECISIONS))
+    try:
+        normalise_arch_choice(p.gpu_arch)
+    except ValueError:
+        raise InputError(
+            "gpu_arch",
+            p.gpu_arch,
+            "allowed: auto, " + ", ".join(ARCH_CLASSES) + ", or a known NVIDIA product "
+            "name such as 'RTX 4090' or 'NVIDIA H200'",
+        ) from None
+    for name in ("tokens", "iterations", "batch_size", "context_length", "quality_seq_len"):
+        if getattr(p, name) <= 0:
+            raise InputError(name, getattr(p, name), "must be a positive whole number")
+    if p.params_b is not None and p.params_b <= 0:
+        raise InputError("params_b", p.params_b, "must be a positive number of billions")
+    if p.warmup < 0:
+        raise InputError("warmup", p.warmup, "must be 0 or more")
+    lo, hi = SAMPLE_RATE_RANGE_HZ
+    if not lo <= p.sample_rate_hz <= hi:
+        raise InputError("sample_rate_hz", p.sample_rate_hz, f"must be within {lo:g}..{hi:g} Hz")
+    if p.llm_int8_threshold < 0:
+        raise InputError("llm_int8_threshold", p.llm_int8_threshold, "must be 0 or more")
+    if p.idle_seconds < 0:
+        raise InputError("idle_seconds", p.idle_seconds, "must be 0 or more seconds")
+    if p.tokens >= p.context_length:
+        raise InputError(
+            "tokens", p.tokens, f"must leave room for the prompt in context_length "
+            f"{p.context_length}"
+        )
+    return dataclasses.replace(p, precision=precision)
+
+
+# --- the parameters file ----------------------------------------------------------
+
+
+def read_parameters_file(path: str | os.PathLike[str]) -> dict[str, object]:
+    """Read and check the YAML mapping of parameters. Raises InputError (exit 2)."""
+    import yaml  # light, but only the file path needs it
+
+    file = Path(path)
+    if not file.is_file():
+        what = "is a folder" if file.is_dir() else "does not exist"
+        raise InputError("parameters_file", str(path), f"{what}; give a YAML file")
+    raw = file.read_bytes()
+    if not raw.strip():
+        raise InputError("parameters_file", str(path), "is empty; expected a YAML mapping")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("parameters_file", str(path), "is not text (binary?)") from None
+    if "\x00" in text:
+        raise InputError("parameters_file", str(path), "is not text (binary?)")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}" if where is not None else ""
+        raise InputError("parameters_file", str(path), f"is not valid YAML{at}") from None
+    if data is None:
+        raise InputError("parameters_file", str(path), "holds no parameters")
+    if not isinstance(data, Mapping):
+        raise InputError(
+            "parameters_file", str(path),
+            f"must be a mapping of key: value, got a YAML {type(data).__name__}",
+        )
+    for key in data:
+        if not isinstance(key, str) or key not in YAML_KEYS:
+            close = difflib.get_close_matches(str(key), YAML_KEYS, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise InputError("parameters_file key", key, hint + "known keys: " + ", ".join(YAML_KEYS))
+    return dict(data)
+
+
+def resolve(parameters_file: str | None, flags: Mapping[str, object]) -> RunParams:
+    """Defaults <- parameters file <- flags, then validated. Raises InputError."""
+    values: dict[str, object] = {}
+    if parameters_file is not None:
+        values.update(read_parameters_file(parameters_file))
+    values.update({k: v for k, v in flags.items() if v is not None})
+    unknown = set(values) - set(FIELDS)
+    if unknown:  # a programming error in the CLI, not user input
+        raise KeyError(f"not run parameters: {sorted(unknown)}")
+    coerced = {name: _coerce(name, value) for name, value in values.items()}
+    return _validate(dataclasses.replace(DEFAULTS, **coerced))  # type: ignore[arg-type]
+
+
+def check_output_dir(path: str) -> Path:
+    """The output folder must be a folder we can write, or creatable. Writes nothing."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise InputError("output_dir", path, "is a file; give a folder")
+    existing = out
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError("output_dir", path, f"{existing} is a file, not a folder")
+    try:  # root ignores permission bits, so try for real; the probe file is removed
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise InputError("output_dir", path, f"cannot be written ({exc.strerror})") from None
+    return out
