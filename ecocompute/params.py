@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import math
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -169,8 +170,9 @@ def _validate(p: RunParams) -> RunParams:
         raise InputError("idle_seconds", p.idle_seconds, "must be 0 or more seconds")
     if p.tokens >= p.context_length:
         raise InputError(
-            "tokens", p.tokens, f"must leave room for the prompt in context_length "
-            f"{p.context_length}"
+            "tokens",
+            p.tokens,
+            f"must leave room for the prompt in context_length {p.context_length}",
         )
     return dataclasses.replace(p, precision=precision)
 
@@ -205,14 +207,17 @@ def read_parameters_file(path: str | os.PathLike[str]) -> dict[str, object]:
         raise InputError("parameters_file", str(path), "holds no parameters")
     if not isinstance(data, Mapping):
         raise InputError(
-            "parameters_file", str(path),
+            "parameters_file",
+            str(path),
             f"must be a mapping of key: value, got a YAML {type(data).__name__}",
         )
     for key in data:
         if not isinstance(key, str) or key not in YAML_KEYS:
             close = difflib.get_close_matches(str(key), YAML_KEYS, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
-            raise InputError("parameters_file key", key, hint + "known keys: " + ", ".join(YAML_KEYS))
+            raise InputError(
+                "parameters_file key", key, hint + "known keys: " + ", ".join(YAML_KEYS)
+            )
     return dict(data)
 
 
@@ -245,3 +250,13 @@ def check_output_dir(path: str) -> Path:
     except OSError as exc:
         raise InputError("output_dir", path, f"cannot be written ({exc.strerror})") from None
     return out
+
+
+_SIZE_IN_NAME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])")
+
+
+def params_b_from_model_name(model_name: str) -> float | None:
+    """A size written in a model name ("TinyLlama-1.1B-Chat", "llama-2-7b"), in billions."""
+    tail = model_name.replace("\\", "/").rsplit("/", 1)[-1]
+    matches = _SIZE_IN_NAME.findall(tail.replace("_", "-"))
+    return float(matches[-1]) if matches else None

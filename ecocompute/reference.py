@@ -145,8 +145,15 @@ def estimate(arch: str, params_b: float, precision: str) -> ReferenceEstimate:
 
     def unavailable(why: str) -> ReferenceEstimate:
         return ReferenceEstimate(
-            arch, precision, params_b, BASIS_UNAVAILABLE, None, None, None,
-            anchors.card if anchors else None, why,
+            arch,
+            precision,
+            params_b,
+            BASIS_UNAVAILABLE,
+            None,
+            None,
+            None,
+            anchors.card if anchors else None,
+            why,
         )
 
     if anchors is None:

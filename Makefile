@@ -1,0 +1,36 @@
+# Two entry points for a newcomer: `make run` (set up, run the main job) and
+# `make test` (set up, lint, type-check, run the test suite). Both create .venv.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+OUT ?= outputs
+PARAMS ?= workspace/parameters/energy_params.yaml
+
+.PHONY: run test lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.core-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml requirements-test.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q -r requirements-test.txt
+	touch $@ $(VENV)/.core-installed
+
+run: $(VENV)/.core-installed
+	$(BIN)/ecocompute energy_estimate --parameters_file $(PARAMS) --output_dir $(OUT)
+	$(BIN)/ecocompute validate $(OUT)/energy.json
+
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check ecocompute tests benchmarks
+	$(BIN)/ruff format --check ecocompute tests benchmarks
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

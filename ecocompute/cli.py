@@ -1,0 +1,144 @@
+"""Command line: argument parsing and subcommand dispatch only; no measurement logic.
+
+Exit status: 0 a report was written (or all files valid), 2 bad input (nothing
+written), 1 the run failed after its input was accepted (and said why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from ecocompute import __version__
+from ecocompute.errors import EcoComputeError
+from ecocompute.params import FIELDS, help_for
+
+log = logging.getLogger("ecocompute")
+
+# (flag spellings, RunParams field, metavar). Values stay strings here: params.py
+# converts and validates flags and YAML values the same way.
+_VALUE_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("--model", "--model_name", "--model-name"), "model_name", "ID"),
+    (("--params_b", "--params-b"), "params_b", "B"),
+    (("--precision",), "precision", "{FP16,NF4,INT8}"),
+    (("--batch_size", "--batch-size"), "batch_size", "N"),
+    (("--gpu_arch", "--gpu-arch"), "gpu_arch", "ARCH"),
+    (("--context_length", "--context-length"), "context_length", "N"),
+    (("--tokens",), "tokens", "N"),
+    (("--iterations",), "iterations", "N"),
+    (("--warmup",), "warmup", "N"),
+    (("--sample_rate_hz", "--sample-rate-hz"), "sample_rate_hz", "HZ"),
+    (("--quality_seq_len", "--quality-seq-len"), "quality_seq_len", "N"),
+    (("--llm_int8_threshold", "--llm-int8-threshold"), "llm_int8_threshold", "X"),
+    (("--idle_seconds", "--idle-seconds"), "idle_seconds", "S"),
+    (("--output_dir", "--output-dir"), "output_dir", "DIR"),
+)
+_SWITCHES: tuple[tuple[tuple[str, ...], str, bool, str], ...] = (
+    (("--dry_run", "--dry-run"), "dry_run", True, help_for("dry_run")),
+    (
+        ("--no_quality_probe", "--no-quality-probe"),
+        "quality_probe",
+        False,
+        "skip the perplexity probe",
+    ),
+    (("--quiet", "-q"), "quiet", True, help_for("quiet")),
+)
+
+
+def _add_energy_estimate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "energy_estimate",
+        aliases=["energy-estimate"],
+        help="measure (or, without a usable GPU, look up) energy per token vs FP16",
+        description="Measure GPU-package energy per generated token of FP16 and a quantized "
+        "format of the same model with NVML; without a usable GPU, write a labelled figure "
+        "from the published EcoCompute dataset. Flags override the parameters file.",
+    )
+    p.add_argument(
+        "--parameters_file",
+        "--parameters-file",
+        metavar="YAML",
+        default=None,
+        help="YAML file whose keys mirror the flags below",
+    )
+    for names, dest, metavar in _VALUE_FLAGS:
+        default = FIELDS[dest].default
+        p.add_argument(
+            *names,
+            dest=dest,
+            metavar=metavar,
+            default=None,
+            help=f"{help_for(dest)} (default: {default})",
+        )
+    for names, dest, value, text in _SWITCHES:
+        p.add_argument(
+            *names, dest=dest, action="store_const", const=value, default=None, help=text
+        )
+    p.set_defaults(handler=_cmd_energy_estimate)
+
+
+def _cmd_energy_estimate(args: argparse.Namespace) -> int:
+    from ecocompute import params as params_mod
+    from ecocompute.progress import Progress
+    from ecocompute.report import write_report
+    from ecocompute.summary import render
+    from ecocompute.task import run_energy_estimate
+
+    flags = {name: getattr(args, name) for name in FIELDS if hasattr(args, name)}
+    run = params_mod.resolve(args.parameters_file, flags)
+    params_mod.check_output_dir(run.output_dir)
+    report = run_energy_estimate(run, Progress(run.quiet), command=sys.argv[1:])
+    path = write_report(report, run.output_dir)
+    print(render(report, str(path)))
+    return 0
+
+
+def _add_validate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("validate", help="check energy.json files against the schema")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(handler=_cmd_validate)
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from ecocompute.validate import validate_files
+
+    return validate_files(args.files, sys.stdout)
+
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_energy_estimate,
+    _add_validate,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ecocompute",
+        description="Does quantizing an LLM's weights (NF4, INT8) save GPU energy per token?",
+    )
+    parser.add_argument("--version", action="version", version=f"ecocompute {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        status: int = args.handler(args)
+    except EcoComputeError as exc:
+        print(f"ecocompute: error: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        print("ecocompute: interrupted; nothing was written", file=sys.stderr)
+        return 130
+    return status

@@ -1,0 +1,63 @@
+"""The human summary printed on stdout after energy.json is written.
+
+Rendered from the report itself, so the summary can never say more than the file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_BASIS_WORDS = {
+    "measured": "measured on this machine with NVML",
+    "interpolated": "derived from the published dataset, inside its measured range "
+    "(not measured here)",
+    "extrapolated": "derived from the published dataset, outside its measured range or "
+    "borrowed from another architecture (not measured here)",
+    "unavailable": "no figure: the published dataset has no curve for this combination",
+}
+
+
+def _mj(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.1f} mJ/token"
+
+
+def render(report: dict[str, Any], path: str) -> str:
+    sut, work, res = report["system_under_test"], report["workload"], report["results"]
+    basis = res["basis"]
+    card = sut["gpu"] or "no GPU detected"
+    lines = [
+        "EcoCompute energy estimate",
+        f"  model      {work['model_name']} ({_size(work)})",
+        f"  card       {card} [arch class: {sut['gpu_arch']}]",
+    ]
+    if res.get("reference_card"):
+        lines.append(f"  data from  published {res['reference_card']} measurements")
+    lines.append(f"  format     {work['precision']} vs FP16")
+    lines.append(f"  FP16       {_mj(res['fp16_energy_per_token_mj'])}")
+    if work["precision"] != "FP16":
+        lines.append(f"  {work['precision']:<10} {_mj(res['energy_per_token_mj'])}")
+        delta = res["vs_fp16_energy_pct"]
+        if delta is None:
+            lines.append("  delta      n/a (no figure is claimed)")
+        else:
+            ci = res.get("vs_fp16_ci95_pct")
+            ci_text = f"  (95% CI {ci[0]:+.1f}% .. {ci[1]:+.1f}%)" if ci else ""
+            lines.append(f"  delta      {delta:+.1f}% energy per token vs FP16{ci_text}")
+    if res.get("verdict"):
+        n = res.get("n_pairs")
+        lines.append(
+            f"  verdict    {work['precision']} {res['verdict']} energy ({n} paired trials)"
+        )
+    lines.append(f"  basis      {basis}: {_BASIS_WORDS[basis]}")
+    lines.append(f"  why        {report['measurement_source']}")
+    arch_source = sut.get("gpu_arch_source", "")
+    if "pass --gpu_arch" in arch_source:
+        lines.append(f"  note       {arch_source}")
+    lines.append("  scope      GPU-package energy only (not wall power); not a certified result")
+    lines.append(f"  report     {path}")
+    return "\n".join(lines)
+
+
+def _size(work: dict[str, Any]) -> str:
+    size = work.get("params_b")
+    return "size unknown" if size is None else f"{size:g}B params"

@@ -1,0 +1,64 @@
+"""energy_estimate as a plain function: probe, then measure or fall back, then report.
+
+The CLI only parses arguments and calls run_energy_estimate(); tests call it directly.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ecocompute.errors import TelemetryUnavailable
+from ecocompute.fallback import FallbackReason, KnownHardware, reference_report
+from ecocompute.params import RunParams
+from ecocompute.progress import Progress
+from ecocompute.telemetry.base import GpuTelemetry
+from ecocompute.telemetry.nvml import open_nvml
+
+log = logging.getLogger(__name__)
+
+TelemetryOpener = Callable[[], GpuTelemetry]
+
+
+def describe_hardware(telemetry: GpuTelemetry) -> KnownHardware:
+    devices = telemetry.devices()
+    return KnownHardware(
+        gpu_name=devices[0].name if devices else None,
+        accelerator_count=len(devices),
+        nvidia_driver=telemetry.driver_version(),
+        gpus=tuple(
+            {"nvml_index": d.index, "name": d.name, "uuid": d.uuid, "pci_bus_id": d.pci_bus_id}
+            for d in devices
+        ),
+    )
+
+
+def run_energy_estimate(
+    params: RunParams,
+    progress: Progress,
+    *,
+    open_telemetry: TelemetryOpener = open_nvml,
+    command: list[str] | None = None,
+) -> dict[str, Any]:
+    """Build the run's report (not yet written). Raises InputError or RunError."""
+    try:
+        telemetry = open_telemetry()
+    except TelemetryUnavailable as exc:
+        reason = (
+            FallbackReason("dry_run", "--dry_run")
+            if params.dry_run
+            else FallbackReason(exc.code, exc.reason)
+        )
+        progress(f"reference path: {reason.text}")
+        return reference_report(params, reason, KnownHardware())
+    try:
+        hardware = describe_hardware(telemetry)
+        if params.dry_run:
+            progress("reference path: --dry_run")
+            return reference_report(params, FallbackReason("dry_run", "--dry_run"), hardware)
+        from ecocompute.measured import measure_or_fall_back
+
+        return measure_or_fall_back(params, progress, telemetry, hardware, command=command)
+    finally:
+        telemetry.close()

@@ -1,0 +1,195 @@
+"""NVML (nvidia-ml-py) behind the GpuTelemetry interface.
+
+The only module that imports pynvml. NVML is initialised once, in open_nvml(), and
+every NVML error is translated here into the project's own exceptions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any
+
+from ecocompute.errors import TelemetryUnavailable
+from ecocompute.telemetry.base import (
+    POWER_FIELD_AVERAGE,
+    POWER_FIELD_INSTANT,
+    Capabilities,
+    GpuDevice,
+    GpuTelemetry,
+    TelemetryNotSupported,
+    TelemetryReadError,
+)
+
+log = logging.getLogger(__name__)
+
+_FIELD_POWER_INSTANT = 186  # NVML_FI_DEV_POWER_INSTANT, milliwatts
+
+
+def normalise_pci_bus_id(bus_id: str) -> str:
+    """NVML says "00000000:65:00.0", CUDA "0000:65:00.0": compare on one form."""
+    parts = bus_id.strip().lower().split(":")
+    if len(parts) == 2:
+        parts.insert(0, "0")
+    if len(parts) != 3:
+        return bus_id.strip().lower()
+    domain, bus, device_function = parts
+    try:
+        return f"{int(domain, 16):04x}:{int(bus, 16):02x}:{device_function}"
+    except ValueError:
+        return bus_id.strip().lower()
+
+
+def _decode(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def no_gpu_on_this_machine() -> bool:
+    """True when nothing suggests an NVIDIA driver or device is present."""
+    return not (os.path.exists("/proc/driver/nvidia") or os.path.exists("/dev/nvidiactl"))
+
+
+class NvmlTelemetry(GpuTelemetry):
+    def __init__(self, pynvml: Any) -> None:
+        self._nv = pynvml
+        self._handles = [
+            pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())
+        ]
+        self._caps: dict[int, Capabilities] = {}
+
+    # -- errors ----------------------------------------------------------------
+    def _translate(self, exc: Exception, what: str) -> Exception:
+        nv = self._nv
+        if isinstance(exc, nv.NVMLError) and exc.value == nv.NVML_ERROR_NOT_SUPPORTED:
+            return TelemetryNotSupported(f"{what}: not supported")
+        return TelemetryReadError(f"{what}: {exc}")
+
+    # -- interface ---------------------------------------------------------------
+    def devices(self) -> list[GpuDevice]:
+        nv = self._nv
+        out = []
+        for i, handle in enumerate(self._handles):
+            pci = nv.nvmlDeviceGetPciInfo(handle)
+            out.append(
+                GpuDevice(
+                    index=i,
+                    name=_decode(nv.nvmlDeviceGetName(handle)),
+                    uuid=_decode(nv.nvmlDeviceGetUUID(handle)),
+                    pci_bus_id=normalise_pci_bus_id(_decode(pci.busId)),
+                )
+            )
+        return out
+
+    def driver_version(self) -> str | None:
+        try:
+            return _decode(self._nv.nvmlSystemGetDriverVersion())
+        except self._nv.NVMLError:
+            return None
+
+    def power_limit_mw(self, index: int) -> int | None:
+        try:
+            return int(self._nv.nvmlDeviceGetEnforcedPowerLimit(self._handles[index]))
+        except self._nv.NVMLError:
+            return None
+
+    def memory_mib(self, index: int) -> tuple[int, int] | None:
+        try:
+            info = self._nv.nvmlDeviceGetMemoryInfo(self._handles[index])
+        except self._nv.NVMLError:
+            return None
+        return int(info.free) // 2**20, int(info.total) // 2**20
+
+    def capabilities(self, index: int) -> Capabilities:
+        if index not in self._caps:
+            field = None
+            if self._read_instant_mw(index) is not None:
+                field = POWER_FIELD_INSTANT
+            else:
+                try:
+                    self._nv.nvmlDeviceGetPowerUsage(self._handles[index])
+                    field = POWER_FIELD_AVERAGE
+                except self._nv.NVMLError as exc:
+                    log.debug("GPU %d: power usage unreadable: %s", index, exc)
+            try:
+                self._nv.nvmlDeviceGetTotalEnergyConsumption(self._handles[index])
+                counter = True
+            except self._nv.NVMLError as exc:
+                log.debug("GPU %d: energy counter unreadable: %s", index, exc)
+                counter = False
+            self._caps[index] = Capabilities(field is not None, field, counter)
+        return self._caps[index]
+
+    def _read_instant_mw(self, index: int) -> int | None:
+        nv = self._nv
+        try:
+            (value,) = nv.nvmlDeviceGetFieldValues(self._handles[index], [_FIELD_POWER_INSTANT])
+        except (nv.NVMLError, AttributeError):
+            return None
+        if value.nvmlReturn != nv.NVML_SUCCESS:
+            return None
+        kinds = {
+            nv.NVML_VALUE_TYPE_UNSIGNED_INT: "uiVal",
+            nv.NVML_VALUE_TYPE_UNSIGNED_LONG: "ulVal",
+            nv.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: "ullVal",
+            nv.NVML_VALUE_TYPE_SIGNED_LONG_LONG: "sllVal",
+            nv.NVML_VALUE_TYPE_SIGNED_INT: "siVal",
+        }
+        attr = kinds.get(value.valueType)
+        return None if attr is None else int(getattr(value.value, attr))
+
+    def power_mw(self, index: int) -> int:
+        field = self.capabilities(index).power_field
+        if field is None:
+            raise TelemetryNotSupported(f"GPU {index} power: not supported")
+        if field == POWER_FIELD_INSTANT:
+            reading = self._read_instant_mw(index)
+            if reading is None:
+                raise TelemetryReadError(f"GPU {index} instant power: read failed")
+            return reading
+        try:
+            return int(self._nv.nvmlDeviceGetPowerUsage(self._handles[index]))
+        except self._nv.NVMLError as exc:
+            raise self._translate(exc, f"GPU {index} power") from None
+
+    def energy_mj(self, index: int) -> int:
+        try:
+            return int(self._nv.nvmlDeviceGetTotalEnergyConsumption(self._handles[index]))
+        except self._nv.NVMLError as exc:
+            raise self._translate(exc, f"GPU {index} energy counter") from None
+
+    def close(self) -> None:
+        with contextlib.suppress(self._nv.NVMLError):
+            self._nv.nvmlShutdown()
+
+
+def open_nvml() -> NvmlTelemetry:
+    """Initialise NVML once. Raises TelemetryUnavailable with a reason code.
+
+    Codes: "no_gpu" (no driver or device on this machine, or NVML lists none) and
+    "nvml_unavailable" (a driver seems present but NVML cannot be used).
+    """
+    try:
+        import pynvml
+    except ImportError as exc:
+        raise TelemetryUnavailable(
+            "nvml_unavailable", f"NVML unavailable: nvidia-ml-py not importable: {exc}"
+        ) from None
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        if no_gpu_on_this_machine():
+            raise TelemetryUnavailable(
+                "no_gpu",
+                f"no GPU found: no NVIDIA driver or device on this machine (NVML: {exc})",
+            ) from None
+        raise TelemetryUnavailable("nvml_unavailable", f"NVML unavailable: {exc}") from None
+    try:
+        telemetry = NvmlTelemetry(pynvml)
+    except pynvml.NVMLError as exc:
+        pynvml.nvmlShutdown()
+        raise TelemetryUnavailable("nvml_unavailable", f"NVML unavailable: {exc}") from None
+    if not telemetry.devices():
+        telemetry.close()
+        raise TelemetryUnavailable("no_gpu", "no GPU found: NVML lists 0 devices")
+    return telemetry

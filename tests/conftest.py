@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PARAMS_FILE = REPO / "workspace" / "parameters" / "energy_params.yaml"
+
+
+@pytest.fixture
+def run_cli(tmp_path):
+    """Run `python -m ecocompute ...` in a subprocess, as a user would."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+        return subprocess.run(
+            [sys.executable, "-m", "ecocompute", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=full_env,
+            timeout=300,
+        )
+
+    return run
+
+
+def read_report(folder: Path) -> dict:
+    return json.loads((folder / "energy.json").read_text())

@@ -1,0 +1,58 @@
+"""Reports: validated before writing, written atomically, never a partial file."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from ecocompute.errors import ReportInvalid, RunError
+from ecocompute.fallback import FallbackReason, KnownHardware, reference_report
+from ecocompute.params import resolve
+from ecocompute.report import validation_errors, write_report
+
+
+@pytest.fixture
+def report():
+    params = resolve(None, {"gpu_arch": "ada", "params_b": "1.1"})
+    return reference_report(params, FallbackReason("dry_run", "--dry_run"), KnownHardware())
+
+
+def test_reference_report_is_schema_valid(report):
+    assert validation_errors(report) == []
+
+
+def test_invalid_report_is_an_error_never_a_file(report, tmp_path):
+    report["results"]["basis"] = "measured"  # a fallback may never claim this
+    with pytest.raises(ReportInvalid) as info:
+        write_report(report, tmp_path)
+    assert any("measurement_source" in p or "per_format" in p for p in info.value.problems)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_schema_forbids_a_delta_without_a_curve(report):
+    report["results"]["basis"] = "unavailable"
+    assert any(
+        "vs_fp16_energy_pct" in p or "energy_per_token_mj" in p for p in validation_errors(report)
+    )
+
+
+def test_write_replaces_atomically_and_leaves_no_temp(report, tmp_path):
+    (tmp_path / "energy.json").write_text("old")
+    path = write_report(report, tmp_path)
+    assert json.loads(path.read_text())["schema_version"] == "ecocompute-energy/1.2"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["energy.json"]
+
+
+def test_failed_write_keeps_the_previous_report(report, tmp_path, monkeypatch):
+    (tmp_path / "energy.json").write_text("previous")
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(RunError, match="No space left"):
+        write_report(report, tmp_path)
+    assert (tmp_path / "energy.json").read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["energy.json"]
