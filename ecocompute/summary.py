@@ -49,7 +49,10 @@ def render(report: dict[str, Any], path: str) -> str:
             f"  verdict    {work['precision']} {res['verdict']} energy ({n} paired trials)"
         )
     lines.append(f"  basis      {basis}: {_BASIS_WORDS[basis]}")
-    lines.append(f"  why        {report['measurement_source']}")
+    why = report["measurement_source"]
+    if basis == "measured":
+        why = f"{why}: NVML read this machine's GPU during the run ({_trials(res)})"
+    lines.append(f"  why        {why}")
     arch_source = sut.get("gpu_arch_source", "")
     if "pass --gpu_arch" in arch_source:
         lines.append(f"  note       {arch_source}")
@@ -61,3 +64,18 @@ def render(report: dict[str, Any], path: str) -> str:
 def _size(work: dict[str, Any]) -> str:
     size = work.get("params_b")
     return "size unknown" if size is None else f"{size:g}B params"
+
+
+def _trials(res: dict[str, Any]) -> str:
+    per = res.get("per_format") or {}
+    return ", ".join(f"{p} n={s['n_trials']}" for p, s in per.items())
+
+
+def _verdict_words(precision: str, res: dict[str, Any]) -> str:
+    n = res.get("n_pairs")
+    verdict = res["verdict"]
+    if verdict == "saves":
+        return f"saves: {precision} spends less energy per token than FP16 ({n} pairs, CI below 0)"
+    if verdict == "costs":
+        return f"costs: {precision} spends more energy per token than FP16 ({n} pairs, CI above 0)"
+    return f"inconclusive: the 95% interval includes 0 ({n} pairs); more trials may decide"
