@@ -32,7 +32,11 @@ def render(report: dict[str, Any], path: str) -> str:
     ]
     if res.get("reference_card"):
         lines.append(f"  data from  published {res['reference_card']} measurements")
-    lines.append(f"  format     {work['precision']} vs FP16")
+    lines.append(
+        "  format     FP16 alone"
+        if work["precision"] == "FP16"
+        else f"  format     {work['precision']} vs FP16"
+    )
     lines.append(f"  FP16       {_mj(res['fp16_energy_per_token_mj'])}")
     if work["precision"] != "FP16":
         lines.append(f"  {work['precision']:<10} {_mj(res['energy_per_token_mj'])}")
@@ -44,10 +48,7 @@ def render(report: dict[str, Any], path: str) -> str:
             ci_text = f"  (95% CI {ci[0]:+.1f}% .. {ci[1]:+.1f}%)" if ci else ""
             lines.append(f"  delta      {delta:+.1f}% energy per token vs FP16{ci_text}")
     if res.get("verdict"):
-        n = res.get("n_pairs")
-        lines.append(
-            f"  verdict    {work['precision']} {res['verdict']} energy ({n} paired trials)"
-        )
+        lines.append(f"  verdict    {_verdict_words(work['precision'], res)}")
     lines.append(f"  basis      {basis}: {_BASIS_WORDS[basis]}")
     why = report["measurement_source"]
     if basis == "measured":

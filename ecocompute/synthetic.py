@@ -135,7 +135,11 @@ def materialise(model_name: str, init_device: str) -> Path:
             model = AutoModelForCausalLM.from_config(build_config(preset), dtype=torch.float16)
         model.save_pretrained(staging)
         del model
-        os.replace(staging, folder)
+        try:
+            os.replace(staging, folder)
+        except OSError:
+            if not (folder / "config.json").is_file():  # not a concurrent builder's result
+                raise
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
