@@ -152,6 +152,7 @@ class Measurement:
     scores: dict[str, tuple[float, int, int]] = field(default_factory=dict)
     quality_error: str | None = None
     prompt_tokens: int | None = None
+    meters: list[EnergyMeter] = field(default_factory=list)
 
     # -- devices -----------------------------------------------------------------
     def nvml_indices(self, loaded: LoadedModel) -> list[int]:
@@ -171,6 +172,11 @@ class Measurement:
             if not self.caps[i].power:
                 raise MeasurementRefused(f"power telemetry unsupported on NVML GPU {i}")
         return indices
+
+    def edges_record(self) -> dict[str, Any]:
+        records = [m.edges_record() for m in self.meters]
+        worst = max(records, key=lambda r: r["mode"] != "interpolated between counter steps")
+        return {**worst, "fallback_edges": sum(int(r["fallback_edges"]) for r in records)}
 
     def counter_everywhere(self) -> bool:
         return all(self.caps[i].energy_counter for i in self.used)
@@ -236,6 +242,9 @@ class Measurement:
         )
         with sampler:
             arms = [self.arm(m, prompt, sampler) for m in loaded]
+            for arm in arms:
+                arm.meter.calibrate()
+            self.meters.extend(arm.meter for arm in arms)
             if idle and p.idle_seconds > 0:
                 self.progress(f"idle power: {p.idle_seconds:g} s with the model(s) resident")
                 self.idle = arms[0].meter.idle(p.idle_seconds)
@@ -369,6 +378,7 @@ class Measurement:
                 "order_note": ORDER_NOTES[order],
                 "idle_seconds": p.idle_seconds,
                 "min_valid_sample_fraction": MIN_VALID_SAMPLE_FRACTION,
+                "counter_edges": self.edges_record(),
                 "ci_method": CI_METHOD if p.quantized else None,
                 "decode": {
                     "do_sample": False,

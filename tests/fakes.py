@@ -25,7 +25,9 @@ PowerTrace = Callable[[float], float]  # watts at monotonic time t
 
 def fake_devices(n: int = 1, name: str = "NVIDIA H200") -> list[GpuDevice]:
     return [
-        GpuDevice(i, name, f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd", f"0000:{0x18 + i:02x}:00.0")
+        GpuDevice(
+            i, name, f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd", f"0000:{0x18 + i:02x}:00.0"
+        )
         for i in range(n)
     ]
 
@@ -43,6 +45,7 @@ class FakeTelemetry(GpuTelemetry):
         energy_counter: bool = True,
         fail_read: Callable[[int], bool] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        counter_step_s: float | None = None,
     ) -> None:
         self._devices = devices if devices is not None else fake_devices()
         self._power = power_w
@@ -54,6 +57,8 @@ class FakeTelemetry(GpuTelemetry):
         self._lock = threading.Lock()
         self.closed = False
         self.energy_reads: list[tuple[int, float]] = []
+        self.counter_step_s = counter_step_s  # like NVML: the counter moves in steps
+        self._cumulative: dict[int, tuple[float, float]] = {}  # index -> (t, joules)
 
     def trace(self, index: int) -> PowerTrace:
         return self._power[index] if isinstance(self._power, dict) else self._power
@@ -88,7 +93,20 @@ class FakeTelemetry(GpuTelemetry):
             raise TelemetryNotSupported("energy counter: not supported")
         now = self._clock()
         self.energy_reads.append((index, now))
-        return round(integrate(self.trace(index), self._t0, now) * 1000)
+        if self.counter_step_s:
+            steps = math.floor((now - self._t0) / self.counter_step_s)
+            now = self._t0 + steps * self.counter_step_s
+        return round(self.energy_until_j(index, now) * 1000)
+
+    def energy_until_j(self, index: int, t: float) -> float:
+        """Exact energy since creation (cached: requests come in time order)."""
+        with self._lock:
+            t_done, joules = self._cumulative.get(index, (self._t0, 0.0))
+            if t < t_done:
+                return integrate(self.trace(index), self._t0, t)
+            joules += integrate(self.trace(index), t_done, t)
+            self._cumulative[index] = (t, joules)
+            return joules
 
     def close(self) -> None:
         self.closed = True
@@ -156,7 +174,9 @@ class StandInQuantBackend(ModelBackend):
     def preflight(self, precision: str, accelerator: Any, threshold: float) -> None:
         self.preflights.append(precision)
 
-    def load(self, checkpoint: Any, precision: str, accelerator: Any, threshold: float) -> LoadedModel:
+    def load(
+        self, checkpoint: Any, precision: str, accelerator: Any, threshold: float
+    ) -> LoadedModel:
         self.loads.append(precision)
         loaded = super().load(checkpoint, "FP16", accelerator, threshold)
         loaded.precision = precision

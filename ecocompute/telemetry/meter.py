@@ -8,13 +8,22 @@ runs between the edges.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ecocompute.errors import MeasurementRefused
 from ecocompute.telemetry.base import GpuTelemetry, TelemetryNotSupported, TelemetryReadError
+from ecocompute.telemetry.counter_edges import (
+    MAX_WAIT_PERIODS,
+    rate_between,
+    step_period_s,
+    value_after_step,
+    value_before_step,
+    wait_for_step,
+)
 from ecocompute.telemetry.sampler import PowerSampler
 from ecocompute.units import mj_to_j
 
@@ -23,6 +32,8 @@ T = TypeVar("T")
 # A window's sampled energy stands only if at least this share of the reads due in it
 # succeeded; below it the measurement is refused (reads "keep failing").
 MIN_VALID_SAMPLE_FRACTION = 0.5
+# A counter stepping faster than this is read plainly: its staleness is negligible.
+MIN_STEP_PERIOD_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -70,26 +81,89 @@ class EnergyMeter:
         self.synchronize = synchronize
         self.use_counter = use_counter
         self.clock = clock
+        # Seconds between the counter's steps per device; None: plain edge reads.
+        self.step_periods_s: dict[int, float] | None = None
+        self.edge_fallbacks = 0  # edges where no step was found in time (plain read used)
 
-    def _counters_mj(self) -> list[int] | None:
+    def edges_record(self) -> dict[str, Any]:
+        """How the counter was read at window edges, for the report."""
         if not self.use_counter:
-            return None
+            return {"mode": "no counter", "step_period_ms": None, "fallback_edges": 0}
+        if self.step_periods_s is None:
+            return {"mode": "plain reads", "step_period_ms": None, "fallback_edges": 0}
+        period_ms = max(self.step_periods_s.values()) * 1000.0
+        return {
+            "mode": "interpolated between counter steps",
+            "step_period_ms": round(period_ms, 2),
+            "fallback_edges": self.edge_fallbacks,
+        }
+
+    def _read_mj(self, index: int) -> float:
         try:
-            return [self.telemetry.energy_mj(i) for i in self.indices]
+            return float(self.telemetry.energy_mj(index))
         except (TelemetryReadError, TelemetryNotSupported) as exc:
             raise MeasurementRefused(f"energy counter read failed: {exc}") from None
 
+    def calibrate(self) -> None:
+        """Find how often each counter steps (outside any window). Leaves plain edge
+        reads in place where a counter does not step regularly."""
+        if not self.use_counter:
+            return
+        periods = {}
+        for i in self.indices:
+            period = step_period_s(functools.partial(self._read_mj, i), self.clock)
+            if period is None or period < MIN_STEP_PERIOD_S:
+                return  # no regular steps, or a counter that moves on every read
+            periods[i] = period
+        self.step_periods_s = periods
+
+    def _edge(self, t_edge: float | None) -> tuple[list[float] | None, float]:
+        """Counter values at a window edge. With t_edge None this is the opening edge:
+        wait for a step on every device, then open at once; returns (values, t0).
+        Otherwise the closing edge at t_edge: wait for the next step and interpolate."""
+        if not self.use_counter:
+            return None, self.clock() if t_edge is None else t_edge
+        if self.step_periods_s is None:
+            values = [self._read_mj(i) for i in self.indices]
+            return values, self.clock() if t_edge is None else t_edge
+        timeout_s = {i: MAX_WAIT_PERIODS * p for i, p in self.step_periods_s.items()}
+        reads = {i: functools.partial(self._read_mj, i) for i in self.indices}
+        if t_edge is None:  # opening: open right after a step on every device
+            opening = {i: wait_for_step(reads[i], self.clock, timeout_s[i]) for i in self.indices}
+            t = self.clock()
+            values = []
+            for i, step in opening.items():
+                if step is None:
+                    self.edge_fallbacks += 1
+                    values.append(reads[i]())
+                else:
+                    values.append(value_after_step(step, t, self.step_periods_s[i]))
+            return values, t
+        values = []
+        for i in self.indices:  # closing: two steps after t_edge give the idle rate
+            first = wait_for_step(reads[i], self.clock, timeout_s[i])
+            second = wait_for_step(reads[i], self.clock, timeout_s[i]) if first else None
+            if first is None or second is None:
+                self.edge_fallbacks += 1
+                values.append(reads[i]())
+            else:
+                values.append(value_before_step(first, t_edge, rate_between(first, second)))
+        return values, t_edge
+
     def run(
         self, work: Callable[[], T]
-    ) -> tuple[T, float, float, list[int] | None, list[int] | None]:
-        """Run work() between two synchronized edges; return raw edge readings."""
+    ) -> tuple[T, float, float, list[float] | None, list[float] | None]:
+        """Run work() between two synchronized edges; return the edge readings.
+
+        Between t0 and t1 only work() runs; the counter's steps are located before t0
+        and after t1.
+        """
         self.synchronize()
-        e0 = self._counters_mj()
-        t0 = self.clock()
+        e0, t0 = self._edge(None)
         result = work()
         self.synchronize()
         t1 = self.clock()
-        e1 = self._counters_mj()
+        e1, _ = self._edge(t1)
         return result, t0, t1, e0, e1
 
     def measure(self, work: Callable[[], T]) -> tuple[T, WindowReading]:
@@ -103,7 +177,7 @@ class EnergyMeter:
         return self.reading(t0, t1, e0, e1)
 
     def reading(
-        self, t0: float, t1: float, e0: list[int] | None, e1: list[int] | None
+        self, t0: float, t1: float, e0: list[float] | None, e1: list[float] | None
     ) -> WindowReading:
         """Turn edge readings and the sampler's trace into a checked WindowReading."""
         samples = dropped = 0
