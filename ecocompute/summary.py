@@ -32,7 +32,11 @@ def render(report: dict[str, Any], path: str) -> str:
     ]
     if res.get("reference_card"):
         lines.append(f"  data from  published {res['reference_card']} measurements")
-    lines.append(f"  format     {work['precision']} vs FP16")
+    lines.append(
+        "  format     FP16 alone"
+        if work["precision"] == "FP16"
+        else f"  format     {work['precision']} vs FP16"
+    )
     lines.append(f"  FP16       {_mj(res['fp16_energy_per_token_mj'])}")
     if work["precision"] != "FP16":
         lines.append(f"  {work['precision']:<10} {_mj(res['energy_per_token_mj'])}")
@@ -44,12 +48,12 @@ def render(report: dict[str, Any], path: str) -> str:
             ci_text = f"  (95% CI {ci[0]:+.1f}% .. {ci[1]:+.1f}%)" if ci else ""
             lines.append(f"  delta      {delta:+.1f}% energy per token vs FP16{ci_text}")
     if res.get("verdict"):
-        n = res.get("n_pairs")
-        lines.append(
-            f"  verdict    {work['precision']} {res['verdict']} energy ({n} paired trials)"
-        )
+        lines.append(f"  verdict    {_verdict_words(work['precision'], res)}")
     lines.append(f"  basis      {basis}: {_BASIS_WORDS[basis]}")
-    lines.append(f"  why        {report['measurement_source']}")
+    why = report["measurement_source"]
+    if basis == "measured":
+        why = f"{why}: NVML read this machine's GPU during the run ({_trials(res)})"
+    lines.append(f"  why        {why}")
     arch_source = sut.get("gpu_arch_source", "")
     if "pass --gpu_arch" in arch_source:
         lines.append(f"  note       {arch_source}")
@@ -61,3 +65,18 @@ def render(report: dict[str, Any], path: str) -> str:
 def _size(work: dict[str, Any]) -> str:
     size = work.get("params_b")
     return "size unknown" if size is None else f"{size:g}B params"
+
+
+def _trials(res: dict[str, Any]) -> str:
+    per = res.get("per_format") or {}
+    return ", ".join(f"{p} n={s['n_trials']}" for p, s in per.items())
+
+
+def _verdict_words(precision: str, res: dict[str, Any]) -> str:
+    n = res.get("n_pairs")
+    verdict = res["verdict"]
+    if verdict == "saves":
+        return f"saves: {precision} spends less energy per token than FP16 ({n} pairs, CI below 0)"
+    if verdict == "costs":
+        return f"costs: {precision} spends more energy per token than FP16 ({n} pairs, CI above 0)"
+    return f"inconclusive: the 95% interval includes 0 ({n} pairs); more trials may decide"

@@ -9,8 +9,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ecocompute.accel import Accelerator
 from ecocompute.errors import TelemetryUnavailable
 from ecocompute.fallback import FallbackReason, KnownHardware, reference_report
+from ecocompute.models import ModelBackend
 from ecocompute.params import RunParams
 from ecocompute.progress import Progress
 from ecocompute.telemetry.base import GpuTelemetry
@@ -40,8 +42,13 @@ def run_energy_estimate(
     *,
     open_telemetry: TelemetryOpener = open_nvml,
     command: list[str] | None = None,
+    accelerator: Accelerator | None = None,
+    backend: ModelBackend | None = None,
 ) -> dict[str, Any]:
-    """Build the run's report (not yet written). Raises InputError or RunError."""
+    """Build the run's report (not yet written). Raises InputError or RunError.
+
+    accelerator and backend default to CUDA and bitsandbytes; tests pass stand-ins.
+    """
     try:
         telemetry = open_telemetry()
     except TelemetryUnavailable as exc:
@@ -59,6 +66,14 @@ def run_energy_estimate(
             return reference_report(params, FallbackReason("dry_run", "--dry_run"), hardware)
         from ecocompute.measured import measure_or_fall_back
 
-        return measure_or_fall_back(params, progress, telemetry, hardware, command=command)
+        return measure_or_fall_back(
+            params,
+            progress,
+            telemetry,
+            hardware,
+            command=command,
+            accelerator=accelerator,
+            backend=backend,
+        )
     finally:
         telemetry.close()

@@ -1,0 +1,132 @@
+"""Turning measured trials into the report's results: per-format statistics, pairs, the
+interval and the verdict. Pure functions of the trials."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from ecocompute.measure import Trial
+from ecocompute.stats import CI_METHOD, estimate_delta, paired_deltas_pct, summarise
+from ecocompute.telemetry.meter import WindowReading
+from ecocompute.units import energy_per_token_mj
+
+
+def _r(x: float | None, digits: int = 3) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def idle_power_w(idle: WindowReading | None) -> float | None:
+    return None if idle is None else idle.energy_j / idle.duration_s
+
+
+def format_stats(trials: Sequence[Trial], idle_w: float | None) -> dict[str, Any]:
+    per_token = [t.energy_per_token_mj for t in trials]
+    s = summarise(per_token)
+    total_j = sum(t.reading.energy_j for t in trials)
+    total_s = sum(t.reading.duration_s for t in trials)
+    tokens = sum(t.tokens for t in trials)
+    above_idle = None
+    if idle_w is not None:
+        above_idle = statistics.fmean(
+            energy_per_token_mj(t.reading.energy_j - idle_w * t.reading.duration_s, t.tokens)
+            for t in trials
+        )
+    sampled = statistics.fmean(energy_per_token_mj(t.reading.sampled_j, t.tokens) for t in trials)
+    return {
+        "n_trials": len(trials),
+        "energy_per_token_mj": _r(s.mean),
+        "energy_per_token_mj_sd": _r(s.sd),
+        "cv_pct": _r(s.cv_pct),
+        "throughput_tokens_per_s": _r(tokens / total_s),
+        "avg_power_watts": _r(total_j / total_s),
+        "energy_above_idle_per_token_mj": _r(above_idle),
+        "total_energy_joules": _r(total_j),
+        "tokens_generated": tokens,
+        "sampled_energy_per_token_mj": _r(sampled),
+    }
+
+
+def trial_record(t: Trial) -> dict[str, Any]:
+    r = t.reading
+    return {
+        "index": t.index,
+        "pair": t.pair,
+        "format": t.precision,
+        "duration_s": round(r.duration_s, 4),
+        "tokens": t.tokens,
+        "energy_joules": round(r.energy_j, 4),
+        "energy_per_token_mj": round(t.energy_per_token_mj, 3),
+        "energy_source": "nvml_energy_counter" if r.counter_j is not None else "sampled_power",
+        "counter_energy_joules": _r(r.counter_j, 4),
+        "sampled_energy_joules": round(r.sampled_j, 4),
+        "sampled_vs_counter_pct": _r(r.sampled_vs_counter_pct),
+        "avg_power_watts": round(r.energy_j / r.duration_s, 3),
+        "throughput_tokens_per_s": round(t.throughput_tokens_per_s, 3),
+        "samples": r.samples,
+        "dropped_samples": r.dropped,
+        "per_gpu_energy_joules": [round(x, 4) for x in r.per_gpu_j],
+    }
+
+
+def results_block(
+    precision: str, trials: Sequence[Trial], idle: WindowReading | None, note: str
+) -> dict[str, Any]:
+    """The report's results for a measured run (basis "measured")."""
+    idle_w = idle_power_w(idle)
+    by_format: dict[str, list[Trial]] = {}
+    for t in trials:
+        by_format.setdefault(t.precision, []).append(t)
+    per_format = {p: format_stats(ts, idle_w) for p, ts in by_format.items()}
+    target = per_format[precision]
+    fp16 = per_format["FP16"]
+
+    pairs: list[dict[str, Any]] = []
+    delta = None
+    if precision != "FP16":
+        fp16_by_pair = {t.pair: t for t in by_format["FP16"]}
+        q_by_pair = {t.pair: t for t in by_format[precision]}
+        common = sorted(k for k in fp16_by_pair if k in q_by_pair and k is not None)
+        f_vals = [fp16_by_pair[k].energy_per_token_mj for k in common]
+        q_vals = [q_by_pair[k].energy_per_token_mj for k in common]
+        deltas = paired_deltas_pct(f_vals, q_vals)
+        pairs = [
+            {
+                "pair": k,
+                "fp16_energy_per_token_mj": round(f, 3),
+                "energy_per_token_mj": round(q, 3),
+                "delta_pct": round(d, 3),
+            }
+            for k, f, q, d in zip(common, f_vals, q_vals, deltas, strict=True)
+        ]
+        delta = estimate_delta(deltas)
+
+    ratios = [t.reading.sampled_vs_counter_pct for t in trials]
+    known = [x for x in ratios if x is not None]
+    return {
+        "total_energy_joules": target["total_energy_joules"],
+        "tokens_generated": target["tokens_generated"],
+        "energy_per_token_mj": target["energy_per_token_mj"],
+        "fp16_energy_per_token_mj": fp16["energy_per_token_mj"],
+        "vs_fp16_energy_pct": 0.0 if delta is None else round(delta.mean_pct, 3),
+        "avg_power_watts": target["avg_power_watts"],
+        "throughput_tokens_per_s": target["throughput_tokens_per_s"],
+        "basis": "measured",
+        "note": note,
+        "fallback_reason": None,
+        "reference_card": None,
+        "verdict": None if delta is None else delta.verdict,
+        "vs_fp16_ci95_pct": None
+        if delta is None or delta.ci95_pct is None
+        else [round(delta.ci95_pct[0], 3), round(delta.ci95_pct[1], 3)],
+        "ci_method": None if delta is None else CI_METHOD,
+        "n_pairs": None if delta is None else delta.n_pairs,
+        "idle_power_watts": _r(idle_w),
+        "sampled_vs_counter_pct": _r(statistics.fmean(known)) if known else None,
+        "sampled_vs_counter_max_abs_pct": _r(max(abs(x) for x in known)) if known else None,
+        "dropped_samples": sum(t.reading.dropped for t in trials),
+        "per_format": per_format,
+        "pairs": pairs,
+        "trials": [trial_record(t) for t in trials],
+    }

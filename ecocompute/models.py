@@ -1,0 +1,238 @@
+"""Loading the same checkpoint at FP16, NF4 (bitsandbytes 4-bit) and INT8 (LLM.int8()).
+
+torch, transformers and bitsandbytes are imported inside the functions: the reference
+path never loads them.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ecocompute.accel import Accelerator
+from ecocompute.errors import RunError
+from ecocompute.synthetic import PRESETS, WEIGHTS_NOTE, is_synthetic, materialise, preset_for
+
+log = logging.getLogger(__name__)
+
+PROMPT_TEXT = (
+    "Write a short, practical explanation of how a city can reduce the energy its "
+    "public transport uses, with three concrete examples."
+)
+SYNTHETIC_PROMPT_TOKENS = 12  # the published protocol's prompt length on random models
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where from_pretrained loads from, and what kind of weights it holds."""
+
+    model_name: str
+    location: str  # hub id or folder
+    weights: str  # "pretrained" | "synthetic"
+    weights_note: str | None
+
+
+@dataclass
+class LoadedModel:
+    precision: str
+    model: Any
+    devices: tuple[int, ...]  # accelerator indices holding its weights
+    footprint_mib: float
+
+
+def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
+    if is_synthetic(model_name):
+        try:
+            preset_for(model_name)
+        except KeyError:
+            raise RunError(
+                f"unknown synthetic preset in '{model_name}'; presets: "
+                + ", ".join(f"synthetic:{p}" for p in PRESETS)
+            ) from None
+        init_device = "cuda:0" if accelerator.kind == "cuda" else "cpu"
+        folder = materialise(model_name, init_device)
+        return Checkpoint(model_name, str(folder), "synthetic", WEIGHTS_NOTE)
+    return Checkpoint(model_name, model_name, "pretrained", None)
+
+
+def quantization_config(precision: str, llm_int8_threshold: float) -> Any:
+    if precision == "FP16":
+        return None
+    import torch
+    from transformers import BitsAndBytesConfig
+
+    if precision == "NF4":
+        return BitsAndBytesConfig(
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_compute_dtype=torch.float16,
+        )
+    return BitsAndBytesConfig(load_in_8bit=True, llm_int8_threshold=llm_int8_threshold)
+
+
+def quantization_record(precision: str, llm_int8_threshold: float) -> dict[str, Any] | None:
+    """What the report says about how the weights were quantized."""
+    if precision == "NF4":
+        return {
+            "library": "bitsandbytes",
+            "quant_type": "nf4",
+            "compute_dtype": "float16",
+            "double_quant": False,
+        }
+    if precision == "INT8":
+        return {
+            "library": "bitsandbytes",
+            "method": "LLM.int8()",
+            "llm_int8_threshold": llm_int8_threshold,
+        }
+    return None
+
+
+def _not_found(checkpoint: Checkpoint, exc: Exception) -> RunError:
+    return RunError(
+        f"model '{checkpoint.model_name}' could not be loaded: not a local folder, and the "
+        f"Hugging Face hub has no such id or cannot be reached ({type(exc).__name__}: "
+        f"{str(exc).splitlines()[0][:200]}). Pass a local checkpoint folder, or a "
+        f"synthetic:<preset> (e.g. synthetic:tinyllama-1.1b) that needs no download."
+    )
+
+
+def load(
+    checkpoint: Checkpoint, precision: str, accelerator: Accelerator, llm_int8_threshold: float
+) -> LoadedModel:
+    """Load one format. Raises RunError on a missing model or out-of-memory."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    is_local = Path(checkpoint.location).is_dir()
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            checkpoint.location,
+            dtype=torch.float16,
+            device_map=accelerator.device_map(),
+            quantization_config=quantization_config(precision, llm_int8_threshold),
+            trust_remote_code=False,
+            local_files_only=is_local,
+        )
+    except torch.cuda.OutOfMemoryError as exc:
+        raise out_of_memory(checkpoint.model_name, precision, "loading", accelerator, exc) from None
+    except OSError as exc:
+        raise _not_found(checkpoint, exc) from None
+    model.eval()
+    footprint = float(model.get_memory_footprint()) / 2**20
+    return LoadedModel(precision, model, accelerator.occupied(model), footprint)
+
+
+def out_of_memory(
+    model_name: str, precision: str, stage: str, accelerator: Accelerator, exc: BaseException
+) -> RunError:
+    memory = accelerator.memory_mib()
+    where = "" if memory is None else f" ({memory[0]:,} MiB free of {memory[1]:,} MiB)"
+    return RunError(
+        f"out of GPU memory {stage} {model_name} at {precision}{where}: {str(exc)[:160]}. "
+        "Free the GPU, use a smaller model or a smaller --batch_size; no report was written."
+    )
+
+
+def count_parameters(model: Any) -> int:
+    """Parameters of an unquantized model (shared tensors counted once)."""
+    return sum(p.numel() for p in model.parameters())
+
+
+def prompt_ids(
+    checkpoint: Checkpoint, batch_size: int, accelerator: Accelerator
+) -> tuple[Any, Any]:
+    """(input_ids, attention_mask) on the input device; a fixed prompt for each run."""
+    import torch
+
+    if checkpoint.weights == "synthetic":
+        _, preset = preset_for(checkpoint.model_name)
+        generator = torch.Generator().manual_seed(1234)
+        ids = torch.randint(3, preset.vocab_size, (1, SYNTHETIC_PROMPT_TOKENS), generator=generator)
+    else:
+        ids = load_tokenizer(checkpoint)(PROMPT_TEXT, return_tensors="pt")["input_ids"]
+    ids = ids.repeat(batch_size, 1).to(accelerator.input_device())
+    return ids, torch.ones_like(ids)
+
+
+def load_tokenizer(checkpoint: Checkpoint) -> Any:
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(checkpoint.location, trust_remote_code=False)
+    except OSError as exc:
+        raise _not_found(checkpoint, exc) from None
+
+
+def stack_versions(accelerator: Accelerator) -> str:
+    from ecocompute.software import installed_version
+
+    v = accelerator.versions()
+    return (
+        f"torch {v.get('torch')}, CUDA {v.get('cuda')}, "
+        f"bitsandbytes {installed_version('bitsandbytes') or 'not installed'}"
+    )
+
+
+def preflight(precision: str, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+    """Run a tiny bitsandbytes op of the requested kind on this GPU before loading anything
+    big (and before any download). Raises RunError naming the versions."""
+    if precision == "FP16":
+        return
+    try:
+        import bitsandbytes as bnb
+        import torch
+    except Exception as exc:  # ImportError, or a CUDA-setup error raised at import
+        raise RunError(
+            f"{precision} needs bitsandbytes, which could not be imported ({exc}); "
+            f"{stack_versions(accelerator)}. Install it with `pip install bitsandbytes` "
+            "(or the [gpu] extra), or run --precision FP16."
+        ) from None
+    device = accelerator.input_device()
+    try:
+        x = torch.randn(16, 64, dtype=torch.float16, device=device)
+        if precision == "NF4":
+            weight = torch.randn(64, 64, dtype=torch.float16, device=device)
+            packed, state = bnb.functional.quantize_4bit(weight, quant_type="nf4")
+            y = bnb.matmul_4bit(x, packed.t(), quant_state=state)
+        else:
+            layer = bnb.nn.Linear8bitLt(
+                64, 64, bias=False, has_fp16_weights=False, threshold=llm_int8_threshold
+            ).to(device)
+            y = layer(x)
+        accelerator.synchronize()
+        if not bool(torch.isfinite(y).all()):
+            raise RuntimeError("non-finite result")
+    except Exception as exc:  # any failure of the kernel is the preflight's answer
+        first_line = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise RunError(
+            f"bitsandbytes {precision} preflight failed on this GPU ({type(exc).__name__}: "
+            f"{first_line}); {stack_versions(accelerator)}. "
+            "Its kernels may not support this torch/CUDA build; nothing was loaded."
+        ) from None
+
+
+class ModelBackend:
+    """The model side of a measurement as one object, so a test can replace a piece
+    (e.g. bitsandbytes, which has no CPU kernels here) without touching the protocol."""
+
+    def preflight(self, precision: str, accelerator: Accelerator, threshold: float) -> None:
+        preflight(precision, accelerator, threshold)
+
+    def checkpoint(self, model_name: str, accelerator: Accelerator) -> Checkpoint:
+        return resolve_checkpoint(model_name, accelerator)
+
+    def load(
+        self, checkpoint: Checkpoint, precision: str, accelerator: Accelerator, threshold: float
+    ) -> LoadedModel:
+        return load(checkpoint, precision, accelerator, threshold)
+
+    def prompt(
+        self, checkpoint: Checkpoint, batch_size: int, accelerator: Accelerator
+    ) -> tuple[Any, Any]:
+        return prompt_ids(checkpoint, batch_size, accelerator)
+
+    def tokenizer(self, checkpoint: Checkpoint) -> Any:
+        return load_tokenizer(checkpoint)

@@ -1,0 +1,124 @@
+"""Statistics of a measurement: per-format summaries, paired deltas, a 95% interval
+(paired Student t) and the verdict. Pure functions on plain numbers."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
+CONFIDENCE = 0.95
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def regularized_beta(a: float, b: float, x: float) -> float:
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """Student t cumulative distribution."""
+    tail = 0.5 * regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t > 0 else tail
+
+
+def t_quantile(p: float, df: float) -> float:
+    """Inverse of t_cdf for 0.5 <= p < 1, by bisection (to 1e-10)."""
+    if not 0.5 <= p < 1.0:
+        raise ValueError("p must be in [0.5, 1)")
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-10:
+            break
+    return (lo + hi) / 2.0
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    mean: float
+    sd: float | None  # sample standard deviation; None for n = 1
+    cv_pct: float | None
+
+
+def summarise(values: Sequence[float]) -> Summary:
+    if not values:
+        raise ValueError("no values")
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return Summary(len(values), mean, None, None)
+    sd = statistics.stdev(values)
+    return Summary(len(values), mean, sd, sd / mean * 100.0 if mean else None)
+
+
+def paired_deltas_pct(fp16: Sequence[float], quantized: Sequence[float]) -> list[float]:
+    """Per pair: (Q - FP16) / FP16 in percent."""
+    if len(fp16) != len(quantized):
+        raise ValueError("unpaired trials")
+    return [(q - f) / f * 100.0 for f, q in zip(fp16, quantized, strict=True)]
+
+
+@dataclass(frozen=True)
+class DeltaEstimate:
+    n_pairs: int
+    mean_pct: float
+    ci95_pct: tuple[float, float] | None  # None when n < 2
+    verdict: str  # saves | costs | inconclusive
+
+
+def verdict_for(ci: tuple[float, float] | None) -> str:
+    if ci is None:
+        return "inconclusive"
+    lo, hi = ci
+    if hi < 0:
+        return "saves"
+    if lo > 0:
+        return "costs"
+    return "inconclusive"
+
+
+def estimate_delta(deltas_pct: Sequence[float]) -> DeltaEstimate:
+    """Mean paired delta with its paired Student t 95% interval, and the verdict."""
+    s = summarise(deltas_pct)
+    if s.sd is None:
+        return DeltaEstimate(s.n, s.mean, None, "inconclusive")
+    half = t_quantile(0.5 + CONFIDENCE / 2.0, s.n - 1) * s.sd / math.sqrt(s.n)
+    ci = (s.mean - half, s.mean + half)
+    return DeltaEstimate(s.n, s.mean, ci, verdict_for(ci))

@@ -1,0 +1,163 @@
+"""Test stand-ins at the hardware seams: a fake NVML (scripted power traces, an energy
+counter that integrates them exactly) and a CPU accelerator. Not shipped in the package."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ecocompute.models import LoadedModel, ModelBackend
+from ecocompute.telemetry.base import (
+    POWER_FIELD_INSTANT,
+    Capabilities,
+    GpuDevice,
+    GpuTelemetry,
+    TelemetryNotSupported,
+    TelemetryReadError,
+)
+from ecocompute.telemetry.mapping import CudaDevice
+
+PowerTrace = Callable[[float], float]  # watts at monotonic time t
+
+
+def fake_devices(n: int = 1, name: str = "NVIDIA H200") -> list[GpuDevice]:
+    return [
+        GpuDevice(i, name, f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd", f"0000:{0x18 + i:02x}:00.0")
+        for i in range(n)
+    ]
+
+
+class FakeTelemetry(GpuTelemetry):
+    """Power follows a function of monotonic time; the counter is its exact integral
+    (numerically, at 1 ms), so counter and sampled energy can be compared analytically."""
+
+    def __init__(
+        self,
+        devices: list[GpuDevice] | None = None,
+        power_w: PowerTrace | dict[int, PowerTrace] = lambda t: 100.0,
+        *,
+        power: bool = True,
+        energy_counter: bool = True,
+        fail_read: Callable[[int], bool] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._devices = devices if devices is not None else fake_devices()
+        self._power = power_w
+        self._caps = Capabilities(power, POWER_FIELD_INSTANT if power else None, energy_counter)
+        self._fail_read = fail_read
+        self._clock = clock
+        self._t0 = clock()
+        self._reads = 0
+        self._lock = threading.Lock()
+        self.closed = False
+        self.energy_reads: list[tuple[int, float]] = []
+
+    def trace(self, index: int) -> PowerTrace:
+        return self._power[index] if isinstance(self._power, dict) else self._power
+
+    def devices(self) -> list[GpuDevice]:
+        return list(self._devices)
+
+    def driver_version(self) -> str | None:
+        return "580.00.00-fake"
+
+    def power_limit_mw(self, index: int) -> int | None:
+        return 700_000
+
+    def memory_mib(self, index: int) -> tuple[int, int] | None:
+        return 140_000, 143_771
+
+    def capabilities(self, index: int) -> Capabilities:
+        return self._caps
+
+    def power_mw(self, index: int) -> int:
+        if not self._caps.power:
+            raise TelemetryNotSupported("power: not supported")
+        with self._lock:
+            self._reads += 1
+            k = self._reads
+        if self._fail_read is not None and self._fail_read(k):
+            raise TelemetryReadError(f"read {k} failed (scripted)")
+        return round(self.trace(index)(self._clock()) * 1000)
+
+    def energy_mj(self, index: int) -> int:
+        if not self._caps.energy_counter:
+            raise TelemetryNotSupported("energy counter: not supported")
+        now = self._clock()
+        self.energy_reads.append((index, now))
+        return round(integrate(self.trace(index), self._t0, now) * 1000)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def integrate(f: PowerTrace, a: float, b: float, step_s: float = 1e-3) -> float:
+    """Joules of f over [a, b] by the midpoint rule (exact for piecewise-linear f at 1 ms)."""
+    if b <= a:
+        return 0.0
+    n = max(1, math.ceil((b - a) / step_s))
+    h = (b - a) / n
+    return sum(f(a + (k + 0.5) * h) for k in range(n)) * h
+
+
+class CpuAccelerator:
+    """Runs the models on the CPU, claiming to be the fake devices' first GPU."""
+
+    kind = "cpu"
+
+    def __init__(self, devices: list[GpuDevice] | None = None, free_mib: int = 100_000) -> None:
+        devs = devices if devices is not None else fake_devices()
+        # CUDA sees the same GPUs as NVML here, named the way torch names them.
+        self._cuda = [
+            CudaDevice(i, d.name, d.uuid.removeprefix("GPU-"), d.pci_bus_id)
+            for i, d in enumerate(devs)
+        ]
+        self.free_mib = free_mib
+        self.syncs = 0
+
+    def devices(self) -> list[CudaDevice]:
+        return list(self._cuda)
+
+    def synchronize(self) -> None:
+        self.syncs += 1
+
+    def device_map(self) -> Any:
+        return {"": "cpu"}
+
+    def input_device(self) -> Any:
+        return "cpu"
+
+    def memory_mib(self) -> tuple[int, int] | None:
+        return self.free_mib, 143_771
+
+    def occupied(self, model: Any) -> tuple[int, ...]:
+        return (0,)
+
+    def release(self) -> None:
+        pass
+
+    def versions(self) -> dict[str, str | None]:
+        import torch
+
+        return {"torch": torch.__version__, "cuda": None}
+
+
+class StandInQuantBackend(ModelBackend):
+    """bitsandbytes has no kernels on this CPU: the 'quantized' arm is the FP16 model,
+    labelled with the requested format. Only for testing the protocol's bookkeeping."""
+
+    def __init__(self) -> None:
+        self.loads: list[str] = []
+        self.preflights: list[str] = []
+
+    def preflight(self, precision: str, accelerator: Any, threshold: float) -> None:
+        self.preflights.append(precision)
+
+    def load(self, checkpoint: Any, precision: str, accelerator: Any, threshold: float) -> LoadedModel:
+        self.loads.append(precision)
+        loaded = super().load(checkpoint, "FP16", accelerator, threshold)
+        loaded.precision = precision
+        return loaded

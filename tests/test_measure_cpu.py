@@ -1,0 +1,127 @@
+"""The measurement path end to end on the CPU: real transformers models built from
+configs, a fake NVML at the telemetry seam, a CPU stand-in for CUDA."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecocompute.params import resolve
+from ecocompute.progress import Progress
+from ecocompute.report import validation_errors
+from ecocompute.task import run_energy_estimate
+
+from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+
+
+def _params(**flags):
+    base = {"model_name": "synthetic:tiny-test", "tokens": "8", "iterations": "3",
+            "warmup": "1", "idle_seconds": "0.3", "sample_rate_hz": "50"}
+    return resolve(None, {**base, **flags})
+
+
+def test_fp16_alone_measures_fp16_alone():
+    telemetry = FakeTelemetry(power_w=lambda t: 120.0)
+    report = run_energy_estimate(
+        _params(precision="FP16"), Progress(quiet=True),
+        open_telemetry=lambda: telemetry, accelerator=CpuAccelerator(),
+    )
+    assert validation_errors(report) == []
+    res = report["results"]
+    assert res["basis"] == "measured" and report["measurement_source"] == "direct-nvml"
+    assert [t["format"] for t in res["trials"]] == ["FP16"] * 3
+    assert res["verdict"] is None and res["vs_fp16_ci95_pct"] is None
+    assert report["measurement"]["order"] == "single format"
+    assert res["idle_power_watts"] == pytest.approx(120.0, rel=0.02)
+    assert report["workload"]["weights"] == "synthetic"
+    assert report["workload"]["params_b_source"] == "counted from the loaded weights"
+    assert report["quality"]["basis"] == "unavailable"
+    assert telemetry.closed
+
+
+def test_interleaved_trials_pairs_interval_and_report():
+    telemetry = FakeTelemetry(power_w=lambda t: 100.0)
+    backend = StandInQuantBackend()
+    report = run_energy_estimate(
+        _params(precision="NF4", iterations="4"), Progress(quiet=True),
+        open_telemetry=lambda: telemetry, accelerator=CpuAccelerator(), backend=backend,
+    )
+    assert validation_errors(report) == []
+    res = report["results"]
+    assert backend.preflights == ["NF4"]
+    assert backend.loads == ["FP16", "NF4"]
+    assert [t["format"] for t in res["trials"]] == ["FP16", "NF4"] * 4
+    assert [t["pair"] for t in res["trials"]] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert [p["pair"] for p in res["pairs"]] == [0, 1, 2, 3]
+    assert report["measurement"]["order"] == "interleaved"
+    assert res["n_pairs"] == 4
+    lo, hi = res["vs_fp16_ci95_pct"]
+    assert lo <= res["vs_fp16_energy_pct"] <= hi
+    assert res["verdict"] in ("saves", "costs", "inconclusive")
+    for trial in res["trials"]:
+        assert trial["tokens"] == 8
+        assert trial["energy_source"] == "nvml_energy_counter"
+        # constant 100 W: the counter and the integrated samples agree closely
+        assert trial["avg_power_watts"] == pytest.approx(100.0, rel=0.02)
+        assert abs(trial["sampled_vs_counter_pct"]) < 2.0
+    assert set(res["per_format"]) == {"FP16", "NF4"}
+
+
+def test_alternating_blocks_when_both_do_not_fit():
+    report = run_energy_estimate(
+        _params(precision="INT8", iterations="2"), Progress(quiet=True),
+        open_telemetry=lambda: FakeTelemetry(), accelerator=CpuAccelerator(free_mib=10),
+        backend=StandInQuantBackend(),
+    )
+    assert validation_errors(report) == []
+    assert report["measurement"]["order"] == "alternating blocks"
+    assert [t["format"] for t in report["results"]["trials"]] == ["FP16", "FP16", "INT8", "INT8"]
+    assert [t["pair"] for t in report["results"]["trials"]] == [0, 1, 0, 1]
+    assert report["workload"]["llm_int8_threshold"] == 6.0
+
+
+def test_sampler_alone_when_the_counter_is_unsupported():
+    report = run_energy_estimate(
+        _params(precision="FP16"), Progress(quiet=True),
+        open_telemetry=lambda: FakeTelemetry(energy_counter=False),
+        accelerator=CpuAccelerator(),
+    )
+    assert validation_errors(report) == []
+    assert report["measurement"]["energy_source"] == "sampled_power"
+    assert "no energy counter" in report["measurement"]["method"]
+    assert {t["energy_source"] for t in report["results"]["trials"]} == {"sampled_power"}
+
+
+def test_power_unsupported_falls_back_before_loading():
+    backend = StandInQuantBackend()
+    report = run_energy_estimate(
+        _params(precision="NF4", params_b="1.1"), Progress(quiet=True),
+        open_telemetry=lambda: FakeTelemetry(power=False), accelerator=CpuAccelerator(),
+        backend=backend,
+    )
+    assert report["results"]["basis"] != "measured"
+    assert report["results"]["fallback_reason"] == "power_unsupported"
+    assert report["measurement_source"] == (
+        "published-dataset (power telemetry unsupported on NVIDIA H200)"
+    )
+    assert backend.loads == [] and backend.preflights == []
+    assert report["system_under_test"]["gpu_arch"] == "hopper"
+
+
+def test_persistent_read_failures_refuse_the_measurement():
+    report = run_energy_estimate(
+        _params(precision="FP16", params_b="1.1"), Progress(quiet=True),
+        open_telemetry=lambda: FakeTelemetry(fail_read=lambda k: k > 3),
+        accelerator=CpuAccelerator(),
+    )
+    assert validation_errors(report) == []
+    assert report["results"]["fallback_reason"] == "measurement_failed"
+    assert report["measurement_source"].startswith(
+        "published-dataset (on-device measurement failed: power reads kept failing"
+    )
