@@ -122,6 +122,12 @@ def assemble(
     return report
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_report(report: dict[str, Any], output_dir: str | os.PathLike[str]) -> Path:
     """Validate, then write <output_dir>/energy.json atomically (temp file + rename).
 
@@ -138,6 +144,7 @@ def write_report(report: dict[str, Any], output_dir: str | os.PathLike[str]) -> 
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=".energy.json.", suffix=".tmp", dir=out)
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a report is for everyone
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()

@@ -56,3 +56,8 @@ def test_failed_write_keeps_the_previous_report(report, tmp_path, monkeypatch):
         write_report(report, tmp_path)
     assert (tmp_path / "energy.json").read_text() == "previous"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["energy.json"]
+
+
+def test_report_is_readable_by_others(report, tmp_path):
+    path = write_report(report, tmp_path)
+    assert path.stat().st_mode & 0o044 == 0o044  # group and others can read (umask 022)
