@@ -24,6 +24,7 @@ def atomic_path(target: Path) -> Iterator[Path]:
             prefix=f".{target.name}.", suffix=".tmp" + target.suffix, dir=target.parent
         )
         os.close(fd)
+        os.chmod(tmp_name, 0o644)  # mkstemp's 0600 would hide results from other users
         yield Path(tmp_name)
         with open(tmp_name, "rb+") as handle:
             os.fsync(handle.fileno())
