@@ -17,6 +17,8 @@ from ecocompute.params import FIELDS, help_for
 
 log = logging.getLogger("ecocompute")
 
+SWEEP_DIR = "outputs/sweep"
+
 # (flag spellings, RunParams field, metavar). Values stay strings here: params.py
 # converts and validates flags and YAML values the same way.
 _VALUE_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
@@ -63,7 +65,15 @@ def _add_energy_estimate(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="YAML file whose keys mirror the flags below",
     )
+    _add_run_flags(p)
+    p.set_defaults(handler=_cmd_energy_estimate)
+
+
+def _add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+    """energy_estimate's flags (all strings here; params.py converts them)."""
     for names, dest, metavar in _VALUE_FLAGS:
+        if dest in skip:
+            continue
         default = FIELDS[dest].default
         p.add_argument(
             *names,
@@ -76,7 +86,6 @@ def _add_energy_estimate(sub: argparse._SubParsersAction) -> None:
         p.add_argument(
             *names, dest=dest, action="store_const", const=value, default=None, help=text
         )
-    p.set_defaults(handler=_cmd_energy_estimate)
 
 
 def _cmd_energy_estimate(args: argparse.Namespace) -> int:
@@ -107,9 +116,136 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return validate_files(args.files, sys.stdout)
 
 
+def _add_sweep(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="energy_estimate over several models, then fit the crossover on this card",
+        description="Run one energy_estimate per model and format (each report in "
+        "<output_dir>/<model>-<format>/energy.json), fit dE%%(N) = A - S x/(1+x), "
+        "x = N/Nstar to this card's measured points (derived points are never fitted), "
+        "and report the crossover size where dE%% = 0 with a bootstrap 95%% interval, in "
+        "<output_dir>/sweep.json plus sweep.png. Other flags pass through to every run.",
+    )
+    p.add_argument(
+        "--models",
+        metavar="M1,M2,...",
+        default=None,
+        help="models (Hugging Face ids, folders or synthetic:<preset>), comma-separated",
+    )
+    p.add_argument(
+        "--precisions",
+        metavar="NF4,INT8",
+        default="NF4",
+        help="quantized formats, comma-separated (default: NF4)",
+    )
+    p.add_argument(
+        "--parameters_file",
+        "--parameters-file",
+        metavar="YAML",
+        default=None,
+        help="YAML parameters shared by every run (flags override)",
+    )
+    p.add_argument(
+        "--fit_only",
+        "--fit-only",
+        action="store_true",
+        help="run nothing: fit the reports already under --output_dir (e.g. "
+        "written by sweeps on several GPUs into one folder)",
+    )
+    p.add_argument(
+        "--output_dir",
+        "--output-dir",
+        metavar="DIR",
+        default=SWEEP_DIR,
+        help=f"folder for the runs' reports, sweep.json and sweep.png (default: {SWEEP_DIR})",
+    )
+    _add_run_flags(p, skip=("model_name", "params_b", "precision", "output_dir"))
+    p.set_defaults(handler=_cmd_sweep)
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from ecocompute.sweep import split_list, sweep
+
+    flags = {
+        name: getattr(args, name) for name in FIELDS if hasattr(args, name) and name != "output_dir"
+    }
+    models = None if args.fit_only else split_list("models", args.models)
+    return sweep(
+        models,
+        split_list("precisions", args.precisions),
+        flags,
+        args.output_dir,
+        parameters_file=args.parameters_file,
+        fit_only=args.fit_only,
+        command=sys.argv[1:],
+    )
+
+
+def _add_aggregate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "aggregate",
+        help="many energy.json reports into one table (and a CSV)",
+        description="Read energy.json reports (folders are searched recursively), group "
+        "them by measured/derived, card, model, size, format, software fingerprint and "
+        "protocol (tokens per run, batch), and print n, mean, sd and CV of energy per "
+        "token and of the delta vs FP16. Invalid files are listed and skipped.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument(
+        "-o", "--output", metavar="TABLE.csv", default=None, help="also write the table as CSV"
+    )
+    p.set_defaults(handler=_cmd_aggregate)
+
+
+def _cmd_aggregate(args: argparse.Namespace) -> int:
+    from ecocompute.aggregate import aggregate
+    from ecocompute.collect import read_reports
+
+    reports, invalid = read_reports(args.paths)
+    return aggregate(reports, invalid, sys.stdout, sys.stderr, args.output)
+
+
+def _add_plot(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "plot",
+        help="delta vs FP16 against model size, with the published curve",
+        description="Plot one card's NF4/INT8 reports (folders searched recursively): "
+        "delta vs FP16 against model size on a log axis, the published curve of the "
+        "card's arch class (solid where fitted, dashed beyond; borrowed curves say so), "
+        "a break-even line, 95%% intervals, filled markers where n >= 2 reports. PNG, or "
+        "SVG when the name ends in .svg. Needs matplotlib (ecocompute[plot]).",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("-o", "--output", metavar="FILE.png", required=True)
+    p.add_argument(
+        "--card",
+        metavar="NAME",
+        default=None,
+        help="plot only this card's reports (needed when the paths hold several)",
+    )
+    p.set_defaults(handler=_cmd_plot)
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from ecocompute.aggregate import render_invalid
+    from ecocompute.collect import read_reports
+    from ecocompute.plots import plot_reports, require_matplotlib
+
+    require_matplotlib()
+    reports, invalid = read_reports(args.paths)
+    if invalid:
+        print(render_invalid(invalid), file=sys.stderr)
+    path = plot_reports(reports, args.output, card=args.card)
+    print(f"wrote {path}")
+    return 0
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_energy_estimate,
     _add_validate,
+    _add_aggregate,
+    _add_plot,
+    _add_sweep,
 ]
 
 

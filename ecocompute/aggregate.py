@@ -1,0 +1,254 @@
+"""`ecocompute aggregate`: many reports into one table (and a CSV).
+
+Reports are grouped by what they measured: measured or derived (never the same row),
+card, model, size, format, software fingerprint and protocol (new tokens per run and
+batch size: a 32-token smoke run and a 256-token run are different workloads). Per
+group: the number of reports, mean, standard deviation and CV of energy per token and
+of the delta vs FP16 across reports, and a 95% interval for the delta: with one report,
+that report's own paired interval; with two or more, a Student-t interval over the
+reports' deltas (between-session spread, which is what replication measures).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from ecocompute.atomic import write_text_atomic
+from ecocompute.collect import Invalid, Report
+from ecocompute.stats import t_quantile
+
+KIND_ORDER = {"measured": 0, "derived": 1}
+
+
+@dataclass(frozen=True)
+class Group:
+    kind: str  # measured | derived
+    card: str
+    arch: str
+    model: str
+    params_b: float | None
+    precision: str
+    fingerprint: str
+    protocol: str
+    reports: tuple[Report, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.reports)
+
+    @property
+    def bases(self) -> str:
+        return "+".join(sorted({r.basis for r in self.reports}))
+
+    def energy(self) -> Spread:
+        return spread([r.energy_per_token_mj for r in self.reports])
+
+    def fp16_energy(self) -> Spread:
+        return spread([r.fp16_energy_per_token_mj for r in self.reports])
+
+    def delta(self) -> Spread:
+        return spread([r.delta_pct for r in self.reports])
+
+    def delta_ci95(self) -> tuple[float, float] | None:
+        """The 95% interval of the delta (see the module's docstring)."""
+        if self.n == 1:
+            return self.reports[0].ci95_pct
+        d = self.delta()
+        if d.mean is None or d.std is None or d.count < 2:
+            return None
+        half = t_quantile(0.975, d.count - 1) * d.std / math.sqrt(d.count)
+        return d.mean - half, d.mean + half
+
+    @property
+    def trials(self) -> int | None:
+        counts = [r.n_pairs for r in self.reports]
+        return None if any(c is None for c in counts) else sum(c for c in counts if c)
+
+
+@dataclass(frozen=True)
+class Spread:
+    count: int
+    mean: float | None
+    std: float | None  # sample standard deviation; None below 2 values
+    cv_pct: float | None
+
+
+def spread(values: Sequence[float | None]) -> Spread:
+    xs = [v for v in values if v is not None]
+    if not xs:
+        return Spread(0, None, None, None)
+    mean = statistics.fmean(xs)
+    std = statistics.stdev(xs) if len(xs) >= 2 else None
+    cv = None if std is None or mean == 0 else 100.0 * std / abs(mean)
+    return Spread(len(xs), mean, std, cv)
+
+
+def group_reports(reports: Sequence[Report]) -> list[Group]:
+    buckets: dict[tuple[Any, ...], list[Report]] = {}
+    for r in reports:
+        key = (r.kind, r.card, r.arch, r.model, r.params_b, r.precision, r.fingerprint, r.protocol)
+        buckets.setdefault(key, []).append(r)
+    groups = [
+        Group(kind, card, arch, model, size, fmt, stack, protocol, tuple(rs))
+        for (kind, card, arch, model, size, fmt, stack, protocol), rs in buckets.items()
+    ]
+    groups.sort(
+        key=lambda g: (
+            KIND_ORDER[g.kind],
+            g.card,
+            g.precision,
+            g.params_b if g.params_b is not None else math.inf,
+            g.model,
+            g.protocol,
+            g.fingerprint,
+        )
+    )
+    return groups
+
+
+COLUMNS = (
+    "kind",
+    "card",
+    "model",
+    "params_b",
+    "precision",
+    "software",
+    "protocol",
+    "basis",
+    "n_reports",
+    "n_pairs",
+    "energy_per_token_mj_mean",
+    "energy_per_token_mj_std",
+    "energy_per_token_cv_pct",
+    "fp16_energy_per_token_mj_mean",
+    "vs_fp16_pct_mean",
+    "vs_fp16_pct_std",
+    "vs_fp16_cv_pct",
+    "vs_fp16_ci95_lo_pct",
+    "vs_fp16_ci95_hi_pct",
+)
+
+
+def rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
+    out = []
+    for g in groups:
+        e, f, d = g.energy(), g.fp16_energy(), g.delta()
+        ci = g.delta_ci95()
+        out.append(
+            {
+                "kind": g.kind,
+                "card": g.card,
+                "model": g.model,
+                "params_b": _r(g.params_b, 4),
+                "precision": g.precision,
+                "software": g.fingerprint,
+                "protocol": g.protocol,
+                "basis": g.bases,
+                "n_reports": g.n,
+                "n_pairs": g.trials,
+                "energy_per_token_mj_mean": _r(e.mean, 2),
+                "energy_per_token_mj_std": _r(e.std, 2),
+                "energy_per_token_cv_pct": _r(e.cv_pct, 2),
+                "fp16_energy_per_token_mj_mean": _r(f.mean, 2),
+                "vs_fp16_pct_mean": _r(d.mean, 2),
+                "vs_fp16_pct_std": _r(d.std, 2),
+                "vs_fp16_cv_pct": _r(d.cv_pct, 2),
+                "vs_fp16_ci95_lo_pct": _r(ci[0], 2) if ci else None,
+                "vs_fp16_ci95_hi_pct": _r(ci[1], 2) if ci else None,
+            }
+        )
+    return out
+
+
+def _r(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def csv_text(table: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in table:
+        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def render_table(groups: Sequence[Group]) -> str:
+    """The human table: one block per card and software stack, one line per group."""
+    lines: list[str] = []
+    header = (
+        f"{'model':<28} {'size B':>7} {'fmt':<4} {'protocol':<16} {'n':>2} {'pairs':>5} "
+        f"{'mJ/token':>9} {'sd':>7} {'CV%':>5}  {'vs FP16':>8} {'sd':>6} {'CV%':>6} "
+        f"{'95% CI':>17}  basis"
+    )
+    current: tuple[str, str, str] | None = None
+    for g in groups:
+        block = (g.kind, g.card, g.fingerprint)
+        if block != current:
+            if lines:
+                lines.append("")
+            what = "measured" if g.kind == "measured" else "DERIVED from the published dataset"
+            lines.append(f"{g.card}  |  {g.fingerprint}  |  {what}")
+            lines.append(header)
+            current = block
+        e, d = g.energy(), g.delta()
+        ci = g.delta_ci95()
+        ci_text = f"{ci[0]:+.1f} .. {ci[1]:+.1f}%" if ci else "-"
+        delta = "-" if d.mean is None else f"{d.mean:+.1f}%"
+        lines.append(
+            f"{g.model[:28]:<28} {_num(g.params_b, '.3g'):>7} {g.precision:<4} "
+            f"{g.protocol:<16} {g.n:>2} {_num(g.trials, 'd'):>5} "
+            f"{_num(e.mean, ',.1f'):>9} {_num(e.std, '.1f'):>7} {_num(e.cv_pct, '.1f'):>5}  "
+            f"{delta:>8} {_num(d.std, '.1f'):>6} {_num(d.cv_pct, '.1f'):>6} "
+            f"{ci_text:>17}  {g.bases}"
+        )
+    return "\n".join(lines)
+
+
+def render_invalid(invalid: Sequence[Invalid]) -> str:
+    lines = [f"skipped {len(invalid)} invalid file(s):"]
+    for bad in invalid:
+        first = bad.problems[0]
+        more = f" (+{len(bad.problems) - 1} more)" if len(bad.problems) > 1 else ""
+        lines.append(f"  {bad.path}: {first}{more}")
+    return "\n".join(lines)
+
+
+def aggregate(
+    reports: Sequence[Report],
+    invalid: Sequence[Invalid],
+    out: TextIO,
+    err: TextIO,
+    csv_path: str | os.PathLike[str] | None = None,
+) -> int:
+    """Print the table (stdout) and the skipped files (stderr); write the CSV if asked.
+    0 when at least one valid report was read, 1 when none was."""
+    if invalid:
+        print(render_invalid(invalid), file=err)
+    if not reports:
+        print("ecocompute: no valid energy.json report found", file=err)
+        return 1
+    groups = group_reports(reports)
+    print(render_table(groups), file=out)
+    print(
+        "\nn: reports pooled in the row; pairs: paired trials over those reports; sd and CV "
+        "are across reports (blank for n = 1); 95% CI: the report's own paired interval "
+        "for n = 1, a t interval over the reports' deltas for n >= 2.",
+        file=out,
+    )
+    if csv_path is not None:
+        target = write_text_atomic(Path(csv_path), csv_text(rows(groups)))
+        print(f"wrote {target}", file=err)
+    return 0

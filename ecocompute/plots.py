@@ -1,0 +1,323 @@
+"""`ecocompute plot`: energy delta vs FP16 against model size, one card, with the
+published fitted curve and the user's points on it.
+
+One panel per quantized format. In each: the published curve of the card's arch class
+(solid over the sizes it was fitted on, dashed beyond; a borrowed curve says so), the
+Ada NF4 curve for context where the card is not Ada, a zero line labelled break-even,
+the user's points with 95% intervals (filled where a point pools n >= 2 reports,
+hollow where n = 1), derived points as grey crosses, and, after a sweep, the user's own
+fit with its crossover. matplotlib is imported inside the functions and drawn through
+its Agg canvas, so it works headless and never touches pyplot's global state.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ecocompute.aggregate import Group, group_reports
+from ecocompute.atomic import atomic_path
+from ecocompute.collect import Report, software_title
+from ecocompute.errors import InputError, RunError
+from ecocompute.reference import DeltaCurve, anchors_for, curve_for, delta_pct
+
+CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
+FORMATS = ("NF4", "INT8")
+_MARKERS = ("o", "s", "D", "^", "v", "P")
+_SIZE_TICKS = (0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 7, 10, 14, 20, 30, 50, 70, 100, 200, 400)
+_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+
+
+def require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise RunError(
+            "plotting needs matplotlib, which is not installed: pip install 'ecocompute[plot]'"
+        ) from None
+
+
+def plottable(reports: Sequence[Report], card: str | None = None) -> list[Report]:
+    """The quantized reports with a size and a delta, of one card (InputError if the
+    reports span several cards and none was chosen)."""
+    points = [r for r in reports if r.quantized and r.delta_pct is not None and r.params_b]
+    if card is not None:
+        points = [r for r in points if card.lower() in r.card.lower()]
+        if not points:
+            raise InputError("card", card, "no plottable report of that card")
+    cards = sorted({r.card for r in points})
+    if len(cards) > 1:
+        raise InputError(
+            "card",
+            None,
+            "the reports come from several cards (" + "; ".join(cards) + "); pass --card "
+            "with one of them",
+        )
+    if not points:
+        raise InputError(
+            "PATH",
+            None,
+            "no plottable report: needs NF4 or INT8 reports with a size and a delta vs FP16",
+        )
+    return points
+
+
+def _curve_label(curve: DeltaCurve, arch: str) -> str:
+    anchors = anchors_for(curve.arch)
+    card = f" ({anchors.card})" if anchors else ""
+    lo, hi = curve.fitted_range_b
+    text = f"published {curve.arch} {curve.precision} fit{card}, fitted {lo:g}-{hi:g}B"
+    if curve.borrowed_from:
+        text += f"; BORROWED for {arch}, not measured on {arch}"
+    return text
+
+
+def _draw_curve(
+    ax: Any, curve: DeltaCurve, span: tuple[float, float], label: str, color: str, alpha: float
+) -> None:
+    """Solid over the fitted range, dashed beyond it (extrapolation)."""
+    import numpy as np
+
+    lo, hi = curve.fitted_range_b
+    pieces = (
+        (span[0], min(lo, span[1]), "--", None),
+        (max(lo, span[0]), min(hi, span[1]), "-", label),
+        (max(hi, span[0]), span[1], "--", None),
+    )
+    for a, b, style, text in pieces:
+        if b <= a:
+            continue
+        xs = np.geomspace(a, b, 100)
+        ax.plot(
+            xs,
+            [curve.delta_pct(float(x)) for x in xs],
+            linestyle=style,
+            color=color,
+            alpha=alpha,
+            linewidth=2 if style == "-" else 1.5,
+            label=text,
+            gid=f"published-{curve.arch}-{curve.precision}-"
+            + ("fitted" if style == "-" else "beyond"),
+        )
+
+
+def _point_label(g: Group, several_stacks: bool) -> str:
+    size = f"{g.params_b:.3g}B" if g.params_b else "?"
+    text = f"{g.model} {size}, {g.protocol}, n={g.n}"
+    if g.kind == "derived":
+        text = f"DERIVED (not measured): {text}"
+    if several_stacks:
+        text += f" [{g.fingerprint}]"
+    return text
+
+
+def build_figure(
+    reports: Sequence[Report],
+    *,
+    card: str | None = None,
+    fits: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Any:
+    """The figure (matplotlib.figure.Figure) for one card's reports.
+
+    fits: {precision: the "fit" dict of curvefit.fit_points}, drawn as the user's curve.
+    Raises InputError when nothing can be plotted, RunError without matplotlib.
+    """
+    require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    points = plottable(reports, card)
+    groups = group_reports(points)
+    formats = [f for f in FORMATS if any(g.precision == f for g in groups)]
+    arch = points[0].arch
+    card_name = points[0].card
+    stacks = sorted({g.fingerprint for g in groups})
+    several = len(stacks) > 1
+
+    fig = Figure(figsize=(7.5 * len(formats), 6.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(formats), squeeze=False)[0]
+    for ax, fmt in zip(axes, formats, strict=True):
+        mine = [g for g in groups if g.precision == fmt]
+        sizes = [g.params_b for g in mine if g.params_b]
+        curve = curve_for(arch, fmt)
+        context = curve_for(CONTEXT_ARCH, fmt) if arch != CONTEXT_ARCH else None
+        fit = (fits or {}).get(fmt)
+        ranges = list(sizes)
+        for c in (curve, context):
+            if c is not None:
+                ranges.extend(c.fitted_range_b)
+        span = (min(ranges) / 1.6, max(ranges) * 1.6)
+
+        if curve is not None:
+            _draw_curve(ax, curve, span, _curve_label(curve, arch), "#444444", 0.9)
+        if context is not None:
+            _draw_curve(
+                ax,
+                context,
+                span,
+                _curve_label(context, CONTEXT_ARCH) + " (context: another arch)",
+                "#e69f00",
+                0.7,
+            )
+        if curve is None:
+            ax.text(
+                0.02,
+                0.02,
+                f"no published {fmt} curve for {arch}",
+                transform=ax.transAxes,
+                fontsize=9,
+                color="#444444",
+                gid="no-curve-note",
+            )
+        if fit is not None and fit.get("status") == "fitted":
+            _draw_fit(ax, fit, span)
+        _draw_break_even(ax, fmt)
+        for i, g in enumerate(mine):
+            _draw_point(ax, g, i, _point_label(g, several), stacks.index(g.fingerprint))
+
+        ax.set_xscale("log")
+        ax.set_xlim(*span)
+        ticks = [t for t in _SIZE_TICKS if span[0] <= t <= span[1]]
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.set_xticks([], minor=True)
+        low, high = ax.get_ylim()
+        pad = 0.05 * (high - low)
+        ax.set_ylim(min(low, -pad), max(high, pad))  # break-even always in view
+        ax.set_xlabel("model size (billions of parameters, log scale)")
+        ax.set_ylabel(f"{fmt} energy per token vs FP16 (%)")
+        ax.set_title(f"{fmt} vs FP16")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=7, loc="upper right")
+
+    software = (
+        software_title(points[0].doc["software"])
+        if not several
+        else f"{len(stacks)} software stacks (see legend)"
+    )
+    kinds = {g.kind for g in groups}
+    if kinds == {"measured"}:
+        what = "measured GPU-package energy (NVML), not wall power"
+    elif kinds == {"derived"}:
+        what = "DERIVED from the published dataset, nothing measured here"
+    else:
+        what = "measured (NVML GPU-package energy) and derived points"
+    card_text = card_name if f"[{arch}" in card_name else f"{card_name} [{arch}]"
+    fig.suptitle(
+        f"{card_text}\n{software}\n{what}; bars: 95% CI; filled: n >= 2 reports, hollow: n = 1",
+        fontsize=9,
+    )
+    return fig
+
+
+def _draw_break_even(ax: Any, fmt: str) -> None:
+    ax.axhline(0.0, color="black", linewidth=1.2, label="break-even (0%)", gid="break-even")
+    ax.annotate(
+        "break-even",
+        xy=(0.99, 0.0),
+        xycoords=("axes fraction", "data"),
+        xytext=(0, 3),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        fontsize=9,
+        fontweight="bold",
+        gid="break-even-label",
+    )
+    ax.annotate(
+        f"{fmt} costs energy",
+        xy=(0.01, 0.0),
+        xycoords=("axes fraction", "data"),
+        xytext=(0, 4),
+        textcoords="offset points",
+        fontsize=8,
+        color="#b22222",
+        va="bottom",
+    )
+    ax.annotate(
+        f"{fmt} saves energy",
+        xy=(0.01, 0.0),
+        xycoords=("axes fraction", "data"),
+        xytext=(0, -4),
+        textcoords="offset points",
+        fontsize=8,
+        color="#2e7d32",
+        va="top",
+    )
+
+
+def _draw_point(ax: Any, g: Group, i: int, label: str, stack: int) -> None:
+    d = g.delta()
+    if d.mean is None or g.params_b is None:
+        return
+    if g.kind == "derived":
+        ax.plot([g.params_b], [d.mean], "x", color="grey", markersize=8, label=label, gid="derived")
+        return
+    color = _COLORS[i % len(_COLORS)]
+    ci = g.delta_ci95()
+    yerr = None if ci is None else [[d.mean - ci[0]], [ci[1] - d.mean]]
+    ax.errorbar(
+        [g.params_b],
+        [d.mean],
+        yerr=yerr,
+        fmt=_MARKERS[stack % len(_MARKERS)],
+        color=color,
+        markersize=8,
+        markerfacecolor=color if g.n >= 2 else "none",
+        markeredgewidth=1.6,
+        capsize=4,
+        label=label,
+        gid=f"point-n{g.n}",
+    )
+
+
+def _draw_fit(ax: Any, fit: Mapping[str, Any], span: tuple[float, float]) -> None:
+    import numpy as np
+
+    p = fit["parameters"]
+    xs = np.geomspace(span[0], span[1], 200)
+    ax.plot(
+        xs,
+        [delta_pct(float(x), p["A"], p["S"], p["Nstar"]) for x in xs],
+        linestyle=":",
+        color="#1f77b4",
+        linewidth=2,
+        label=f"your fit: A={p['A']:.1f}, S={p['S']:.1f}, N*={p['Nstar']:.3g}B "
+        f"({fit['n_points']} points)",
+        gid="user-fit",
+    )
+    cross = fit["crossover"]
+    if cross.get("params_b") is not None:
+        lo, hi = (cross.get("ci95_b") or [None, None])[:2]
+        ax.axvline(
+            cross["params_b"],
+            color="#1f77b4",
+            linewidth=1,
+            linestyle="-.",
+            label=f"your crossover {cross['params_b']:.3g}B ({cross['status']})",
+            gid="user-crossover",
+        )
+        left = lo if lo is not None else span[0]
+        right = hi if hi is not None else span[1]
+        ax.axvspan(left, right, color="#1f77b4", alpha=0.08, gid="user-crossover-ci")
+
+
+def write_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
+    """PNG, or SVG when the name ends in .svg; written atomically."""
+    target = Path(path)
+    fmt = "svg" if target.suffix.lower() == ".svg" else "png"
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format=fmt, dpi=130)
+    return target
+
+
+def plot_reports(
+    reports: Sequence[Report],
+    path: str | os.PathLike[str],
+    *,
+    card: str | None = None,
+    fits: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Path:
+    return write_figure(build_figure(reports, card=card, fits=fits), path)
