@@ -25,7 +25,9 @@ PowerTrace = Callable[[float], float]  # watts at monotonic time t
 
 def fake_devices(n: int = 1, name: str = "NVIDIA H200") -> list[GpuDevice]:
     return [
-        GpuDevice(i, name, f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd", f"0000:{0x18 + i:02x}:00.0")
+        GpuDevice(
+            i, name, f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd", f"0000:{0x18 + i:02x}:00.0"
+        )
         for i in range(n)
     ]
 
@@ -156,7 +158,9 @@ class StandInQuantBackend(ModelBackend):
     def preflight(self, precision: str, accelerator: Any, threshold: float) -> None:
         self.preflights.append(precision)
 
-    def load(self, checkpoint: Any, precision: str, accelerator: Any, threshold: float) -> LoadedModel:
+    def load(
+        self, checkpoint: Any, precision: str, accelerator: Any, threshold: float
+    ) -> LoadedModel:
         self.loads.append(precision)
         loaded = super().load(checkpoint, "FP16", accelerator, threshold)
         loaded.precision = precision

@@ -21,16 +21,24 @@ def _cache(tmp_path, monkeypatch):
 
 
 def _params(**flags):
-    base = {"model_name": "synthetic:tiny-test", "tokens": "8", "iterations": "3",
-            "warmup": "1", "idle_seconds": "0.3", "sample_rate_hz": "50"}
+    base = {
+        "model_name": "synthetic:tiny-test",
+        "tokens": "8",
+        "iterations": "3",
+        "warmup": "1",
+        "idle_seconds": "0.3",
+        "sample_rate_hz": "50",
+    }
     return resolve(None, {**base, **flags})
 
 
 def test_fp16_alone_measures_fp16_alone():
     telemetry = FakeTelemetry(power_w=lambda t: 120.0)
     report = run_energy_estimate(
-        _params(precision="FP16"), Progress(quiet=True),
-        open_telemetry=lambda: telemetry, accelerator=CpuAccelerator(),
+        _params(precision="FP16"),
+        Progress(quiet=True),
+        open_telemetry=lambda: telemetry,
+        accelerator=CpuAccelerator(),
     )
     assert validation_errors(report) == []
     res = report["results"]
@@ -49,8 +57,11 @@ def test_interleaved_trials_pairs_interval_and_report():
     telemetry = FakeTelemetry(power_w=lambda t: 100.0)
     backend = StandInQuantBackend()
     report = run_energy_estimate(
-        _params(precision="NF4", iterations="4"), Progress(quiet=True),
-        open_telemetry=lambda: telemetry, accelerator=CpuAccelerator(), backend=backend,
+        _params(precision="NF4", iterations="4"),
+        Progress(quiet=True),
+        open_telemetry=lambda: telemetry,
+        accelerator=CpuAccelerator(),
+        backend=backend,
     )
     assert validation_errors(report) == []
     res = report["results"]
@@ -75,8 +86,10 @@ def test_interleaved_trials_pairs_interval_and_report():
 
 def test_alternating_blocks_when_both_do_not_fit():
     report = run_energy_estimate(
-        _params(precision="INT8", iterations="2"), Progress(quiet=True),
-        open_telemetry=lambda: FakeTelemetry(), accelerator=CpuAccelerator(free_mib=10),
+        _params(precision="INT8", iterations="2"),
+        Progress(quiet=True),
+        open_telemetry=lambda: FakeTelemetry(),
+        accelerator=CpuAccelerator(free_mib=10),
         backend=StandInQuantBackend(),
     )
     assert validation_errors(report) == []
@@ -88,7 +101,8 @@ def test_alternating_blocks_when_both_do_not_fit():
 
 def test_sampler_alone_when_the_counter_is_unsupported():
     report = run_energy_estimate(
-        _params(precision="FP16"), Progress(quiet=True),
+        _params(precision="FP16"),
+        Progress(quiet=True),
         open_telemetry=lambda: FakeTelemetry(energy_counter=False),
         accelerator=CpuAccelerator(),
     )
@@ -101,8 +115,10 @@ def test_sampler_alone_when_the_counter_is_unsupported():
 def test_power_unsupported_falls_back_before_loading():
     backend = StandInQuantBackend()
     report = run_energy_estimate(
-        _params(precision="NF4", params_b="1.1"), Progress(quiet=True),
-        open_telemetry=lambda: FakeTelemetry(power=False), accelerator=CpuAccelerator(),
+        _params(precision="NF4", params_b="1.1"),
+        Progress(quiet=True),
+        open_telemetry=lambda: FakeTelemetry(power=False),
+        accelerator=CpuAccelerator(),
         backend=backend,
     )
     assert report["results"]["basis"] != "measured"
@@ -116,7 +132,8 @@ def test_power_unsupported_falls_back_before_loading():
 
 def test_persistent_read_failures_refuse_the_measurement():
     report = run_energy_estimate(
-        _params(precision="FP16", params_b="1.1"), Progress(quiet=True),
+        _params(precision="FP16", params_b="1.1"),
+        Progress(quiet=True),
         open_telemetry=lambda: FakeTelemetry(fail_read=lambda k: k > 3),
         accelerator=CpuAccelerator(),
     )
