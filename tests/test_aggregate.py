@@ -111,3 +111,23 @@ def test_fingerprint_is_short_and_skips_missing_packages():
         "nvidia_driver": "580.159.04",
     }
     assert software_fingerprint(sw) == "py3.12.3 torch2.11.0 tf5.17.0 cu13.0 drv580.159.04"
+
+
+def test_reference_path_and_table_never_import_matplotlib_or_scipy(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ecocompute.cli import main\n"
+        f"assert main(['energy_estimate', '--dry_run', '--params_b', '1.1', '-q', "
+        f"'--output_dir', {str(tmp_path / 'd')!r}]) == 0\n"
+        f"assert main(['aggregate', {str(REPO / 'docs' / 'validation')!r}]) == 0\n"
+        f"main(['check', {str(tmp_path / 'd' / 'energy.json')!r}])\n"
+        "heavy = {'matplotlib', 'scipy'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
