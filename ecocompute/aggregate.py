@@ -57,6 +57,16 @@ class Group:
     def delta(self) -> Spread:
         return spread([r.delta_pct for r in self.reports])
 
+    def trial_cv(self) -> Spread:
+        """Within-report, trial-to-trial CV of the format's energy per token (mean over
+        reports): the repeatability a single report shows."""
+        return spread(
+            [
+                (r.results.get("per_format") or {}).get(r.precision, {}).get("cv_pct")
+                for r in self.reports
+            ]
+        )
+
     def delta_ci95(self) -> tuple[float, float] | None:
         """The 95% interval of the delta (see the module's docstring)."""
         if self.n == 1:
@@ -128,6 +138,7 @@ COLUMNS = (
     "energy_per_token_mj_mean",
     "energy_per_token_mj_std",
     "energy_per_token_cv_pct",
+    "trial_cv_pct_mean",
     "fp16_energy_per_token_mj_mean",
     "vs_fp16_pct_mean",
     "vs_fp16_pct_std",
@@ -157,6 +168,7 @@ def rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "energy_per_token_mj_mean": _r(e.mean, 2),
                 "energy_per_token_mj_std": _r(e.std, 2),
                 "energy_per_token_cv_pct": _r(e.cv_pct, 2),
+                "trial_cv_pct_mean": _r(g.trial_cv().mean, 2),
                 "fp16_energy_per_token_mj_mean": _r(f.mean, 2),
                 "vs_fp16_pct_mean": _r(d.mean, 2),
                 "vs_fp16_pct_std": _r(d.std, 2),
@@ -190,7 +202,7 @@ def render_table(groups: Sequence[Group]) -> str:
     lines: list[str] = []
     header = (
         f"{'model':<28} {'size B':>7} {'fmt':<4} {'protocol':<16} {'n':>2} {'pairs':>5} "
-        f"{'mJ/token':>9} {'sd':>7} {'CV%':>5}  {'vs FP16':>8} {'sd':>6} {'CV%':>6} "
+        f"{'mJ/token':>9} {'sd':>7} {'CV%':>5} {'trCV%':>5}  {'vs FP16':>8} {'sd':>6} {'CV%':>6} "
         f"{'95% CI':>17}  basis"
     )
     current: tuple[str, str, str] | None = None
@@ -210,7 +222,8 @@ def render_table(groups: Sequence[Group]) -> str:
         lines.append(
             f"{g.model[:28]:<28} {_num(g.params_b, '.3g'):>7} {g.precision:<4} "
             f"{g.protocol:<16} {g.n:>2} {_num(g.trials, 'd'):>5} "
-            f"{_num(e.mean, ',.1f'):>9} {_num(e.std, '.1f'):>7} {_num(e.cv_pct, '.1f'):>5}  "
+            f"{_num(e.mean, ',.1f'):>9} {_num(e.std, '.1f'):>7} {_num(e.cv_pct, '.1f'):>5} "
+            f"{_num(g.trial_cv().mean, '.1f'):>5}  "
             f"{delta:>8} {_num(d.std, '.1f'):>6} {_num(d.cv_pct, '.1f'):>6} "
             f"{ci_text:>17}  {g.bases}"
         )
@@ -244,8 +257,9 @@ def aggregate(
     print(render_table(groups), file=out)
     print(
         "\nn: reports pooled in the row; pairs: paired trials over those reports; sd and CV "
-        "are across reports (blank for n = 1); 95% CI: the report's own paired interval "
-        "for n = 1, a t interval over the reports' deltas for n >= 2.",
+        "are across reports (blank for n = 1); trCV%: trial-to-trial CV within a report "
+        "(mean over the row's reports); 95% CI: the report's own paired interval for "
+        "n = 1, a t interval over the reports' deltas for n >= 2.",
         file=out,
     )
     if csv_path is not None:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ecocompute import __version__
-from ecocompute.errors import EcoComputeError
+from ecocompute.errors import EcoComputeError, InputError
 from ecocompute.params import FIELDS, help_for
 
 log = logging.getLogger("ecocompute")
@@ -121,9 +121,9 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
         "sweep",
         help="energy_estimate over several models, then fit the crossover on this card",
         description="Run one energy_estimate per model and format (each report in "
-        "<output_dir>/<model>-<format>/energy.json), fit dE%%(N) = A - S x/(1+x), "
+        "<output_dir>/<model>-<format>/energy.json), fit dE%(N) = A - S x/(1+x), "
         "x = N/Nstar to this card's measured points (derived points are never fitted), "
-        "and report the crossover size where dE%% = 0 with a bootstrap 95%% interval, in "
+        "and report the crossover size where dE% = 0 with a bootstrap 95% interval, in "
         "<output_dir>/sweep.json plus sweep.png. Other flags pass through to every run.",
     )
     p.add_argument(
@@ -212,7 +212,7 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
         description="Plot one card's NF4/INT8 reports (folders searched recursively): "
         "delta vs FP16 against model size on a log axis, the published curve of the "
         "card's arch class (solid where fitted, dashed beyond; borrowed curves say so), "
-        "a break-even line, 95%% intervals, filled markers where n >= 2 reports. PNG, or "
+        "a break-even line, 95% intervals, filled markers where n >= 2 reports. PNG, or "
         "SVG when the name ends in .svg. Needs matplotlib (ecocompute[plot]).",
     )
     p.add_argument("paths", nargs="+", metavar="PATH")
@@ -240,12 +240,51 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_check(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check",
+        help="grade a measured report against the published figures (exit 0/1/2)",
+        description="Grade one measured report: its FP16 energy against the published FP16 "
+        "anchor of the same size (within 5%), only when that anchor was measured on the "
+        "report's own arch class (tolerance k x the published CV bound, 2%); and its delta "
+        "vs FP16 against the published fitted curve of its own arch class (tolerance k x "
+        "the curve's residual spread: RMS of the published single-card points where there "
+        "are any, else a 10 pp project default, named in the output). Borrowed curves or "
+        "anchors (Hopper borrows Ampere's) are never graded against, nor is a derived "
+        "report (circular). Exit 0: within; 1: outside; 2: not gradeable or invalid.",
+    )
+    p.add_argument("report", metavar="REPORT", help="an energy.json file")
+    p.add_argument(
+        "--k", type=float, default=None, help="tolerance in units of the spread (default: 2)"
+    )
+    p.set_defaults(handler=_cmd_check)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from ecocompute.check import DEFAULT_K, NOT_GRADEABLE, check
+    from ecocompute.collect import Invalid, read_one
+
+    k = DEFAULT_K if args.k is None else args.k
+    if not k > 0 or k != k:
+        raise InputError("k", args.k, "must be a positive number")
+    one = read_one(args.report)
+    if isinstance(one, Invalid):
+        for problem in one.problems:
+            print(f"{one.path}: INVALID {problem}", file=sys.stderr)
+        print("ecocompute check: not gradeable: not a valid report (exit 2)", file=sys.stderr)
+        return NOT_GRADEABLE
+    status, lines = check(one, k)
+    print("\n".join(lines))
+    return status
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_energy_estimate,
     _add_validate,
     _add_aggregate,
     _add_plot,
     _add_sweep,
+    _add_check,
 ]
 
 

@@ -136,7 +136,7 @@ def build_figure(
     stacks = sorted({g.fingerprint for g in groups})
     several = len(stacks) > 1
 
-    fig = Figure(figsize=(7.5 * len(formats), 6.2), layout="constrained")
+    fig = Figure(figsize=(7.5 * len(formats), 7.2), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(formats), squeeze=False)[0]
     for ax, fmt in zip(axes, formats, strict=True):
@@ -184,13 +184,15 @@ def build_figure(
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
         ax.set_xticks([], minor=True)
         low, high = ax.get_ylim()
-        pad = 0.05 * (high - low)
-        ax.set_ylim(min(low, -pad), max(high, pad))  # break-even always in view
+        pad = 0.12 * (high - low)
+        ax.set_ylim(min(low, -pad), max(high, pad))  # break-even and both sides in view
+        ax.axhspan(0.0, ax.get_ylim()[1], color="#d62728", alpha=0.04, zorder=0)
+        ax.axhspan(ax.get_ylim()[0], 0.0, color="#2ca02c", alpha=0.06, zorder=0)
         ax.set_xlabel("model size (billions of parameters, log scale)")
         ax.set_ylabel(f"{fmt} energy per token vs FP16 (%)")
         ax.set_title(f"{fmt} vs FP16")
         ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=1)
 
     software = (
         software_title(points[0].doc["software"])
@@ -226,25 +228,25 @@ def _draw_break_even(ax: Any, fmt: str) -> None:
         fontweight="bold",
         gid="break-even-label",
     )
-    ax.annotate(
-        f"{fmt} costs energy",
-        xy=(0.01, 0.0),
-        xycoords=("axes fraction", "data"),
-        xytext=(0, 4),
-        textcoords="offset points",
+    ax.text(
+        0.01,
+        0.99,
+        f"above 0: {fmt} costs energy",
+        transform=ax.transAxes,
         fontsize=8,
         color="#b22222",
-        va="bottom",
+        va="top",
+        gid="costs-label",
     )
-    ax.annotate(
-        f"{fmt} saves energy",
-        xy=(0.01, 0.0),
-        xycoords=("axes fraction", "data"),
-        xytext=(0, -4),
-        textcoords="offset points",
+    ax.text(
+        0.01,
+        0.01,
+        f"below 0: {fmt} saves energy",
+        transform=ax.transAxes,
         fontsize=8,
         color="#2e7d32",
-        va="top",
+        va="bottom",
+        gid="saves-label",
     )
 
 

@@ -1,0 +1,193 @@
+"""`ecocompute check`: grade one measured report against the published figures.
+
+What is graded, and against what:
+- FP16 energy per token against the published FP16 anchor of the same size (within
+  5% in parameters), only when the anchor was measured on the report's own arch class.
+  Tolerance: k times the published run-to-run spread (CV < 2%, main dataset v1.1.0).
+  The anchor comes from one card (e.g. RTX 4090D for ada): another card of the same
+  class is compared with that card, and the output says so.
+- The delta vs FP16 (NF4/INT8) against the published fitted curve of the report's own
+  arch class. Tolerance: k times the curve's residual spread: the RMS of the published
+  single-card points of that arch and format about the curve where there are any, else
+  a project default (DEFAULT_SPREAD_PCT, not a published figure); the output names which.
+
+Never graded: a derived report (it is the published figure itself: circular), and any
+comparison with a borrowed curve or borrowed anchors (Hopper has no published curve;
+the Ampere one is only borrowed, so a Hopper report would be graded against another
+architecture). Exit status: 0 every graded comparison within tolerance, 1 one or more
+outside, 2 nothing gradeable (or an invalid report).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ecocompute.collect import Report
+from ecocompute.reference import DeltaCurve, curve_for, published
+
+DEFAULT_K = 2.0
+ANCHOR_SIZE_TOLERANCE = 0.05  # relative: 1.1B matches an anchor at 1.1B +- 5%
+# The spread used where the published data has no points to compute a curve's residuals
+# from. A project default, not a published figure: wide enough for the card-to-card
+# spread within one arch class, narrow enough to flag a sign flip of a large delta.
+DEFAULT_SPREAD_PCT = 10.0
+
+WITHIN, OUTSIDE, NOT_GRADEABLE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Grade:
+    what: str
+    within: bool | None  # None: not graded
+    text: str
+
+
+@dataclass(frozen=True)
+class Spread:
+    pct: float
+    source: str
+
+
+def curve_spread(curve: DeltaCurve) -> Spread:
+    """The curve's residual spread (percentage points) and where it came from."""
+    points_by_arch = published().get("single_card_points", {})
+    by_format = points_by_arch.get(curve.arch, {})
+    points = by_format.get(curve.precision, []) if isinstance(by_format, dict) else []
+    if points:
+        residuals = [float(d) - curve.delta_pct(float(n)) for n, d in points]
+        rms = math.sqrt(sum(r * r for r in residuals) / len(residuals))
+        sizes = ", ".join(f"{float(n):g}B" for n, _ in points)
+        card = points_by_arch.get("card", "one card")
+        trials = points_by_arch.get("trials", "")
+        return Spread(
+            rms,
+            f"RMS about the curve of the {len(points)} published {card} points at {sizes}, "
+            f"{trials}",
+        )
+    return Spread(
+        DEFAULT_SPREAD_PCT,
+        f"project default {DEFAULT_SPREAD_PCT:g} pp: the published data has no points for "
+        f"{curve.arch} {curve.precision} to compute a residual spread from",
+    )
+
+
+def _own_anchors(arch: str) -> dict[str, Any] | None:
+    """The FP16 anchors measured on this arch class itself (never borrowed ones)."""
+    entry: dict[str, Any] | None = published()["fp16_anchors_mj_per_token"].get(arch)
+    return entry
+
+
+def grade_anchor(r: Report, k: float) -> Grade:
+    what = "FP16 anchor"
+    size, fp16 = r.params_b, r.fp16_energy_per_token_mj
+    entry = _own_anchors(r.arch)
+    if entry is None:
+        borrowed = published().get("borrowed_curves", {}).get(r.arch)
+        why = (
+            f"the published FP16 anchors for {r.arch} are {borrowed['from']}'s, borrowed: a "
+            "cross-architecture comparison is not a grade"
+            if borrowed
+            else f"the published dataset has no FP16 anchors for arch class '{r.arch}'"
+        )
+        return Grade(what, None, f"not graded: {why}")
+    if size is None or fp16 is None:
+        return Grade(what, None, "not graded: the report has no size or no FP16 energy")
+    match = [
+        (float(n), float(e))
+        for n, e in entry["points"]
+        if abs(size - float(n)) <= ANCHOR_SIZE_TOLERANCE * float(n)
+    ]
+    if not match:
+        sizes = ", ".join(f"{float(n):g}B" for n, _ in entry["points"])
+        return Grade(
+            what, None, f"not graded: no {r.arch} anchor within 5% of {size:g}B (anchors: {sizes})"
+        )
+    n_b, anchor = match[0]
+    cv = float(published()["repeatability"]["cv_pct_max"])
+    dev = 100.0 * (fp16 / anchor - 1.0)
+    tol = k * cv
+    within = abs(dev) <= tol
+    return Grade(
+        what,
+        within,
+        f"FP16 {fp16:,.1f} mJ/token vs the published {entry['card']} anchor "
+        f"{anchor:,.1f} at {n_b:g}B: {dev:+.1f}%, tolerance +-{k:g} x {cv:g}% = +-{tol:.1f}% "
+        f"(spread: published CV < {cv:g}%) -> {'within' if within else 'OUTSIDE'}"
+        + (
+            f"; note: the anchor was measured on {entry['card']}, this report on {r.card}"
+            if entry["card"].lower() not in r.card.lower()
+            else ""
+        ),
+    )
+
+
+def grade_curve(r: Report, k: float) -> Grade:
+    what = f"{r.precision} curve"
+    curve = curve_for(r.arch, r.precision)
+    if curve is None:
+        return Grade(
+            what,
+            None,
+            f"not graded: the published dataset has no {r.precision} curve for arch class "
+            f"'{r.arch}'",
+        )
+    if curve.borrowed_from:
+        return Grade(
+            what,
+            None,
+            f"not graded: no published curve was measured on {r.arch}; {curve.arch}'s is only "
+            "borrowed, so grading against it would not be a fair grade",
+        )
+    delta, size = r.delta_pct, r.params_b
+    if delta is None or size is None:
+        return Grade(what, None, "not graded: the report has no size or no delta vs FP16")
+    spread = curve_spread(curve)
+    expected = curve.delta_pct(size)
+    resid = delta - expected
+    tol = k * spread.pct
+    within = abs(resid) <= tol
+    lo, hi = curve.fitted_range_b
+    where = "" if curve.covers(size) else f"; {size:g}B is outside the fitted {lo:g}-{hi:g}B"
+    return Grade(
+        what,
+        within,
+        f"{delta:+.1f}% vs the published {curve.arch} curve's {expected:+.1f}% at {size:.4g}B: "
+        f"residual {resid:+.1f} pp, tolerance +-{k:g} x {spread.pct:.1f} pp = +-{tol:.1f} pp "
+        f"(spread: {spread.source}){where} -> {'within' if within else 'OUTSIDE'}",
+    )
+
+
+def check(r: Report, k: float = DEFAULT_K) -> tuple[int, list[str]]:
+    """(exit status, lines to print)."""
+    size = "size unknown" if r.params_b is None else f"{r.params_b:.4g}B"
+    card = r.card if f"[{r.arch}" in r.card else f"{r.card} [{r.arch}]"
+    head = f"  report:      {r.model} {size} {r.precision} on {card}, {r.basis}"
+    if r.delta_pct is not None:
+        ci = r.ci95_pct
+        head += f", {r.delta_pct:+.1f}% vs FP16" + (
+            f" (95% CI {ci[0]:+.1f} .. {ci[1]:+.1f}%)" if ci else ""
+        )
+    lines = [f"ecocompute check: {r.path}", head]
+    if not r.measured:
+        lines.append(
+            f"  result:      REFUSED (exit 2): the report is derived from the published dataset "
+            f"({r.doc['measurement_source']}), not measured; grading it against the "
+            "published figures would compare them with themselves"
+        )
+        return NOT_GRADEABLE, lines
+    grades = [grade_anchor(r, k)]
+    if r.quantized:
+        grades.append(grade_curve(r, k))
+    for g in grades:
+        lines.append(f"  {g.what + ':':<12} {g.text}")
+    graded = [g for g in grades if g.within is not None]
+    if not graded:
+        lines.append("  result:      NOT GRADEABLE (exit 2)")
+        return NOT_GRADEABLE, lines
+    if all(g.within for g in graded):
+        lines.append(f"  result:      WITHIN k = {k:g} (exit 0)")
+        return WITHIN, lines
+    lines.append(f"  result:      OUTSIDE k = {k:g} (exit 1)")
+    return OUTSIDE, lines

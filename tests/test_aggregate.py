@@ -1,0 +1,133 @@
+"""aggregate: grouping and statistics over many reports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import pytest
+
+from ecocompute.aggregate import aggregate, group_reports
+from ecocompute.cli import main
+from ecocompute.collect import read_reports, software_fingerprint
+from ecocompute.stats import t_quantile
+
+from .conftest import REPO
+from .made_reports import measured, write
+
+
+def _three_replicates(root):
+    for i, (delta, fp16) in enumerate([(10.0, 1000.0), (20.0, 2000.0), (30.0, 3000.0)]):
+        write(measured(delta=delta, fp16_mj=fp16), root / f"rep{i}")
+
+
+def test_replicates_pool_into_one_row_with_mean_sd_cv_and_t_interval(tmp_path):
+    _three_replicates(tmp_path)
+    reports, invalid = read_reports([tmp_path])
+    assert invalid == []
+    (g,) = group_reports(reports)
+    assert g.n == 3 and g.kind == "measured"
+    d = g.delta()
+    assert d.mean == pytest.approx(20.0) and d.std == pytest.approx(10.0)
+    assert d.cv_pct == pytest.approx(50.0)
+    e = g.energy()  # energy = fp16 * (1 + delta): 1100, 2400, 3900
+    assert e.mean == pytest.approx((1100 + 2400 + 3900) / 3)
+    assert e.cv_pct == pytest.approx(100 * e.std / e.mean)
+    lo, hi = g.delta_ci95()
+    half = t_quantile(0.975, 2) * 10.0 / math.sqrt(3)
+    assert (lo, hi) == (pytest.approx(20 - half), pytest.approx(20 + half))
+    assert g.trials == 30
+
+
+def test_single_report_keeps_its_own_interval_and_blank_spread(tmp_path):
+    write(measured(delta=12.0, half_ci=3.0), tmp_path / "a")
+    (g,) = group_reports(read_reports([tmp_path])[0])
+    assert g.delta_ci95() == (9.0, 15.0)
+    assert g.delta().std is None and g.delta().cv_pct is None
+
+
+def test_measured_derived_software_and_protocol_never_share_a_row(tmp_path, run_cli):
+    write(measured(delta=10.0), tmp_path / "m1")
+    write(measured(delta=11.0, torch="2.12.0"), tmp_path / "other-stack")
+    write(measured(delta=12.0, tokens=32), tmp_path / "smoke")
+    done = run_cli(
+        "energy_estimate",
+        "--dry_run",
+        "--model",
+        "synthetic:made-1.1b",
+        "--params_b",
+        "1.1",
+        "--precision",
+        "NF4",
+        "--gpu_arch",
+        "hopper",
+        "--output_dir",
+        str(tmp_path / "derived"),
+    )
+    assert done.returncode == 0, done.stderr
+    groups = group_reports(read_reports([tmp_path])[0])
+    assert len(groups) == 4
+    assert [g.kind for g in groups] == ["measured"] * 3 + ["derived"]
+    assert all(g.n == 1 for g in groups)
+    assert len({g.fingerprint for g in groups if g.kind == "measured"}) == 2
+
+
+def test_invalid_files_are_listed_and_skipped_and_csv_matches(tmp_path):
+    _three_replicates(tmp_path)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "energy.json").write_text("{not json")
+    (tmp_path / "wrong").mkdir()
+    (tmp_path / "wrong" / "energy.json").write_text('{"schema_version": "x"}')
+    reports, invalid = read_reports([tmp_path])
+    out, err = io.StringIO(), io.StringIO()
+    assert aggregate(reports, invalid, out, err, tmp_path / "t.csv") == 0
+    assert "skipped 2 invalid file(s)" in err.getvalue()
+    assert "not JSON" in err.getvalue()
+    assert "synthetic:made-1.1b" in out.getvalue() and "+20.0%" in out.getvalue()
+    rows = list(csv.DictReader((tmp_path / "t.csv").open()))
+    assert len(rows) == 1
+    assert rows[0]["n_reports"] == "3" and float(rows[0]["vs_fp16_pct_std"]) == 10.0
+
+
+def test_no_valid_report_is_exit_1(tmp_path, capsys):
+    (tmp_path / "energy.json").write_text("[]")
+    assert main(["aggregate", str(tmp_path)]) == 1
+    assert "no valid energy.json" in capsys.readouterr().err
+
+
+def test_committed_validation_reports_make_a_table(capsys):
+    assert main(["aggregate", str(REPO / "docs" / "validation")]) == 0
+    out = capsys.readouterr().out
+    assert "NVIDIA H200" in out and "synthetic:llama-2-7b" in out
+    assert "+5.5%" in out and "+19.5%" in out
+
+
+def test_fingerprint_is_short_and_skips_missing_packages():
+    sw = {
+        "python": "3.12.3",
+        "packages": {"torch": "2.11.0", "transformers": "5.17.0", "bitsandbytes": None},
+        "torch_cuda": "13.0",
+        "nvidia_driver": "580.159.04",
+    }
+    assert software_fingerprint(sw) == "py3.12.3 torch2.11.0 tf5.17.0 cu13.0 drv580.159.04"
+
+
+def test_reference_path_and_table_never_import_matplotlib_or_scipy(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ecocompute.cli import main\n"
+        f"assert main(['energy_estimate', '--dry_run', '--params_b', '1.1', '-q', "
+        f"'--output_dir', {str(tmp_path / 'd')!r}]) == 0\n"
+        f"assert main(['aggregate', {str(REPO / 'docs' / 'validation')!r}]) == 0\n"
+        f"main(['check', {str(tmp_path / 'd' / 'energy.json')!r}])\n"
+        "heavy = {'matplotlib', 'scipy'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert done.returncode == 0, done.stderr

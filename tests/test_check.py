@@ -1,0 +1,108 @@
+"""check: exit 0 within, 1 outside, 2 not gradeable; never circular, never borrowed."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecocompute.check import DEFAULT_SPREAD_PCT, curve_spread
+from ecocompute.cli import main
+from ecocompute.reference import curve_for
+
+from .conftest import REPO
+from .made_reports import measured, write
+
+ADA = {"gpu": "NVIDIA GeForce RTX 4090", "arch": "ada"}
+ADA_ANCHOR_1_1B = 1600.58
+
+
+def _check(tmp_path, doc, *extra):
+    path = write(doc, tmp_path / "r")
+    return main(["check", str(path), *extra])
+
+
+def test_within_the_anchor_and_the_curve_is_exit_0(tmp_path, capsys):
+    on_curve = curve_for("ada", "NF4").delta_pct(1.1)
+    doc = measured(params_b=1.1, delta=round(on_curve, 3), fp16_mj=ADA_ANCHOR_1_1B, **ADA)
+    assert _check(tmp_path, doc) == 0
+    out = capsys.readouterr().out
+    assert "FP16 anchor:" in out and "RTX 4090D" in out and "within" in out
+    assert "this report on NVIDIA GeForce RTX 4090" in out  # cross-card, same class: said
+    assert "WITHIN k = 2 (exit 0)" in out
+
+
+def test_outside_the_curve_is_exit_1_and_k_widens_it(tmp_path, capsys):
+    curve = curve_for("ada", "NF4")
+    spread = curve_spread(curve).pct
+    delta = curve.delta_pct(2.0) - 2.5 * spread  # between 2 and 3 spreads away
+    doc = measured(params_b=2.0, delta=round(delta, 3), **ADA)  # no anchor at 2B
+    assert _check(tmp_path, doc) == 1
+    out = capsys.readouterr().out
+    assert "OUTSIDE" in out and "RMS about the curve of the 3 published RTX 4090 points" in out
+    assert "no ada anchor within 5% of 2B" in out
+    assert _check(tmp_path, doc, "--k", "3") == 0
+
+
+def test_fp16_far_from_its_anchor_is_exit_1(tmp_path, capsys):
+    doc = measured(params_b=3.0, precision="FP16", fp16_mj=2989.22 * 1.10, **ADA)
+    assert _check(tmp_path, doc) == 1
+    assert "+10.0%, tolerance +-2 x 2% = +-4.0%" in capsys.readouterr().out
+
+
+def test_fp16_without_an_anchor_of_its_size_is_not_gradeable(tmp_path):
+    assert _check(tmp_path, measured(params_b=2.0, precision="FP16", **ADA)) == 2
+
+
+def test_hopper_is_not_graded_against_borrowed_ampere(tmp_path, capsys):
+    assert _check(tmp_path, measured(params_b=7.0)) == 2
+    out = capsys.readouterr().out
+    assert "no published curve was measured on hopper; ampere's is only borrowed" in out
+    assert "NOT GRADEABLE (exit 2)" in out
+
+
+def test_committed_h200_reports_are_not_gradeable():
+    for name in ("tinyllama-nf4", "tinyllama-int8", "llama2-7b-nf4"):
+        path = REPO / "docs" / "validation" / "h200-issue3" / name / "energy.json"
+        assert main(["check", str(path)]) == 2
+
+
+def test_a_curve_without_published_points_uses_the_named_default(tmp_path, capsys):
+    doc = measured(params_b=3.0, delta=0.0, gpu="NVIDIA GeForce RTX 5090", arch="blackwell")
+    main(["check", str(write(doc, tmp_path / "b"))])
+    out = capsys.readouterr().out
+    assert f"project default {DEFAULT_SPREAD_PCT:g} pp" in out
+
+
+def test_no_curve_for_the_format_is_not_gradeable(tmp_path):
+    doc = measured(params_b=2.0, delta=150.0, precision="INT8", **ADA)
+    assert _check(tmp_path, doc) == 2
+
+
+def test_a_derived_report_is_refused(run_cli, tmp_path):
+    done = run_cli(
+        "energy_estimate",
+        "--dry_run",
+        "--model",
+        "x",
+        "--params_b",
+        "1.1",
+        "--gpu_arch",
+        "ada",
+        "--output_dir",
+        str(tmp_path / "d"),
+    )
+    assert done.returncode == 0, done.stderr
+    checked = run_cli("check", str(tmp_path / "d" / "energy.json"))
+    assert checked.returncode == 2
+    assert "REFUSED" in checked.stdout and "compare them with themselves" in checked.stdout
+
+
+def test_an_invalid_file_is_exit_2(tmp_path, capsys):
+    bad = tmp_path / "energy.json"
+    bad.write_text("{}")
+    assert main(["check", str(bad)]) == 2
+    assert "INVALID" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("k", ["0", "-1", "nan"])
+def test_k_must_be_positive(tmp_path, k):
+    assert _check(tmp_path, measured(**ADA), "--k", k) == 2
