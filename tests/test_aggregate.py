@@ -97,7 +97,8 @@ def test_no_valid_report_is_exit_1(tmp_path, capsys):
 
 
 def test_committed_validation_reports_make_a_table(capsys):
-    assert main(["aggregate", str(REPO / "docs" / "validation")]) == 0
+    # one fixed folder of committed H200 reports (docs/validation grows over time)
+    assert main(["aggregate", str(REPO / "docs" / "validation" / "h200-issue3")]) == 0
     out = capsys.readouterr().out
     assert "NVIDIA H200" in out and "synthetic:llama-2-7b" in out
     assert "+5.5%" in out and "+19.5%" in out

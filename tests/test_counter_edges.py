@@ -86,5 +86,5 @@ def test_meter_window_energy_is_accurate_despite_counter_steps():
         readings = [meter.measure(work)[1] for _ in range(4)]
     for r in readings:
         truth_j = 200.0 * r.duration_s
-        assert r.counter_j == pytest.approx(truth_j, rel=0.02)
+        assert r.counter_j == pytest.approx(truth_j, rel=0.03)
     assert meter.edges_record()["mode"] == "interpolated between counter steps"

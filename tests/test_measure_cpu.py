@@ -78,9 +78,12 @@ def test_interleaved_trials_pairs_interval_and_report():
     for trial in res["trials"]:
         assert trial["tokens"] == 8
         assert trial["energy_source"] == "nvml_energy_counter"
-        # constant 100 W: the counter and the integrated samples agree closely
-        assert trial["avg_power_watts"] == pytest.approx(100.0, rel=0.02)
-        assert abs(trial["sampled_vs_counter_pct"]) < 2.0
+        # Constant 100 W. These CPU windows last only tens of milliseconds, and locating
+        # the counter's 100 ms steps costs a poll's jitter at each edge (a few ms on a
+        # loaded CI machine), so the tolerance here is loose; test_counter_edges checks
+        # the edge arithmetic on longer windows.
+        assert trial["avg_power_watts"] == pytest.approx(100.0, rel=0.15)
+        assert abs(trial["sampled_vs_counter_pct"]) < 15.0
     assert set(res["per_format"]) == {"FP16", "NF4"}
     edges = report["measurement"]["counter_edges"]
     assert edges["mode"] == "interpolated between counter steps"
