@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol
 
+from ecocompute.errors import AcceleratorUnavailable
 from ecocompute.telemetry.mapping import CudaDevice
 
 
@@ -101,3 +102,23 @@ class CudaAccelerator:
 
 def cuda_visible_devices() -> str | None:
     return os.environ.get("CUDA_VISIBLE_DEVICES")
+
+
+def open_cuda(nvml_device_count: int) -> CudaAccelerator:
+    """The measurement stack on this machine's GPUs. Raises AcceleratorUnavailable
+    ("stack_missing" or "no_gpu") when the reference path has to answer instead."""
+    try:
+        import torch
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        raise AcceleratorUnavailable(
+            "stack_missing",
+            f"measurement stack not installed ({exc.name} missing; install ecocompute[gpu])",
+        ) from None
+    if not torch.cuda.is_available():
+        raise AcceleratorUnavailable(
+            "no_gpu",
+            f"no GPU found by CUDA (CUDA_VISIBLE_DEVICES={cuda_visible_devices()!r}; NVML "
+            f"lists {nvml_device_count})",
+        )
+    return CudaAccelerator()

@@ -1,7 +1,8 @@
 """Command line: argument parsing and subcommand dispatch only; no measurement logic.
 
 Exit status: 0 a report was written (or all files valid), 2 bad input (nothing
-written), 1 the run failed after its input was accepted (and said why).
+written), 1 the run failed after its input was accepted (and said why), 130 / 143
+interrupted by SIGINT / SIGTERM (nothing written).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ecocompute import __version__
-from ecocompute.errors import EcoComputeError, InputError
+from ecocompute.errors import EcoComputeError, InputError, Interrupted
+from ecocompute.interrupts import describe as describe_interrupt
+from ecocompute.interrupts import sigterm_raises
 from ecocompute.params import FIELDS, help_for
 
 log = logging.getLogger("ecocompute")
@@ -91,16 +94,30 @@ def _add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> No
 def _cmd_energy_estimate(args: argparse.Namespace) -> int:
     from ecocompute import params as params_mod
     from ecocompute.progress import Progress
-    from ecocompute.report import write_report
+    from ecocompute.report import REPORT_NAME, file_identity, write_report
     from ecocompute.summary import render
     from ecocompute.task import run_energy_estimate
 
     flags = {name: getattr(args, name) for name in FIELDS if hasattr(args, name)}
     run = params_mod.resolve(args.parameters_file, flags)
-    params_mod.check_output_dir(run.output_dir)
+    out = params_mod.check_output_dir(run.output_dir)
+    existed = out.is_dir()
     report = run_energy_estimate(run, Progress(run.quiet), command=sys.argv[1:])
-    path = write_report(report, run.output_dir)
-    print(render(report, str(path)))
+    target = out / REPORT_NAME
+    before = file_identity(target)
+    try:
+        path = write_report(report, out, create_dir=not existed)
+        print(render(report, str(path)))
+    except (KeyboardInterrupt, Interrupted) as exc:
+        if file_identity(target) == before:
+            raise  # before the rename: nothing was written (main says so)
+        name, status = describe_interrupt(exc)
+        print(
+            f"ecocompute: {name} arrived just after {target} was written; that report is "
+            "complete and valid",
+            file=sys.stderr,
+        )
+        return status
     return 0
 
 
@@ -302,6 +319,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns its exit status. Failures are one line on stderr: an
+    EcoComputeError says what happened and what to do; SIGINT/SIGTERM exit 130/143
+    with nothing written; anything else is a bug, reported in one line (--verbose
+    re-raises it with its traceback)."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
@@ -309,11 +330,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        status: int = args.handler(args)
+        with sigterm_raises():
+            status: int = args.handler(args)
     except EcoComputeError as exc:
         print(f"ecocompute: error: {exc}", file=sys.stderr)
         return exc.exit_status
-    except KeyboardInterrupt:
-        print("ecocompute: interrupted; nothing was written", file=sys.stderr)
-        return 130
+    except (KeyboardInterrupt, Interrupted) as exc:
+        name, status = describe_interrupt(exc)
+        what = (
+            "no energy.json was written and any earlier one is untouched"
+            if args.handler is _cmd_energy_estimate
+            else "the file being written, if any, was not, and earlier files are untouched"
+        )
+        print(f"ecocompute: interrupted by {name}: {what}", file=sys.stderr)
+        return status
+    except Exception as exc:
+        if args.verbose:
+            raise
+        print(
+            f"ecocompute: internal error: {type(exc).__name__}: {str(exc)[:300]} (a bug in "
+            "ecocompute; run `ecocompute --verbose ...` for the traceback and report it); "
+            "nothing was written",
+            file=sys.stderr,
+        )
+        return 1
     return status

@@ -6,6 +6,8 @@ RunError -> 1 (input accepted, the run failed and says why).
 
 from __future__ import annotations
 
+import reprlib
+
 
 class EcoComputeError(Exception):
     """Base of every error this package raises on purpose."""
@@ -22,7 +24,22 @@ class InputError(EcoComputeError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"invalid {field} {value!r}: {allowed}")
+        super().__init__(f"invalid {field} {quote(value)}: {allowed}")
+
+
+# A bad value is quoted, but never at length: a YAML alias bomb parses to a small graph
+# whose full repr would be astronomically long.
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 120
+_SHORT.maxlist = _SHORT.maxdict = _SHORT.maxtuple = _SHORT.maxset = 4
+_SHORT.maxlevel = 2
+_MAX_QUOTE = 160
+
+
+def quote(value: object) -> str:
+    """repr(value), cut short (at most _MAX_QUOTE characters)."""
+    text = _SHORT.repr(value)
+    return text if len(text) <= _MAX_QUOTE else text[: _MAX_QUOTE - 3] + "..."
 
 
 class RunError(EcoComputeError):
@@ -41,14 +58,35 @@ class ReportInvalid(RunError):
         super().__init__(f"report failed schema validation, nothing written: {listed}{more}")
 
 
-class TelemetryUnavailable(EcoComputeError):
-    """NVML (or a device's power telemetry) cannot be used; the reference path applies."""
+class Unmeasurable(EcoComputeError):
+    """Nothing on this machine can be measured; the reference path answers instead,
+    labelled with the reason."""
 
     def __init__(self, code: str, reason: str) -> None:
-        self.code = code
+        self.code = code  # a fallback_reason code of the schema
         self.reason = reason
         super().__init__(reason)
 
 
+class TelemetryUnavailable(Unmeasurable):
+    """NVML (or a device's power telemetry) cannot be used; the reference path applies."""
+
+
+class AcceleratorUnavailable(Unmeasurable):
+    """NVML sees a GPU but this process cannot compute on it (no torch/transformers, or
+    CUDA finds no device); the reference path applies."""
+
+
 class MeasurementRefused(EcoComputeError):
     """The on-device measurement could not be trusted (e.g. power reads kept failing)."""
+
+
+class Interrupted(BaseException):
+    """SIGTERM arrived (SIGINT is Python's KeyboardInterrupt; see interrupts.py). A
+    BaseException, like KeyboardInterrupt, so no `except Exception` can swallow it."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        self.signum = signum
+        self.name = name
+        self.exit_status = 128 + signum  # the shell's convention: 130 SIGINT, 143 SIGTERM
+        super().__init__(name)

@@ -1,6 +1,6 @@
 """The measurement path: from an open NVML session to a report with basis "measured".
 
-Order of a run: measurement stack present? -> CUDA devices matched to NVML -> power
+Order of a run: measurement stack present (task.py) -> CUDA devices matched to NVML -> power
 telemetry supported (before any model is loaded) -> bitsandbytes preflight (before any
 download) -> load FP16 and the quantized format -> idle power -> warm-ups -> measured
 trials, interleaved when both fit -> statistics -> quality probe after the samplers
@@ -53,43 +53,18 @@ def measure_or_fall_back(
     progress: Progress,
     telemetry: GpuTelemetry,
     hardware: KnownHardware,
+    accelerator: Accelerator,
+    backend: ModelBackend,
     *,
     command: list[str] | None = None,
-    accelerator: Accelerator | None = None,
-    backend: ModelBackend | None = None,
 ) -> dict[str, Any]:
-    if accelerator is None:
-        try:
-            import torch
-            import transformers  # noqa: F401
-        except ImportError as exc:
-            return reference_report(
-                params,
-                FallbackReason(
-                    "stack_missing",
-                    f"measurement stack not installed ({exc.name} missing; install "
-                    "ecocompute[gpu])",
-                ),
-                hardware,
-            )
-        if not torch.cuda.is_available():
-            env = cuda_visible_devices()
-            return reference_report(
-                params,
-                FallbackReason(
-                    "no_gpu",
-                    f"no GPU found by CUDA (CUDA_VISIBLE_DEVICES={env!r}; NVML lists "
-                    f"{hardware.accelerator_count})",
-                ),
-                hardware,
-            )
-        from ecocompute.accel import CudaAccelerator
-
-        accelerator = CudaAccelerator()
     try:
         matches = match_devices(accelerator.devices(), telemetry.devices())
     except DeviceMappingError as exc:
         reason = FallbackReason("measurement_failed", f"on-device measurement failed: {exc}")
+        return reference_report(params, reason, hardware)
+    if not matches:
+        reason = FallbackReason("no_gpu", "no GPU found by CUDA (it lists 0 devices)")
         return reference_report(params, reason, hardware)
     visible = visible_hardware(telemetry, matches)
     caps = {m.nvml.index: telemetry.capabilities(m.nvml.index) for m in matches}
@@ -101,9 +76,7 @@ def measure_or_fall_back(
             FallbackReason("power_unsupported", f"power telemetry unsupported on {card}"),
             visible,
         )
-    run = Measurement(
-        params, progress, telemetry, accelerator, backend or ModelBackend(), matches, caps
-    )
+    run = Measurement(params, progress, telemetry, accelerator, backend, matches, caps)
     try:
         return run.report(command)
     except MeasurementRefused as exc:
@@ -200,6 +173,7 @@ class Measurement:
         return memory[0] >= needed
 
     def arm(self, loaded: LoadedModel, prompt: tuple[Any, Any], sampler: PowerSampler) -> Arm:
+        import torch
         from transformers import GenerationConfig
 
         ids, mask = prompt
@@ -217,7 +191,12 @@ class Measurement:
         prompt_len = ids.shape[-1]
 
         def generate() -> Any:
-            return model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+            try:
+                return model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+            except torch.cuda.OutOfMemoryError as exc:  # name the format that ran out
+                raise out_of_memory(
+                    self.params.model_name, loaded.precision, "running", self.accelerator, exc
+                ) from None
 
         def new_tokens(output: Any) -> int:
             return int(output.shape[-1] - prompt_len) * int(output.shape[0])
@@ -313,13 +292,11 @@ class Measurement:
 
         p = self.params
         self.backend.preflight(p.precision, self.accelerator, p.llm_int8_threshold)
-        checkpoint = self.backend.checkpoint(p.model_name, self.accelerator)
         try:
+            checkpoint = self.backend.checkpoint(p.model_name, self.accelerator)
             params_count, order = self.measure(checkpoint)
-        except torch.cuda.OutOfMemoryError as exc:
-            raise out_of_memory(
-                p.model_name, p.precision, "running", self.accelerator, exc
-            ) from None
+        except torch.cuda.OutOfMemoryError as exc:  # loads and decodes say which format
+            raise out_of_memory(p.model_name, None, "measuring", self.accelerator, exc) from None
         return self.assemble(checkpoint, params_count, order, command)
 
     # -- the report ----------------------------------------------------------------

@@ -54,7 +54,8 @@ def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
         init_device = "cuda:0" if accelerator.kind == "cuda" else "cpu"
         folder = materialise(model_name, init_device)
         return Checkpoint(model_name, str(folder), "synthetic", WEIGHTS_NOTE)
-    return Checkpoint(model_name, model_name, "pretrained", None)
+    location = str(Path(model_name).expanduser()) if model_name.startswith("~") else model_name
+    return Checkpoint(model_name, location, "pretrained", None)
 
 
 def quantization_config(precision: str, llm_int8_threshold: float) -> Any:
@@ -90,12 +91,23 @@ def quantization_record(precision: str, llm_int8_threshold: float) -> dict[str, 
     return None
 
 
+def _looks_like_a_path(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~")) or name.count("/") > 1 or "\\" in name
+
+
 def _not_found(checkpoint: Checkpoint, exc: Exception) -> RunError:
+    name = checkpoint.model_name
+    first_line = str(exc).splitlines()[0][:200] if str(exc) else ""
+    if _looks_like_a_path(name) and not Path(name).expanduser().is_dir():
+        what = f"model '{name}' could not be loaded: no such folder (and not a hub id)"
+    else:
+        what = (
+            f"model '{name}' could not be loaded: not a local folder, and the Hugging Face "
+            f"hub has no such id or cannot be reached ({type(exc).__name__}: {first_line})"
+        )
     return RunError(
-        f"model '{checkpoint.model_name}' could not be loaded: not a local folder, and the "
-        f"Hugging Face hub has no such id or cannot be reached ({type(exc).__name__}: "
-        f"{str(exc).splitlines()[0][:200]}). Pass a local checkpoint folder, or a "
-        f"synthetic:<preset> (e.g. synthetic:tinyllama-1.1b) that needs no download."
+        f"{what}. Pass a local checkpoint folder, or a synthetic:<preset> (e.g. "
+        "synthetic:tinyllama-1.1b) that needs no download; nothing was written."
     )
 
 
@@ -120,20 +132,62 @@ def load(
         raise out_of_memory(checkpoint.model_name, precision, "loading", accelerator, exc) from None
     except OSError as exc:
         raise _not_found(checkpoint, exc) from None
+    check_quantized(model, precision)
     model.eval()
     footprint = float(model.get_memory_footprint()) / 2**20
     return LoadedModel(precision, model, accelerator.occupied(model), footprint)
 
 
+# The bitsandbytes layer each format must have put in place of torch.nn.Linear.
+_QUANTIZED_LAYER = {"NF4": "Linear4bit", "INT8": "Linear8bitLt"}
+
+
+def check_quantized(model: Any, precision: str) -> None:
+    """Refuse a model that is not in the format it is labelled with: its numbers would
+    be reported as that format's. Raises RunError."""
+    layer = _QUANTIZED_LAYER.get(precision)
+    if layer is None:
+        return
+    if not any(type(m).__name__ == layer for m in model.modules()):
+        raise RunError(
+            f"the {precision} load returned a model without bitsandbytes {layer} layers, so "
+            f"it is not {precision}; refusing to report its energy as {precision}. Check the "
+            "bitsandbytes and transformers versions; nothing was written."
+        )
+
+
 def out_of_memory(
-    model_name: str, precision: str, stage: str, accelerator: Accelerator, exc: BaseException
+    model_name: str,
+    precision: str | None,
+    stage: str,
+    accelerator: Accelerator,
+    exc: BaseException,
 ) -> RunError:
-    memory = accelerator.memory_mib()
-    where = "" if memory is None else f" ({memory[0]:,} MiB free of {memory[1]:,} MiB)"
-    return RunError(
-        f"out of GPU memory {stage} {model_name} at {precision}{where}: {str(exc)[:160]}. "
-        "Free the GPU, use a smaller model or a smaller --batch_size; no report was written."
+    """The error for CUDA running out of memory: which model, which format (None where
+    no single format was at work), free/total memory now, and what to try."""
+    memory = _memory_now(accelerator)
+    where = (
+        " (GPU memory unknown)"
+        if memory is None
+        else f" ({memory[0]:,} MiB free of {memory[1]:,} MiB)"
     )
+    at = "" if precision is None else f" at {precision}"
+    first_line = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    return RunError(
+        f"out of GPU memory {stage} {model_name}{at}{where}: {first_line}. "
+        "Free the GPU (other processes: nvidia-smi), use a smaller model, a smaller "
+        "--batch_size or fewer --tokens; no report was written."
+    )
+
+
+def _memory_now(accelerator: Accelerator) -> tuple[int, int] | None:
+    """Free/total MiB after dropping cached blocks, or None if even that fails."""
+    try:
+        accelerator.release()
+        return accelerator.memory_mib()
+    except Exception:  # a broken CUDA context must not hide the out-of-memory message
+        log.debug("memory query after out-of-memory failed", exc_info=True)
+        return None
 
 
 def count_parameters(model: Any) -> int:

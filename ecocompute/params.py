@@ -22,6 +22,7 @@ from ecocompute.archs import ARCH_CLASSES, normalise_arch_choice
 from ecocompute.errors import InputError
 
 PRECISIONS = ("FP16", "NF4", "INT8")
+MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes
 SAMPLE_RATE_RANGE_HZ = (1.0, 100.0)
 
 
@@ -186,9 +187,24 @@ def read_parameters_file(path: str | os.PathLike[str]) -> dict[str, object]:
 
     file = Path(path)
     if not file.is_file():
-        what = "is a folder" if file.is_dir() else "does not exist"
+        what = (
+            "is a folder"
+            if file.is_dir()
+            else "is not a regular file"
+            if file.exists()
+            else "does not exist"
+        )
         raise InputError("parameters_file", str(path), f"{what}; give a YAML file")
-    raw = file.read_bytes()
+    try:
+        if file.stat().st_size > MAX_PARAMETERS_BYTES:
+            raise InputError(
+                "parameters_file",
+                str(path),
+                f"is larger than {MAX_PARAMETERS_BYTES // 1024} KiB; not a parameters file",
+            )
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise InputError("parameters_file", str(path), f"cannot be read ({exc.strerror})") from None
     if not raw.strip():
         raise InputError("parameters_file", str(path), "is empty; expected a YAML mapping")
     try:

@@ -21,6 +21,7 @@ from ecocompute.reference import dataset_dois
 
 SCHEMA_VERSION = "ecocompute-energy/1.2"
 REPORT_NAME = "energy.json"
+TEMP_PREFIX = ".energy.json."  # the temp file's name until it is renamed to REPORT_NAME
 BENCHMARK = "ecocompute-llm-decode-energy"
 MEASURED_SOURCE = "direct-nvml"
 SCOPE = (
@@ -128,9 +129,13 @@ def _umask() -> int:
     return mask
 
 
-def write_report(report: dict[str, Any], output_dir: str | os.PathLike[str]) -> Path:
+def write_report(
+    report: dict[str, Any], output_dir: str | os.PathLike[str], *, create_dir: bool = True
+) -> Path:
     """Validate, then write <output_dir>/energy.json atomically (temp file + rename).
 
+    create_dir False: the folder existed when the run started, and if it is gone now
+    (deleted, or a volume unmounted) it is not silently recreated.
     Raises ReportInvalid (nothing written) or RunError (the folder could not take the
     file; the temp file is removed and any earlier energy.json is left untouched).
     """
@@ -140,10 +145,17 @@ def write_report(report: dict[str, Any], output_dir: str | os.PathLike[str]) -> 
     text = json.dumps(report, indent=2, sort_keys=False) + "\n"
     out = Path(output_dir)
     target = out / REPORT_NAME
+    if not create_dir and not out.is_dir():
+        raise RunError(
+            f"could not write {target}: the folder {out} existed when the run started and "
+            "is gone now (deleted, or its volume unmounted?); nothing was written. Recreate "
+            "or remount it and run again."
+        )
     tmp_name: str | None = None
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=".energy.json.", suffix=".tmp", dir=out)
+        if create_dir:
+            out.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=out)
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a report is for everyone
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -157,7 +169,18 @@ def write_report(report: dict[str, Any], output_dir: str | os.PathLike[str]) -> 
             "(check the folder exists, is writable and the disk has space)"
         ) from None
     finally:
+        # Also on KeyboardInterrupt / Interrupted: a signal never leaves a temp file.
         if tmp_name is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
     return target
+
+
+def file_identity(path: Path) -> tuple[int, int, int] | None:
+    """(device, inode, mtime_ns) of a file, None if absent: the rename of a new report
+    onto path changes it, so it tells whether a write committed."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_mtime_ns

@@ -1,6 +1,9 @@
 """energy_estimate as a plain function: probe, then measure or fall back, then report.
 
 The CLI only parses arguments and calls run_energy_estimate(); tests call it directly.
+This module is also where the real machine is chosen: open_nvml, open_cuda and
+ModelBackend are looked up here at call time, so a test can replace them (the fakes in
+tests/fakes.py) and drive the whole CLI, in-process or in a subprocess.
 """
 
 from __future__ import annotations
@@ -9,8 +12,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ecocompute.accel import Accelerator
-from ecocompute.errors import TelemetryUnavailable
+from ecocompute.accel import Accelerator, open_cuda
+from ecocompute.errors import AcceleratorUnavailable, TelemetryUnavailable
 from ecocompute.fallback import FallbackReason, KnownHardware, reference_report
 from ecocompute.models import ModelBackend
 from ecocompute.params import RunParams
@@ -40,17 +43,18 @@ def run_energy_estimate(
     params: RunParams,
     progress: Progress,
     *,
-    open_telemetry: TelemetryOpener = open_nvml,
+    open_telemetry: TelemetryOpener | None = None,
     command: list[str] | None = None,
     accelerator: Accelerator | None = None,
     backend: ModelBackend | None = None,
 ) -> dict[str, Any]:
     """Build the run's report (not yet written). Raises InputError or RunError.
 
-    accelerator and backend default to CUDA and bitsandbytes; tests pass stand-ins.
+    By default NVML, CUDA and bitsandbytes (open_nvml, open_cuda, ModelBackend of this
+    module); tests pass stand-ins or replace those names.
     """
     try:
-        telemetry = open_telemetry()
+        telemetry = (open_telemetry or open_nvml)()
     except TelemetryUnavailable as exc:
         reason = (
             FallbackReason("dry_run", "--dry_run")
@@ -64,6 +68,12 @@ def run_energy_estimate(
         if params.dry_run:
             progress("reference path: --dry_run")
             return reference_report(params, FallbackReason("dry_run", "--dry_run"), hardware)
+        if accelerator is None:
+            try:
+                accelerator = open_cuda(hardware.accelerator_count)
+            except AcceleratorUnavailable as exc:
+                progress(f"reference path: {exc.reason}")
+                return reference_report(params, FallbackReason(exc.code, exc.reason), hardware)
         from ecocompute.measured import measure_or_fall_back
 
         return measure_or_fall_back(
@@ -71,9 +81,9 @@ def run_energy_estimate(
             progress,
             telemetry,
             hardware,
+            accelerator,
+            backend or ModelBackend(),
             command=command,
-            accelerator=accelerator,
-            backend=backend,
         )
     finally:
         telemetry.close()

@@ -52,10 +52,12 @@ def no_gpu_on_this_machine() -> bool:
 
 class NvmlTelemetry(GpuTelemetry):
     def __init__(self, pynvml: Any) -> None:
+        """Enumerates the devices once (raises NVMLError: open_nvml translates it)."""
         self._nv = pynvml
         self._handles = [
             pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())
         ]
+        self._devices = [self._describe(i, handle) for i, handle in enumerate(self._handles)]
         self._caps: dict[int, Capabilities] = {}
 
     # -- errors ----------------------------------------------------------------
@@ -66,20 +68,17 @@ class NvmlTelemetry(GpuTelemetry):
         return TelemetryReadError(f"{what}: {exc}")
 
     # -- interface ---------------------------------------------------------------
-    def devices(self) -> list[GpuDevice]:
+    def _describe(self, index: int, handle: Any) -> GpuDevice:
         nv = self._nv
-        out = []
-        for i, handle in enumerate(self._handles):
-            pci = nv.nvmlDeviceGetPciInfo(handle)
-            out.append(
-                GpuDevice(
-                    index=i,
-                    name=_decode(nv.nvmlDeviceGetName(handle)),
-                    uuid=_decode(nv.nvmlDeviceGetUUID(handle)),
-                    pci_bus_id=normalise_pci_bus_id(_decode(pci.busId)),
-                )
-            )
-        return out
+        return GpuDevice(
+            index=index,
+            name=_decode(nv.nvmlDeviceGetName(handle)),
+            uuid=_decode(nv.nvmlDeviceGetUUID(handle)),
+            pci_bus_id=normalise_pci_bus_id(_decode(nv.nvmlDeviceGetPciInfo(handle).busId)),
+        )
+
+    def devices(self) -> list[GpuDevice]:
+        return list(self._devices)
 
     def driver_version(self) -> str | None:
         try:
