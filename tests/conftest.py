@@ -11,6 +11,11 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PARAMS_FILE = REPO / "workspace" / "parameters" / "energy_params.yaml"
 
+# No test may reach the network: a hub id that is not cached fails at once instead of
+# retrying for a minute. Set before anything imports huggingface_hub (it reads this at
+# import), and inherited by the CLI subprocesses.
+os.environ["HF_HUB_OFFLINE"] = "1"
+
 
 @pytest.fixture
 def run_cli(tmp_path):
@@ -32,3 +37,9 @@ def run_cli(tmp_path):
 
 def read_report(folder: Path) -> dict:
     return json.loads((folder / "energy.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def synthetic_cache(tmp_path_factory) -> Path:
+    """One ECOCOMPUTE_CACHE for the session: synthetic checkpoints are built once."""
+    return tmp_path_factory.mktemp("ecocompute-cache")

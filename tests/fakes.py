@@ -19,6 +19,7 @@ from ecocompute.telemetry.base import (
     TelemetryReadError,
 )
 from ecocompute.telemetry.mapping import CudaDevice
+from ecocompute.telemetry.sampler import PowerSampler
 
 PowerTrace = Callable[[float], float]  # watts at monotonic time t
 
@@ -122,11 +123,18 @@ def integrate(f: PowerTrace, a: float, b: float, step_s: float = 1e-3) -> float:
 
 
 class CpuAccelerator:
-    """Runs the models on the CPU, claiming to be the fake devices' first GPU."""
+    """Runs the models on the CPU, claiming to be the fake devices' first GPU.
+
+    sync_s: each synchronize() sleeps this long, as a GPU's queue would drain. Every
+    measured window closes with a synchronize(), so this stretches the windows with time
+    in which the sampler thread is sure to get the GIL (for tests that count samples).
+    """
 
     kind = "cpu"
 
-    def __init__(self, devices: list[GpuDevice] | None = None, free_mib: int = 100_000) -> None:
+    def __init__(
+        self, devices: list[GpuDevice] | None = None, free_mib: int = 100_000, sync_s: float = 0.0
+    ) -> None:
         devs = devices if devices is not None else fake_devices()
         # CUDA sees the same GPUs as NVML here, named the way torch names them.
         self._cuda = [
@@ -134,6 +142,7 @@ class CpuAccelerator:
             for i, d in enumerate(devs)
         ]
         self.free_mib = free_mib
+        self.sync_s = sync_s
         self.syncs = 0
 
     def devices(self) -> list[CudaDevice]:
@@ -141,6 +150,8 @@ class CpuAccelerator:
 
     def synchronize(self) -> None:
         self.syncs += 1
+        if self.sync_s:
+            time.sleep(self.sync_s)
 
     def device_map(self) -> Any:
         return {"": "cpu"}
@@ -181,3 +192,52 @@ class StandInQuantBackend(ModelBackend):
         loaded = super().load(checkpoint, "FP16", accelerator, threshold)
         loaded.precision = precision
         return loaded
+
+
+class FakeClock:
+    """A monotonic clock that moves only when told (wait() advances it)."""
+
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def wait(self, seconds: float) -> None:
+        self.t += seconds
+
+
+def drive(sampler: PowerSampler, clock: FakeClock, reads: int, read_cost_s=lambda k: 0.002):
+    """Run the sampling loop synchronously on the fake clock for a number of reads."""
+    times: list[float] = []
+    inner = sampler._read
+
+    def read(index: int) -> float:
+        times.append(clock.t)
+        clock.t += read_cost_s(len(times))
+        if len(times) >= reads:
+            sampler._stop.set()
+        return inner(index)
+
+    sampler._read = read
+    sampler.run(wait=clock.wait)
+    return times
+
+
+SetAttr = Callable[[Any, str, Any], None]
+
+
+def install_fakes(
+    set_attr: SetAttr,
+    telemetry: Callable[[], GpuTelemetry],
+    accelerator: Any | None = None,
+    backend: Callable[[], ModelBackend] = StandInQuantBackend,
+) -> None:
+    """Put the fakes behind the CLI: task.py looks up open_nvml, open_cuda and
+    ModelBackend at call time. set_attr is monkeypatch.setattr in a test, or plain
+    setattr in a subprocess driver (tests/cli_with_fakes.py)."""
+    import ecocompute.task as task
+
+    set_attr(task, "open_nvml", telemetry)
+    set_attr(task, "open_cuda", lambda nvml_count: accelerator or CpuAccelerator())
+    set_attr(task, "ModelBackend", backend)

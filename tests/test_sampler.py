@@ -11,35 +11,7 @@ from ecocompute.telemetry.base import TelemetryReadError
 from ecocompute.telemetry.meter import EnergyMeter
 from ecocompute.telemetry.sampler import PowerSampler, integrate_trapezoid
 
-from .fakes import FakeTelemetry
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def wait(self, seconds: float) -> None:
-        self.t += seconds
-
-
-def drive(sampler: PowerSampler, clock: FakeClock, reads: int, read_cost_s=lambda k: 0.002):
-    """Run the sampling loop synchronously on the fake clock for a number of reads."""
-    times: list[float] = []
-    inner = sampler._read
-
-    def read(index: int) -> float:
-        times.append(clock.t)
-        clock.t += read_cost_s(len(times))
-        if len(times) >= reads:
-            sampler._stop.set()
-        return inner(index)
-
-    sampler._read = read
-    sampler.run(wait=clock.wait)
-    return times
+from .fakes import FakeClock, FakeTelemetry, drive
 
 
 def test_reads_stay_on_the_fixed_schedule_without_drift():
