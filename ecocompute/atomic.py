@@ -1,6 +1,6 @@
-"""Atomic file writes for the result tools (CSV tables, sweep.json, pictures): write a
-temp file in the target's folder, fsync, rename. A failure leaves no partial file and
-any earlier file untouched."""
+"""Atomic file writes (energy.json, CSV tables, sweep.json, pictures): write a temp
+file in the target's folder, fsync, rename. A failure leaves no partial file and any
+earlier file untouched."""
 
 from __future__ import annotations
 
@@ -11,6 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ecocompute.errors import RunError
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
@@ -24,7 +30,7 @@ def atomic_path(target: Path) -> Iterator[Path]:
             prefix=f".{target.name}.", suffix=".tmp" + target.suffix, dir=target.parent
         )
         os.close(fd)
-        os.chmod(tmp_name, 0o644)  # mkstemp's 0600 would hide results from other users
+        os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp's 0600 would hide results from others
         yield Path(tmp_name)
         with open(tmp_name, "rb+") as handle:
             os.fsync(handle.fileno())
@@ -32,7 +38,8 @@ def atomic_path(target: Path) -> Iterator[Path]:
         tmp_name = None
     except OSError as exc:
         raise RunError(
-            f"could not write {target}: {exc.strerror or exc}; nothing was written"
+            f"could not write {target}: {exc.strerror or exc}; nothing was written "
+            "(check the folder exists, is writable and the disk has space)"
         ) from None
     finally:
         if tmp_name is not None:

@@ -3,19 +3,18 @@ atomically. An invalid report raises ReportInvalid and nothing is written."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import functools
 import json
 import os
 import platform
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ecocompute import __version__
-from ecocompute.errors import ReportInvalid, RunError
+from ecocompute.atomic import write_text_atomic
+from ecocompute.errors import ReportInvalid
 from ecocompute.params import RunParams
 from ecocompute.reference import dataset_dois
 
@@ -122,12 +121,6 @@ def assemble(
     return report
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def write_report(report: dict[str, Any], output_dir: str | os.PathLike[str]) -> Path:
     """Validate, then write <output_dir>/energy.json atomically (temp file + rename).
 
@@ -138,26 +131,4 @@ def write_report(report: dict[str, Any], output_dir: str | os.PathLike[str]) -> 
     if problems:
         raise ReportInvalid(problems)
     text = json.dumps(report, indent=2, sort_keys=False) + "\n"
-    out = Path(output_dir)
-    target = out / REPORT_NAME
-    tmp_name: str | None = None
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=".energy.json.", suffix=".tmp", dir=out)
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a report is for everyone
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-        tmp_name = None
-    except OSError as exc:
-        raise RunError(
-            f"could not write {target}: {exc.strerror or exc}; nothing was written "
-            "(check the folder exists, is writable and the disk has space)"
-        ) from None
-    finally:
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
-    return target
+    return write_text_atomic(Path(output_dir) / REPORT_NAME, text)
