@@ -93,8 +93,9 @@ def _add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> No
 
 def _cmd_energy_estimate(args: argparse.Namespace) -> int:
     from ecocompute import params as params_mod
+    from ecocompute.atomic import file_identity
     from ecocompute.progress import Progress
-    from ecocompute.report import REPORT_NAME, file_identity, write_report
+    from ecocompute.report import REPORT_NAME, write_report
     from ecocompute.summary import render
     from ecocompute.task import run_energy_estimate
 

@@ -3,25 +3,23 @@ atomically. An invalid report raises ReportInvalid and nothing is written."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import functools
 import json
 import os
 import platform
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ecocompute import __version__
-from ecocompute.errors import ReportInvalid, RunError
+from ecocompute.atomic import write_text_atomic
+from ecocompute.errors import ReportInvalid
 from ecocompute.params import RunParams
 from ecocompute.reference import dataset_dois
 
 SCHEMA_VERSION = "ecocompute-energy/1.2"
 REPORT_NAME = "energy.json"
-TEMP_PREFIX = ".energy.json."  # the temp file's name until it is renamed to REPORT_NAME
 BENCHMARK = "ecocompute-llm-decode-energy"
 MEASURED_SOURCE = "direct-nvml"
 SCOPE = (
@@ -123,19 +121,13 @@ def assemble(
     return report
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def write_report(
     report: dict[str, Any], output_dir: str | os.PathLike[str], *, create_dir: bool = True
 ) -> Path:
     """Validate, then write <output_dir>/energy.json atomically (temp file + rename).
 
-    create_dir False: the folder existed when the run started, and if it is gone now
-    (deleted, or a volume unmounted) it is not silently recreated.
+    create_dir False: do not recreate an output folder that existed at the start of the
+    run and has vanished since (see atomic.atomic_path).
     Raises ReportInvalid (nothing written) or RunError (the folder could not take the
     file; the temp file is removed and any earlier energy.json is left untouched).
     """
@@ -143,44 +135,4 @@ def write_report(
     if problems:
         raise ReportInvalid(problems)
     text = json.dumps(report, indent=2, sort_keys=False) + "\n"
-    out = Path(output_dir)
-    target = out / REPORT_NAME
-    if not create_dir and not out.is_dir():
-        raise RunError(
-            f"could not write {target}: the folder {out} existed when the run started and "
-            "is gone now (deleted, or its volume unmounted?); nothing was written. Recreate "
-            "or remount it and run again."
-        )
-    tmp_name: str | None = None
-    try:
-        if create_dir:
-            out.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=out)
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a report is for everyone
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-        tmp_name = None
-    except OSError as exc:
-        raise RunError(
-            f"could not write {target}: {exc.strerror or exc}; nothing was written "
-            "(check the folder exists, is writable and the disk has space)"
-        ) from None
-    finally:
-        # Also on KeyboardInterrupt / Interrupted: a signal never leaves a temp file.
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
-    return target
-
-
-def file_identity(path: Path) -> tuple[int, int, int] | None:
-    """(device, inode, mtime_ns) of a file, None if absent: the rename of a new report
-    onto path changes it, so it tells whether a write committed."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino, st.st_mtime_ns
+    return write_text_atomic(Path(output_dir) / REPORT_NAME, text, create_dir=create_dir)

@@ -57,6 +57,9 @@ def render(report: dict[str, Any], path: str) -> str:
     arch_source = sut.get("gpu_arch_source", "")
     if "pass --gpu_arch" in arch_source:
         lines.append(f"  note       {arch_source}")
+    if work.get("weights") in ("pretrained", "synthetic"):
+        lines.append(f"  weights    {work['weights']}{_weights_caveat(work)}")
+    lines.append(f"  software   {_software(report['software'])}")
     lines.append("  scope      GPU-package energy only (not wall power); not a certified result")
     lines.append(f"  report     {path}")
     return "\n".join(lines)
@@ -80,3 +83,25 @@ def _verdict_words(precision: str, res: dict[str, Any]) -> str:
     if verdict == "costs":
         return f"costs: {precision} spends more energy per token than FP16 ({n} pairs, CI above 0)"
     return f"inconclusive: the 95% interval includes 0 ({n} pairs); more trials may decide"
+
+
+def _weights_caveat(work: dict[str, Any]) -> str:
+    if work["weights"] != "synthetic":
+        return ""
+    return " (random weights: INT8's outlier cost is understated, no perplexity)"
+
+
+def _software(sw: dict[str, Any]) -> str:
+    pkgs = sw["packages"]
+    parts = [f"python {sw['python']}"]
+    parts += [
+        f"{name} {pkgs[name]}"
+        for name in ("torch", "transformers", "bitsandbytes")
+        if pkgs.get(name)
+    ]
+    if sw.get("nvidia_driver"):
+        parts.append(f"driver {sw['nvidia_driver']}")
+    text = ", ".join(parts)
+    if not sw["matches_reference_pins"]:
+        text += " (differs from the reference image's pins: see software in the report)"
+    return text

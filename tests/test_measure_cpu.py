@@ -10,7 +10,7 @@ from ecocompute.progress import Progress
 from ecocompute.report import validation_errors
 from ecocompute.task import run_energy_estimate
 
-from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend
+from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, fake_devices
 
 pytestmark = pytest.mark.slow
 
@@ -148,3 +148,27 @@ def test_persistent_read_failures_refuse_the_measurement():
     assert report["measurement_source"].startswith(
         "published-dataset (on-device measurement failed: power reads kept failing"
     )
+
+
+def test_a_model_spread_over_two_gpus_sums_both_counters():
+    devices = fake_devices(2)
+
+    class TwoGpuAccelerator(CpuAccelerator):
+        def occupied(self, model):
+            return (0, 1)
+
+    telemetry = FakeTelemetry(devices, power_w={0: lambda t: 100.0, 1: lambda t: 50.0})
+    report = run_energy_estimate(
+        _params(precision="FP16", tokens="32"),
+        Progress(quiet=True),
+        open_telemetry=lambda: telemetry,
+        accelerator=TwoGpuAccelerator(devices),
+    )
+    assert validation_errors(report) == []
+    assert report["system_under_test"]["accelerator_count"] == 2
+    assert [g["nvml_index"] for g in report["system_under_test"]["gpus"]] == [0, 1]
+    for trial in report["results"]["trials"]:
+        first, second = trial["per_gpu_energy_joules"]
+        assert trial["energy_joules"] == pytest.approx(first + second, abs=1e-3)
+        assert first == pytest.approx(2 * second, rel=0.2)  # 100 W and 50 W
+    assert report["results"]["idle_power_watts"] == pytest.approx(150.0, rel=0.05)

@@ -1,0 +1,97 @@
+"""The quality probe on a local checkpoint with a real tokenizer (built here, offline)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecocompute.params import resolve
+from ecocompute.progress import Progress
+from ecocompute.quality import corpus_record, corpus_text
+from ecocompute.report import validation_errors
+from ecocompute.task import run_energy_estimate
+
+from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def local_checkpoint(tmp_path_factory):
+    """A tiny Llama with a word-level tokenizer trained on the probe's corpus, saved the
+    way a downloaded checkpoint is laid out."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
+
+    from ecocompute.synthetic import PRESETS, build_config
+
+    folder = tmp_path_factory.mktemp("ckpt") / "tiny-local"
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator(
+        [corpus_text()], trainers.WordLevelTrainer(vocab_size=500, special_tokens=["[UNK]"])
+    )
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]")
+    fast.save_pretrained(folder)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(build_config(PRESETS["tiny-test"]))
+    model.save_pretrained(folder)
+    return folder
+
+
+def _run(folder, **flags):
+    params = resolve(
+        None,
+        {
+            "model_name": str(folder),
+            "tokens": "8",
+            "iterations": "2",
+            "warmup": "0",
+            "idle_seconds": "0.2",
+            "quality_seq_len": "128",
+            **flags,
+        },
+    )
+    return run_energy_estimate(
+        params,
+        Progress(quiet=True),
+        open_telemetry=FakeTelemetry,
+        accelerator=CpuAccelerator(),
+        backend=StandInQuantBackend(),
+    )
+
+
+def test_perplexity_of_both_formats_on_the_vendored_text(local_checkpoint):
+    report = _run(local_checkpoint, precision="NF4")
+    assert validation_errors(report) == []
+    q = report["quality"]
+    assert q["basis"] == "measured"
+    assert q["corpus"] == corpus_record()
+    assert q["corpus"]["sha256"] == (
+        "1e9cd0be64f68df3ad7418aeed35dd16a8eb524c1d2e7d42f7fbe7ea597788fb"
+    )
+    assert q["windows"] >= 2 and q["tokens_scored"] > 100
+    assert q["fp16_perplexity"] > 1.0
+    # the stand-in "NF4" arm is the same FP16 weights: no quality difference
+    assert q["delta_vs_fp16_pct"] == pytest.approx(0.0, abs=1e-6)
+    assert report["workload"]["weights"] == "pretrained"
+
+
+def test_a_failing_probe_leaves_the_energy_alone(local_checkpoint, monkeypatch):
+    import ecocompute.measured as measured
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("CUDA out of memory (scripted)")
+
+    monkeypatch.setattr(measured, "score_models", broken)
+    report = _run(local_checkpoint, precision="FP16")
+    assert validation_errors(report) == []
+    assert report["quality"]["basis"] == "unavailable"
+    assert "out of memory" in report["quality"]["reason"]
+    assert report["results"]["basis"] == "measured"
+    assert len(report["results"]["trials"]) == 2
+
+
+def test_no_quality_probe_flag(local_checkpoint):
+    report = _run(local_checkpoint, precision="FP16", quality_probe=False)
+    assert report["quality"] == {"basis": "not requested", "reason": "--no_quality_probe"}
