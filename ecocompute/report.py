@@ -28,25 +28,26 @@ SCOPE = (
 )
 
 
-@functools.lru_cache(maxsize=1)
-def load_schema() -> dict[str, Any]:
-    """The schema shipped in the wheel, or the checkout's top-level copy."""
-    shipped = resources.files("ecocompute").joinpath("schema/energy.schema.json")
+ENERGY_SCHEMA = "energy.schema.json"
+
+
+@functools.lru_cache(maxsize=4)
+def load_schema(name: str = ENERGY_SCHEMA) -> dict[str, Any]:
+    """A schema shipped in the wheel (ecocompute/schema/), or the checkout's top-level copy."""
+    shipped = resources.files("ecocompute").joinpath(f"schema/{name}")
     if shipped.is_file():
         text = shipped.read_text()
     else:
-        text = (
-            Path(__file__).resolve().parent.parent / "schema" / "energy.schema.json"
-        ).read_text()
+        text = (Path(__file__).resolve().parent.parent / "schema" / name).read_text()
     schema: dict[str, Any] = json.loads(text)
     return schema
 
 
-def validation_errors(document: object) -> list[str]:
-    """Every schema violation as "json.path: message"; empty when valid."""
+def schema_errors(document: object, name: str) -> list[str]:
+    """Every violation of schema `name` as "json.path: message"; empty when valid."""
     from jsonschema import Draft202012Validator
 
-    validator = Draft202012Validator(load_schema())
+    validator = Draft202012Validator(load_schema(name))
     problems = []
     for error in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path)):
         path = "$" + "".join(
@@ -54,6 +55,11 @@ def validation_errors(document: object) -> list[str]:
         )
         problems.append(f"{path}: {error.message}")
     return problems
+
+
+def validation_errors(document: object) -> list[str]:
+    """Every energy-report schema violation; empty when valid."""
+    return schema_errors(document, ENERGY_SCHEMA)
 
 
 def utc_now() -> str:

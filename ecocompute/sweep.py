@@ -16,13 +16,11 @@ on two GPUs) and fits those without running anything.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import gc
 import json
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -35,7 +33,7 @@ from ecocompute.errors import EcoComputeError, InputError, ReportInvalid, RunErr
 from ecocompute.params import RunParams, resolve
 from ecocompute.progress import Progress
 from ecocompute.reference import anchors_for, curve_for
-from ecocompute.report import REPORT_NAME, SCOPE, utc_now, write_report
+from ecocompute.report import REPORT_NAME, SCOPE, schema_errors, utc_now, write_report
 
 SWEEP_SCHEMA_VERSION = "ecocompute-sweep/1.0"
 SWEEP_NAME = "sweep.json"
@@ -325,27 +323,8 @@ def summarise(
     return doc, reports
 
 
-@functools.lru_cache(maxsize=1)
-def load_sweep_schema() -> dict[str, Any]:
-    shipped = resources.files("ecocompute").joinpath("schema/sweep.schema.json")
-    if shipped.is_file():
-        text = shipped.read_text()
-    else:
-        text = (Path(__file__).resolve().parent.parent / "schema" / "sweep.schema.json").read_text()
-    schema: dict[str, Any] = json.loads(text)
-    return schema
-
-
 def sweep_errors(doc: object) -> list[str]:
-    from jsonschema import Draft202012Validator
-
-    validator = Draft202012Validator(load_sweep_schema())
-    return [
-        "$"
-        + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-        + f": {e.message}"
-        for e in validator.iter_errors(doc)
-    ]
+    return schema_errors(doc, "sweep.schema.json")
 
 
 def write_sweep(doc: dict[str, Any], output_dir: Path) -> Path:
