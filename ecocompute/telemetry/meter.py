@@ -111,44 +111,53 @@ class EnergyMeter:
             return
         periods = {}
         for i in self.indices:
-            period = step_period_s(functools.partial(self._read_mj, i), self.clock)
+            period = step_period_s(self._reader(i), self.clock)
             if period is None or period < MIN_STEP_PERIOD_S:
                 return  # no regular steps, or a counter that moves on every read
             periods[i] = period
         self.step_periods_s = periods
 
-    def _edge(self, t_edge: float | None) -> tuple[list[float] | None, float]:
-        """Counter values at a window edge. With t_edge None this is the opening edge:
-        wait for a step on every device, then open at once; returns (values, t0).
-        Otherwise the closing edge at t_edge: wait for the next step and interpolate."""
-        if not self.use_counter:
-            return None, self.clock() if t_edge is None else t_edge
-        if self.step_periods_s is None:
-            values = [self._read_mj(i) for i in self.indices]
-            return values, self.clock() if t_edge is None else t_edge
-        timeout_s = {i: MAX_WAIT_PERIODS * p for i, p in self.step_periods_s.items()}
-        reads = {i: functools.partial(self._read_mj, i) for i in self.indices}
-        if t_edge is None:  # opening: open right after a step on every device
-            opening = {i: wait_for_step(reads[i], self.clock, timeout_s[i]) for i in self.indices}
-            t = self.clock()
-            values = []
-            for i, step in opening.items():
-                if step is None:
-                    self.edge_fallbacks += 1
-                    values.append(reads[i]())
-                else:
-                    values.append(value_after_step(step, t, self.step_periods_s[i]))
-            return values, t
+    def _reader(self, index: int) -> Callable[[], float]:
+        return functools.partial(self._read_mj, index)
+
+    def _open(self) -> tuple[list[float] | None, float]:
+        """Opening edge: (counter values, t0). With located steps the window opens right
+        after a step on every device, so each value is at most one read old."""
+        periods = self.step_periods_s
+        if not self.use_counter or periods is None:
+            values = [self._read_mj(i) for i in self.indices] if self.use_counter else None
+            return values, self.clock()
+        steps = {
+            i: wait_for_step(self._reader(i), self.clock, MAX_WAIT_PERIODS * periods[i])
+            for i in self.indices
+        }
+        t0 = self.clock()
         values = []
-        for i in self.indices:  # closing: two steps after t_edge give the idle rate
-            first = wait_for_step(reads[i], self.clock, timeout_s[i])
-            second = wait_for_step(reads[i], self.clock, timeout_s[i]) if first else None
+        for i, step in steps.items():
+            if step is None:
+                self.edge_fallbacks += 1
+                values.append(self._read_mj(i))
+            else:
+                values.append(value_after_step(step, t0, periods[i]))
+        return values, t0
+
+    def _close(self, t1: float) -> list[float] | None:
+        """Closing edge at t1: the next two steps give the idle rate, and the value at t1
+        is found by going back from the first of them."""
+        periods = self.step_periods_s
+        if not self.use_counter or periods is None:
+            return [self._read_mj(i) for i in self.indices] if self.use_counter else None
+        values = []
+        for i in self.indices:
+            timeout_s = MAX_WAIT_PERIODS * periods[i]
+            first = wait_for_step(self._reader(i), self.clock, timeout_s)
+            second = wait_for_step(self._reader(i), self.clock, timeout_s) if first else None
             if first is None or second is None:
                 self.edge_fallbacks += 1
-                values.append(reads[i]())
+                values.append(self._read_mj(i))
             else:
-                values.append(value_before_step(first, t_edge, rate_between(first, second)))
-        return values, t_edge
+                values.append(value_before_step(first, t1, rate_between(first, second)))
+        return values
 
     def run(
         self, work: Callable[[], T]
@@ -159,11 +168,11 @@ class EnergyMeter:
         and after t1.
         """
         self.synchronize()
-        e0, t0 = self._edge(None)
+        e0, t0 = self._open()
         result = work()
         self.synchronize()
         t1 = self.clock()
-        e1, _ = self._edge(t1)
+        e1 = self._close(t1)
         return result, t0, t1, e0, e1
 
     def measure(self, work: Callable[[], T]) -> tuple[T, WindowReading]:
