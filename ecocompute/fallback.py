@@ -24,6 +24,11 @@ class FallbackReason:
     code: str
     text: str
 
+    @classmethod
+    def measurement_failed(cls, why: object) -> FallbackReason:
+        """An on-device measurement was started and refused (the label reports carry)."""
+        return cls("measurement_failed", f"on-device measurement failed: {why}")
+
 
 @dataclass(frozen=True)
 class KnownHardware:

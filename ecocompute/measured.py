@@ -61,8 +61,7 @@ def measure_or_fall_back(
     try:
         matches = match_devices(accelerator.devices(), telemetry.devices())
     except DeviceMappingError as exc:
-        reason = FallbackReason("measurement_failed", f"on-device measurement failed: {exc}")
-        return reference_report(params, reason, hardware)
+        return reference_report(params, FallbackReason.measurement_failed(exc), hardware)
     if not matches:
         reason = FallbackReason("no_gpu", "no GPU found by CUDA (it lists 0 devices)")
         return reference_report(params, reason, hardware)
@@ -81,8 +80,7 @@ def measure_or_fall_back(
         return run.report(command)
     except MeasurementRefused as exc:
         progress(f"measurement refused: {exc}")
-        reason = FallbackReason("measurement_failed", f"on-device measurement failed: {exc}")
-        return reference_report(params, reason, visible)
+        return reference_report(params, FallbackReason.measurement_failed(exc), visible)
 
 
 def visible_hardware(telemetry: GpuTelemetry, matches: list[DeviceMatch]) -> KnownHardware:
@@ -121,7 +119,6 @@ class Measurement:
     caps: dict[int, Capabilities]
     trials: list[Trial] = field(default_factory=list)
     idle: WindowReading | None = None
-    used: dict[int, DeviceMatch] = field(default_factory=dict)  # NVML index -> match
     scores: dict[str, tuple[float, int, int]] = field(default_factory=dict)
     quality_error: str | None = None
     prompt_tokens: int | None = None
@@ -129,13 +126,9 @@ class Measurement:
 
     # -- devices -----------------------------------------------------------------
     def nvml_indices(self, loaded: LoadedModel) -> list[int]:
-        by_cuda = {m.cuda_index: m for m in self.matches}
-        indices = []
-        for cuda_index in loaded.devices:
-            if cuda_index in by_cuda:
-                match = by_cuda[cuda_index]
-                self.used[match.nvml.index] = match
-                indices.append(match.nvml.index)
+        """NVML indices of the GPUs holding the model; all must report power."""
+        by_cuda = {m.cuda_index: m.nvml.index for m in self.matches}
+        indices = [by_cuda[i] for i in loaded.devices if i in by_cuda]
         if not indices:
             raise MeasurementRefused(
                 f"the {loaded.precision} model is on no GPU that NVML can read "
@@ -151,8 +144,15 @@ class Measurement:
         worst = max(records, key=lambda r: r["mode"] != "interpolated between counter steps")
         return {**worst, "fallback_edges": sum(int(r["fallback_edges"]) for r in records)}
 
+    def used(self) -> list[DeviceMatch]:
+        """The GPUs measured: those any meter read, in NVML order."""
+        measured = {i for meter in self.meters for i in meter.indices}
+        return [
+            m for m in sorted(self.matches, key=lambda m: m.nvml.index) if m.nvml.index in measured
+        ]
+
     def counter_everywhere(self) -> bool:
-        return all(self.caps[i].energy_counter for i in self.used)
+        return all(meter.use_counter for meter in self.meters)
 
     # -- models ------------------------------------------------------------------
     def load(self, checkpoint: Checkpoint, precision: str) -> LoadedModel:
@@ -172,7 +172,13 @@ class Measurement:
         needed = fp16.footprint_mib * _FOOTPRINT_RATIO[self.params.precision] + _HEADROOM_MIB
         return memory[0] >= needed
 
-    def arm(self, loaded: LoadedModel, prompt: tuple[Any, Any], sampler: PowerSampler) -> Arm:
+    def arm(
+        self,
+        loaded: LoadedModel,
+        prompt: tuple[Any, Any],
+        sampler: PowerSampler,
+        indices: list[int],
+    ) -> Arm:
         import torch
         from transformers import GenerationConfig
 
@@ -201,7 +207,6 @@ class Measurement:
         def new_tokens(output: Any) -> int:
             return int(output.shape[-1] - prompt_len) * int(output.shape[0])
 
-        indices = self.nvml_indices(loaded)
         meter = EnergyMeter(
             self.telemetry,
             indices,
@@ -215,12 +220,16 @@ class Measurement:
     def run_phase(self, loaded: list[LoadedModel], prompt: tuple[Any, Any], *, idle: bool) -> None:
         """Sampler on for: idle window, warm-ups, measured trials; off on return."""
         p = self.params
-        indices = sorted({i for m in loaded for i in self.nvml_indices(m)})
+        per_model = [self.nvml_indices(m) for m in loaded]
+        indices = sorted({i for model_indices in per_model for i in model_indices})
         sampler = PowerSampler(
             lambda i: mw_to_w(self.telemetry.power_mw(i)), indices, p.sample_rate_hz
         )
         with sampler:
-            arms = [self.arm(m, prompt, sampler) for m in loaded]
+            arms = [
+                self.arm(m, prompt, sampler, model_indices)
+                for m, model_indices in zip(loaded, per_model, strict=True)
+            ]
             for arm in arms:
                 arm.meter.calibrate()
             self.meters.extend(arm.meter for arm in arms)
@@ -304,7 +313,7 @@ class Measurement:
         self, checkpoint: Checkpoint, params_count: int, order: str, command: list[str] | None
     ) -> dict[str, Any]:
         p = self.params
-        used = [self.used[i] for i in sorted(self.used)]
+        used = self.used()
         names = sorted({m.nvml.name for m in used})
         counter = self.counter_everywhere()
         power_fields = {self.caps[m.nvml.index].power_field for m in used}
