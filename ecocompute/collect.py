@@ -16,12 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.report import REPORT_NAME
+from ecocompute.software import STACK_PACKAGES, stack_in_words
 from ecocompute.validate import problems_in
 
 BASIS_MEASURED = "measured"
-
-# Short names for the packages that decide what is measured, in fingerprint order.
-_FINGERPRINT_PACKAGES = (("torch", "torch"), ("transformers", "tf"), ("bitsandbytes", "bnb"))
 
 
 def software_fingerprint(software: dict[str, Any]) -> str:
@@ -30,7 +28,7 @@ def software_fingerprint(software: dict[str, Any]) -> str:
     not installed are left out (a reference-path report may have none of them)."""
     packages = software.get("packages") or {}
     parts = [f"py{software.get('python', '?')}"]
-    for name, short in _FINGERPRINT_PACKAGES:
+    for name, short in STACK_PACKAGES:
         version = packages.get(name)
         if version:
             parts.append(f"{short}{version}")
@@ -43,11 +41,7 @@ def software_fingerprint(software: dict[str, Any]) -> str:
 
 def software_title(software: dict[str, Any]) -> str:
     """The same stack in words, for a plot title."""
-    packages = software.get("packages") or {}
-    parts = [f"{name} {packages[name]}" for name, _ in _FINGERPRINT_PACKAGES if packages.get(name)]
-    if software.get("nvidia_driver"):
-        parts.append(f"driver {software['nvidia_driver']}")
-    return ", ".join(parts) or f"Python {software.get('python', '?')}"
+    return ", ".join(stack_in_words(software)) or f"Python {software.get('python', '?')}"
 
 
 @dataclass(frozen=True)

@@ -108,3 +108,17 @@ def software_block(*, torch_cuda: str | None, nvidia_driver: str | None) -> dict
         "matches_reference_pins": bool(pins) and not differs,
         "differs_from_reference_pins": differs,
     }
+
+
+# The packages that decide what is measured, with short names for fingerprints.
+STACK_PACKAGES = (("torch", "torch"), ("transformers", "tf"), ("bitsandbytes", "bnb"))
+
+
+def stack_in_words(software: dict[str, Any]) -> list[str]:
+    """A report's measurement stack as "name version" parts (installed packages only),
+    then the driver: ["torch 2.11.0", "transformers 5.17.0", ..., "driver 580.159.04"]."""
+    packages = software.get("packages") or {}
+    parts = [f"{name} {packages[name]}" for name, _ in STACK_PACKAGES if packages.get(name)]
+    if software.get("nvidia_driver"):
+        parts.append(f"driver {software['nvidia_driver']}")
+    return parts

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ecocompute.software import stack_in_words
+
 _BASIS_WORDS = {
     "measured": "measured on this machine with NVML",
     "interpolated": "derived from the published dataset, inside its measured range "
@@ -92,16 +94,7 @@ def _weights_caveat(work: dict[str, Any]) -> str:
 
 
 def _software(sw: dict[str, Any]) -> str:
-    pkgs = sw["packages"]
-    parts = [f"python {sw['python']}"]
-    parts += [
-        f"{name} {pkgs[name]}"
-        for name in ("torch", "transformers", "bitsandbytes")
-        if pkgs.get(name)
-    ]
-    if sw.get("nvidia_driver"):
-        parts.append(f"driver {sw['nvidia_driver']}")
-    text = ", ".join(parts)
+    text = ", ".join([f"python {sw['python']}", *stack_in_words(sw)])
     if not sw["matches_reference_pins"]:
         text += " (differs from the reference image's pins: see software in the report)"
     return text
