@@ -22,8 +22,9 @@ ROUND = re.compile(
 
 def counter_vs_sampled(reports: list[Path]) -> None:
     print("(a) energy counter vs 10 Hz sampled energy per trial window")
+    width = max(len(str(path.parent)) for path in reports) if reports else 3
     print(
-        f"{'run':52s} {'edges':>12s} {'windows':>7s} {'max|d|':>7s} {'>=5s':>5s} "
+        f"{'run':{width}s} {'edges':>12s} {'windows':>7s} {'max|d|':>7s} {'>=5s':>5s} "
         f"{'max|d| >=5s':>11s} {'>1% (>=5s)':>10s}"
     )
     for path in reports:
@@ -39,9 +40,10 @@ def counter_vs_sampled(reports: list[Path]) -> None:
         long = [abs(t["sampled_vs_counter_pct"]) for t in trials if t["duration_s"] >= 5.0]
         edges = report["measurement"].get("counter_edges", {}).get("mode", "plain reads")
         edges = "interpolated" if edges.startswith("interpolated") else edges
+        longest = f"{max(long):10.2f}%" if long else f"{'-':>11s}"
         print(
-            f"{path.parent!s:52s} {edges:>12s} {len(d):7d} {max(d):6.2f}% {len(long):5d} "
-            f"{(max(long) if long else float('nan')):10.2f}% {sum(x > 1.0 for x in long):10d}"
+            f"{path.parent!s:{width}s} {edges:>12s} {len(d):7d} {max(d):6.2f}% {len(long):5d} "
+            f"{longest} {sum(x > 1.0 for x in long):10d}"
         )
 
 
