@@ -94,7 +94,7 @@ def _add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> No
 def _cmd_energy_estimate(args: argparse.Namespace) -> int:
     from ecocompute import params as params_mod
     from ecocompute.atomic import file_identity
-    from ecocompute.progress import Progress
+    from ecocompute.progress import Progress, quiet_library_progress_bars
     from ecocompute.report import REPORT_NAME, write_report
     from ecocompute.summary import render
     from ecocompute.task import run_energy_estimate
@@ -103,6 +103,8 @@ def _cmd_energy_estimate(args: argparse.Namespace) -> int:
     run = params_mod.resolve(args.parameters_file, flags)
     out = params_mod.check_output_dir(run.output_dir)
     existed = out.is_dir()
+    if run.quiet:
+        quiet_library_progress_bars()
     report = run_energy_estimate(run, Progress(run.quiet), command=sys.argv[1:])
     target = out / REPORT_NAME
     before = file_identity(target)

@@ -56,6 +56,8 @@ def render(report: dict[str, Any], path: str) -> str:
     if basis == "measured":
         why = f"{why}: NVML read this machine's GPU during the run ({_trials(res)})"
     lines.append(f"  why        {why}")
+    if basis == "measured" and res.get("trials"):
+        lines.append(f"  check      {_cross_check(res)}")
     arch_source = sut.get("gpu_arch_source", "")
     if "pass --gpu_arch" in arch_source:
         lines.append(f"  note       {arch_source}")
@@ -75,6 +77,19 @@ def _size(work: dict[str, Any]) -> str:
 def _trials(res: dict[str, Any]) -> str:
     per = res.get("per_format") or {}
     return ", ".join(f"{p} n={s['n_trials']}" for p, s in per.items())
+
+
+def _cross_check(res: dict[str, Any]) -> str:
+    """How the 10 Hz power sampler agreed with the energy counter, window by window."""
+    windows = len(res["trials"])
+    dropped = res.get("dropped_samples") or 0
+    reads = f"{dropped} read{'s' if dropped != 1 else ''} dropped"
+    if res.get("sampled_vs_counter_max_abs_pct") is None:
+        return f"no energy counter: energy is the 10 Hz power sampler's alone; {reads}"
+    return (
+        f"10 Hz sampler vs energy counter: mean {res['sampled_vs_counter_pct']:+.2f}%, "
+        f"largest {res['sampled_vs_counter_max_abs_pct']:.2f}% over {windows} windows; {reads}"
+    )
 
 
 def _verdict_words(precision: str, res: dict[str, Any]) -> str:

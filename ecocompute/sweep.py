@@ -31,7 +31,7 @@ from ecocompute.collect import Report, read_one, read_reports
 from ecocompute.curvefit import Point, crossover_of, fit_points, se_from_ci
 from ecocompute.errors import EcoComputeError, InputError, ReportInvalid, RunError
 from ecocompute.params import RunParams, resolve
-from ecocompute.progress import Progress
+from ecocompute.progress import Progress, quiet_library_progress_bars
 from ecocompute.reference import anchors_for, curve_for
 from ecocompute.report import REPORT_NAME, SCOPE, schema_errors, utc_now, write_report
 
@@ -436,6 +436,8 @@ def sweep(
     Returns 0, or 1 when a run failed (sweep.json is written either way)."""
     from ecocompute.params import check_output_dir
 
+    if flags.get("quiet"):
+        quiet_library_progress_bars()
     progress = progress or Progress(bool(flags.get("quiet")))
     root = check_output_dir(output_dir)
     missing = missing_fit_stack()
