@@ -82,6 +82,36 @@ def main() -> None:
             f"lag-1 autocorrelation {lag1:+.2f}"
         )
 
+    # The average field against the counter's own energy over a trailing window ending
+    # at the field's update: if they match, the field is derived from the counter's
+    # accumulator and is no independent check of it.
+    avg = fields["average (185)"]
+    updates = np.nonzero(np.diff(avg))[0] + 1
+    update_t, update_w = t[updates], avg[updates]
+    fits = []
+    for width_s in (0.5, 0.8, 0.9, 1.0, 1.1, 1.2):
+        for lag_s in np.arange(0.0, 0.2, 0.02):
+            end = update_t - lag_s
+            ok = end - width_s > step_t[0]
+            trailing_w = (
+                (np.interp(end, step_t, step_mj) - np.interp(end - width_s, step_t, step_mj))
+                / width_s
+                / 1000.0
+            )
+            fits.append((np.std(update_w[ok] - trailing_w[ok]), width_s, lag_s))
+    sd, width_s, lag_s = min(fits)
+    instant_w = fields["instant (186)"]
+    changes = np.nonzero(np.diff(instant_w))[0] + 1
+    change_t, change_w = t[changes], instant_w[changes]
+    k = np.searchsorted(change_t, update_t)
+    ok = k >= 10
+    mean10 = np.array([change_w[i - 10 : i].mean() for i in k[ok]])
+    print(
+        f"  average (185) vs the counter's own energy over the trailing {width_s:.1f} s "
+        f"(lag {lag_s * 1000:.0f} ms): residual sd {sd:.2f} W; vs the mean of the last 10 "
+        f"instant values: residual sd {np.std(update_w[ok] - mean10):.2f} W"
+    )
+
     print(
         "\nper window: counter J; 10 Hz trapezoid vs counter, mean over 10 phases "
         "(min..max); predicted sd from the residual"
