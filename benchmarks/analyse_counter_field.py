@@ -6,6 +6,8 @@ counter_field_probe.py trace.
    steps) against the instant field (186) and the 1 s average field (185) at lags:
    correlation and the residual per update. A field that were the counter's step
    average, delayed, would reach r ~ 1 at some lag.
+   Also the average field against the counter's own energy over a trailing second: a
+   match means it comes from the counter's accumulator, so it cannot check the counter.
 3. Per decode window: the counter's energy (interpolated between its steps, as the
    product reads it) against the 10 Hz trapezoid of each field (the sampler's method),
    at 10 sampling phases; and the disagreement the residual of (2) predicts for a
