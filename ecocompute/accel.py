@@ -18,8 +18,11 @@ class Accelerator(Protocol):
 
     def synchronize(self) -> None: ...
 
-    def device_map(self) -> Any:
-        """What from_pretrained's device_map gets."""
+    def placement(self) -> dict[str, Any]:
+        """from_pretrained's placement arguments (device_map, and max_memory where set)."""
+
+    def offloaded(self, model: Any) -> list[str]:
+        """Modules a loaded model keeps off this accelerator's devices (CPU or disk)."""
 
     def input_device(self) -> Any:
         """Where prompt tensors go."""
@@ -46,10 +49,12 @@ def _pci_bus_id(props: Any) -> str | None:
 class CudaAccelerator:
     kind = "cuda"
 
-    def __init__(self) -> None:
-        import torch
+    def __init__(self, max_memory_gib: float | None = None, torch_module: Any = None) -> None:
+        if torch_module is None:
+            import torch as torch_module
 
-        self._torch = torch
+        self._torch = torch_module
+        self.max_memory_gib = max_memory_gib
 
     def devices(self) -> list[CudaDevice]:
         torch = self._torch
@@ -65,10 +70,29 @@ class CudaAccelerator:
         for i in range(torch.cuda.device_count()):
             torch.cuda.synchronize(i)
 
-    def device_map(self) -> Any:
-        # One GPU: everything on it. Several: fill them in order, so a model that fits on
-        # one GPU stays there (accelerate's "auto" would spread it across all of them).
-        return {"": 0} if self._torch.cuda.device_count() == 1 else "sequential"
+    def placement(self) -> dict[str, Any]:
+        # One GPU and no cap: everything on it (a model that does not fit is an
+        # out-of-memory error). Otherwise fill the GPUs in order up to each one's budget
+        # (accelerate's "auto" would spread even a small model over all of them). The
+        # budgets name only GPUs: left to itself accelerate would also budget the CPU
+        # and put what does not fit there, where its energy is not GPU-package energy.
+        count = self._torch.cuda.device_count()
+        if count == 1 and self.max_memory_gib is None:
+            return {"device_map": {"": 0}}
+        cap = None if self.max_memory_gib is None else int(self.max_memory_gib * 2**30)
+        budgets: dict[int | str, int] = {}
+        for i in range(count):
+            free_bytes = int(self._torch.cuda.mem_get_info(i)[0])
+            budgets[i] = free_bytes if cap is None else min(cap, free_bytes)
+        return {"device_map": "sequential", "max_memory": budgets}
+
+    def offloaded(self, model: Any) -> list[str]:
+        device_map = getattr(model, "hf_device_map", None) or {}
+        return sorted(
+            name
+            for name, device in device_map.items()
+            if not isinstance(device, int) and not str(device).startswith("cuda")
+        )
 
     def input_device(self) -> Any:
         return self._torch.device("cuda", 0)
@@ -104,7 +128,7 @@ def cuda_visible_devices() -> str | None:
     return os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
-def open_cuda(nvml_device_count: int) -> CudaAccelerator:
+def open_cuda(nvml_device_count: int, max_memory_gib: float | None = None) -> CudaAccelerator:
     """The measurement stack on this machine's GPUs. Raises AcceleratorUnavailable
     ("stack_missing" or "no_gpu") when the reference path has to answer instead."""
     try:
@@ -121,4 +145,4 @@ def open_cuda(nvml_device_count: int) -> CudaAccelerator:
             f"no GPU found by CUDA (CUDA_VISIBLE_DEVICES={cuda_visible_devices()!r}; NVML "
             f"lists {nvml_device_count})",
         )
-    return CudaAccelerator()
+    return CudaAccelerator(max_memory_gib)

@@ -38,6 +38,7 @@ _VALUE_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("--quality_seq_len", "--quality-seq-len"), "quality_seq_len", "N"),
     (("--llm_int8_threshold", "--llm-int8-threshold"), "llm_int8_threshold", "X"),
     (("--idle_seconds", "--idle-seconds"), "idle_seconds", "S"),
+    (("--max_gpu_memory_gib", "--max-gpu-memory-gib"), "max_gpu_memory_gib", "GIB"),
     (("--output_dir", "--output-dir"), "output_dir", "DIR"),
 )
 _SWITCHES: tuple[tuple[tuple[str, ...], str, bool, str], ...] = (

@@ -363,6 +363,7 @@ class Measurement:
                 "order": order,
                 "order_note": ORDER_NOTES[order],
                 "idle_seconds": p.idle_seconds,
+                "max_gpu_memory_gib": p.max_gpu_memory_gib,
                 "min_valid_sample_fraction": MIN_VALID_SAMPLE_FRACTION,
                 "counter_edges": self.edges_record(),
                 "ci_method": CI_METHOD if p.quantized else None,

@@ -123,7 +123,7 @@ def load(
         model = AutoModelForCausalLM.from_pretrained(
             checkpoint.location,
             dtype=torch.float16,
-            device_map=accelerator.device_map(),
+            **accelerator.placement(),
             quantization_config=quantization_config(precision, llm_int8_threshold),
             trust_remote_code=False,
             local_files_only=is_local,
@@ -132,6 +132,22 @@ def load(
         raise out_of_memory(checkpoint.model_name, precision, "loading", accelerator, exc) from None
     except OSError as exc:
         raise _not_found(checkpoint, exc) from None
+    except ValueError as exc:
+        # transformers refuses a placement that spills onto the CPU or disk (for example
+        # a quantized model, or disk offload without a folder).
+        if any(word in str(exc).lower() for word in ("offload", "cpu or the disk", "dispatch")):
+            raise does_not_fit(checkpoint.model_name, precision, accelerator, str(exc)) from None
+        raise
+    offloaded = accelerator.offloaded(model)
+    if offloaded:
+        del model
+        accelerator.release()
+        raise does_not_fit(
+            checkpoint.model_name,
+            precision,
+            accelerator,
+            f"{len(offloaded)} module(s) placed off the GPU(s), e.g. {offloaded[0]}",
+        )
     check_quantized(model, precision)
     model.eval()
     footprint = float(model.get_memory_footprint()) / 2**20
@@ -154,6 +170,22 @@ def check_quantized(model: Any, precision: str) -> None:
             f"it is not {precision}; refusing to report its energy as {precision}. Check the "
             "bitsandbytes and transformers versions; nothing was written."
         )
+
+
+def does_not_fit(
+    model_name: str, precision: str, accelerator: Accelerator, detail: str
+) -> RunError:
+    """The error for a model that would only load partly on the GPUs: what spills onto
+    the CPU or disk is not GPU-package energy, so such a run is refused."""
+    cap = getattr(accelerator, "max_memory_gib", None)
+    within = "" if cap is None else f" within --max_gpu_memory_gib {cap:g} per GPU"
+    first_line = detail.splitlines()[0][:160] if detail else ""
+    return RunError(
+        f"{model_name} at {precision} does not fit on this process's GPU(s){within} "
+        f"({first_line}). Offloading to the CPU or disk is not measured: energy spent "
+        "there is not GPU-package energy. Use more GPUs (CUDA_VISIBLE_DEVICES), a "
+        "larger --max_gpu_memory_gib or a smaller model; no report was written."
+    )
 
 
 def out_of_memory(

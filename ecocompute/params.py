@@ -61,6 +61,12 @@ class RunParams:
         6.0, "LLM.int8() outlier threshold (0.0 = the pure INT8 variant)"
     )
     idle_seconds: float = _f(5.0, "seconds of idle power read with the models resident")
+    max_gpu_memory_gib: float | None = _f(
+        None,
+        "cap on each GPU's memory for one model's weights (GiB); a model larger than the "
+        "cap spreads over the next GPU(s), and the energy of every GPU it occupies is "
+        "summed (default: each GPU's free memory)",
+    )
     output_dir: str = _f("outputs", "folder for energy.json", yaml=False)
     dry_run: bool = _f(False, "skip the GPU: report the published-reference figure", yaml=False)
     quiet: bool = _f(False, "no progress lines on stderr", yaml=False)
@@ -132,7 +138,7 @@ def _as_str(name: str, value: object) -> str:
 
 
 def _coerce(name: str, value: object) -> object:
-    if name == "params_b":
+    if name in ("params_b", "max_gpu_memory_gib"):
         return None if value is None else _as_float(name, value)
     kind = {int: _as_int, float: _as_float, bool: _as_bool, str: _as_str}
     default = FIELDS[name].default
@@ -167,6 +173,8 @@ def _validate(p: RunParams) -> RunParams:
         raise InputError("sample_rate_hz", p.sample_rate_hz, f"must be within {lo:g}..{hi:g} Hz")
     if p.llm_int8_threshold < 0:
         raise InputError("llm_int8_threshold", p.llm_int8_threshold, "must be 0 or more")
+    if p.max_gpu_memory_gib is not None and p.max_gpu_memory_gib <= 0:
+        raise InputError("max_gpu_memory_gib", p.max_gpu_memory_gib, "must be a positive GiB")
     if p.idle_seconds < 0:
         raise InputError("idle_seconds", p.idle_seconds, "must be 0 or more seconds")
     if p.tokens >= p.context_length:

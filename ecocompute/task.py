@@ -70,7 +70,7 @@ def run_energy_estimate(
             return reference_report(params, FallbackReason("dry_run", "--dry_run"), hardware)
         if accelerator is None:
             try:
-                accelerator = open_cuda(hardware.accelerator_count)
+                accelerator = open_cuda(hardware.accelerator_count, params.max_gpu_memory_gib)
             except AcceleratorUnavailable as exc:
                 progress(f"reference path: {exc.reason}")
                 return reference_report(params, FallbackReason(exc.code, exc.reason), hardware)

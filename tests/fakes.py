@@ -153,8 +153,11 @@ class CpuAccelerator:
         if self.sync_s:
             time.sleep(self.sync_s)
 
-    def device_map(self) -> Any:
-        return {"": "cpu"}
+    def placement(self) -> dict[str, Any]:
+        return {"device_map": {"": "cpu"}}
+
+    def offloaded(self, model: Any) -> list[str]:
+        return []  # the CPU is this stand-in's device
 
     def input_device(self) -> Any:
         return "cpu"
@@ -239,5 +242,5 @@ def install_fakes(
     import ecocompute.task as task
 
     set_attr(task, "open_nvml", telemetry)
-    set_attr(task, "open_cuda", lambda nvml_count: accelerator or CpuAccelerator())
+    set_attr(task, "open_cuda", lambda count, cap_gib=None: accelerator or CpuAccelerator())
     set_attr(task, "ModelBackend", backend)

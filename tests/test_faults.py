@@ -374,6 +374,69 @@ def test_out_of_memory_names_model_format_and_memory(cli, tmp_path, monkeypatch,
     assert_untouched(tmp_path, before)
 
 
+# --- A model that would spill off the GPUs -> exit 1, nothing written -----------------
+
+
+class SpillingAccelerator(CpuAccelerator):
+    """A CPU stand-in on which accelerate 'placed' part of the model on the CPU."""
+
+    max_memory_gib = 1.5
+
+    def offloaded(self, model):
+        return ["lm_head", "model.norm"]
+
+
+def test_a_model_placed_partly_off_the_gpus_is_refused(cli, tmp_path, monkeypatch):
+    """Energy spent on offloaded layers is not GPU-package energy: such a run is refused
+    before any trial, naming the model, the format and the cap."""
+    install_fakes(monkeypatch.setattr, FakeTelemetry, SpillingAccelerator(), StandInQuantBackend)
+    before = previous_report(tmp_path)
+    ran = cli("energy_estimate", *MEASURE, "--precision", "FP16", "--output_dir", str(tmp_path))
+    assert ran.status == 1
+    line = one_line(ran)
+    assert line.startswith(
+        "ecocompute: error: synthetic:tiny-test at FP16 does not fit on this process's GPU(s) "
+        "within --max_gpu_memory_gib 1.5 per GPU (2 module(s) placed off the GPU(s), e.g. "
+        "lm_head). Offloading to the CPU or disk is not measured"
+    )
+    assert line.endswith("no report was written.")
+    assert_untouched(tmp_path, before)
+
+
+@pytest.mark.parametrize(
+    ("message", "refused"),
+    [
+        (
+            "The current device_map had weights offloaded to the disk. Please provide an "
+            "offload_folder for them.",
+            True,
+        ),
+        (
+            "Some modules are dispatched on the CPU or the disk. Make sure you have enough "
+            "GPU RAM to fit the quantized model.",
+            True,
+        ),
+        ("Unrecognized configuration class", False),
+    ],
+)
+def test_transformers_refusing_a_spilled_placement_is_does_not_fit(monkeypatch, message, refused):
+    from transformers import AutoModelForCausalLM
+
+    from ecocompute.errors import RunError
+
+    def refuse(*args, **kwargs):
+        raise ValueError(message)
+
+    checkpoint = ModelBackend().checkpoint("synthetic:tiny-test", CpuAccelerator())
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", refuse)
+    if refused:
+        with pytest.raises(RunError, match="does not fit on this process's GPU"):
+            models.load(checkpoint, "NF4", CpuAccelerator(), 6.0)
+    else:
+        with pytest.raises(ValueError, match="Unrecognized"):
+            models.load(checkpoint, "NF4", CpuAccelerator(), 6.0)
+
+
 def test_a_load_that_is_not_quantized_is_refused():
     """A model labelled NF4 that has no 4-bit layers would report FP16's numbers as NF4's."""
     import torch

@@ -49,6 +49,14 @@ def test_flags_override_the_file(tmp_path):
     assert p.iterations == DEFAULTS.iterations  # default where neither says
 
 
+def test_max_gpu_memory_is_optional_and_read_from_flags_or_yaml(tmp_path):
+    assert DEFAULTS.max_gpu_memory_gib is None
+    assert resolve(None, {"max_gpu_memory_gib": "1.5"}).max_gpu_memory_gib == 1.5
+    f = tmp_path / "p.yaml"
+    f.write_text("max_gpu_memory_gib: 40\n")
+    assert resolve(str(f), {}).max_gpu_memory_gib == 40.0
+
+
 def test_precision_is_case_insensitive():
     assert resolve(None, {"precision": "nf4"}).precision == "NF4"
 
@@ -72,6 +80,8 @@ def test_precision_is_case_insensitive():
         ({"tokens": "2.5"}, "tokens"),
         ({"tokens": "4096"}, "tokens"),  # does not fit context_length 2048
         ({"quality_seq_len": "0"}, "quality_seq_len"),
+        ({"max_gpu_memory_gib": "0"}, "max_gpu_memory_gib"),
+        ({"max_gpu_memory_gib": "lots"}, "max_gpu_memory_gib"),
     ],
 )
 def test_bad_values_name_the_field(flags, field):
