@@ -18,7 +18,7 @@ from ecocompute.archs import arch_from_product_name
 from ecocompute.errors import MeasurementRefused
 from ecocompute.fallback import FallbackReason, KnownHardware, reference_report
 from ecocompute.measure import Arm, Trial, run_trials, warm_up
-from ecocompute.measured_report import results_block
+from ecocompute.measured_report import format_gpus_note, results_block
 from ecocompute.models import (
     Checkpoint,
     LoadedModel,
@@ -123,6 +123,9 @@ class Measurement:
     quality_error: str | None = None
     prompt_tokens: int | None = None
     meters: list[EnergyMeter] = field(default_factory=list)
+    # NVML indices each format's energy sums (the GPUs its model occupies)
+    format_gpus: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    idle_meter: EnergyMeter | None = None
 
     # -- devices -----------------------------------------------------------------
     def nvml_indices(self, loaded: LoadedModel) -> list[int]:
@@ -216,6 +219,26 @@ class Measurement:
         )
         return Arm(loaded.precision, generate, new_tokens, meter)
 
+    def union_meter(self, indices: list[int], sampler: PowerSampler) -> EnergyMeter:
+        meter = EnergyMeter(
+            self.telemetry,
+            indices,
+            sampler,
+            self.accelerator.synchronize,
+            use_counter=all(self.caps[i].energy_counter for i in indices),
+        )
+        meter.calibrate()
+        return meter
+
+    def idle_power_by_gpu(self) -> dict[int, float] | None:
+        """Idle watts per NVML index, from the idle window."""
+        if self.idle is None or self.idle_meter is None:
+            return None
+        return {
+            i: j / self.idle.duration_s
+            for i, j in zip(self.idle_meter.indices, self.idle.per_gpu_j, strict=True)
+        }
+
     # -- the protocol --------------------------------------------------------------
     def run_phase(self, loaded: list[LoadedModel], prompt: tuple[Any, Any], *, idle: bool) -> None:
         """Sampler on for: idle window, warm-ups, measured trials; off on return."""
@@ -232,10 +255,16 @@ class Measurement:
             ]
             for arm in arms:
                 arm.meter.calibrate()
+                self.format_gpus[arm.precision] = arm.meter.indices
             self.meters.extend(arm.meter for arm in arms)
             if idle and p.idle_seconds > 0:
+                # Idle power of every GPU in the phase, so each format can subtract that of
+                # the GPUs it occupies (formats spread differently read different GPUs).
+                self.idle_meter = next(
+                    (a.meter for a in arms if a.meter.indices == tuple(indices)), None
+                ) or self.union_meter(indices, sampler)
                 self.progress(f"idle power: {p.idle_seconds:g} s with the model(s) resident")
-                self.idle = arms[0].meter.idle(p.idle_seconds)
+                self.idle = self.idle_meter.idle(p.idle_seconds)
                 self.progress(f"idle: {self.idle.energy_j / self.idle.duration_s:.1f} W")
             warm_up(arms, p.warmup, self.progress)
             run_trials(
@@ -330,7 +359,11 @@ class Measurement:
         )
         if checkpoint.weights == "synthetic" and p.precision == "INT8":
             note += " Synthetic weights understate the INT8 outlier-path penalty."
-        results = results_block(p.precision, self.trials, self.idle, note)
+        if len(set(self.format_gpus.values())) > 1:
+            note += " " + format_gpus_note(self.format_gpus)
+        results = results_block(
+            p.precision, self.trials, self.idle, note, self.format_gpus, self.idle_power_by_gpu()
+        )
         arch = arch_from_product_name(used[0].nvml.name)
         return assemble(
             p,

@@ -4,7 +4,7 @@ interval and the verdict. Pure functions of the trials."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecocompute.measure import Trial
@@ -21,7 +21,32 @@ def idle_power_w(idle: WindowReading | None) -> float | None:
     return None if idle is None else idle.energy_j / idle.duration_s
 
 
-def format_stats(trials: Sequence[Trial], idle_w: float | None) -> dict[str, Any]:
+def gpu_list(indices: Sequence[int]) -> str:
+    return f"GPU{'s' if len(indices) > 1 else ''} {', '.join(str(i) for i in indices)}"
+
+
+def format_gpus_note(format_gpus: Mapping[str, Sequence[int]]) -> str:
+    """Said wherever the formats occupy different GPUs: the comparison then includes
+    the whole package power of every GPU a format needs, idle or not."""
+    where = "; ".join(f"{fmt} on {gpu_list(gpus)}" for fmt, gpus in format_gpus.items())
+    return (
+        f"The formats occupy different GPUs ({where}): each format's energy sums every "
+        "GPU its model occupies, so a format that needs more GPUs pays for all of them."
+    )
+
+
+def format_idle_w(
+    gpus: Sequence[int] | None, idle_by_gpu: Mapping[int, float] | None
+) -> float | None:
+    """Idle watts of the GPUs a format occupies; None where one of them was not read."""
+    if gpus is None or idle_by_gpu is None or any(i not in idle_by_gpu for i in gpus):
+        return None
+    return sum(idle_by_gpu[i] for i in gpus)
+
+
+def format_stats(
+    trials: Sequence[Trial], idle_w: float | None, gpus: Sequence[int] | None = None
+) -> dict[str, Any]:
     per_token = [t.energy_per_token_mj for t in trials]
     s = summarise(per_token)
     total_j = sum(t.reading.energy_j for t in trials)
@@ -45,6 +70,8 @@ def format_stats(trials: Sequence[Trial], idle_w: float | None) -> dict[str, Any
         "total_energy_joules": _r(total_j),
         "tokens_generated": tokens,
         "sampled_energy_per_token_mj": _r(sampled),
+        "nvml_indices": None if gpus is None else list(gpus),
+        "idle_power_watts": _r(idle_w),
     }
 
 
@@ -71,14 +98,26 @@ def trial_record(t: Trial) -> dict[str, Any]:
 
 
 def results_block(
-    precision: str, trials: Sequence[Trial], idle: WindowReading | None, note: str
+    precision: str,
+    trials: Sequence[Trial],
+    idle: WindowReading | None,
+    note: str,
+    format_gpus: Mapping[str, Sequence[int]] | None = None,
+    idle_by_gpu: Mapping[int, float] | None = None,
 ) -> dict[str, Any]:
-    """The report's results for a measured run (basis "measured")."""
+    """The report's results for a measured run (basis "measured").
+
+    format_gpus: the NVML indices each format's energy sums; idle_by_gpu: idle watts per
+    NVML index. Without them (one GPU set) the idle window's total applies to all."""
     idle_w = idle_power_w(idle)
     by_format: dict[str, list[Trial]] = {}
     for t in trials:
         by_format.setdefault(t.precision, []).append(t)
-    per_format = {p: format_stats(ts, idle_w) for p, ts in by_format.items()}
+    per_format = {}
+    for fmt, ts in by_format.items():
+        gpus = None if format_gpus is None else format_gpus.get(fmt)
+        fmt_idle_w = idle_w if idle_by_gpu is None else format_idle_w(gpus, idle_by_gpu)
+        per_format[fmt] = format_stats(ts, fmt_idle_w, gpus)
     target = per_format[precision]
     fp16 = per_format["FP16"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ecocompute.measured_report import gpu_list
 from ecocompute.software import stack_in_words
 
 _BASIS_WORDS = {
@@ -58,6 +59,9 @@ def render(report: dict[str, Any], path: str) -> str:
     lines.append(f"  why        {why}")
     if basis == "measured" and res.get("trials"):
         lines.append(f"  check      {_cross_check(res)}")
+        gpus = _gpus_by_format(res)
+        if gpus:
+            lines.append(f"  gpus       {gpus}")
     arch_source = sut.get("gpu_arch_source", "")
     if "pass --gpu_arch" in arch_source:
         lines.append(f"  note       {arch_source}")
@@ -90,6 +94,16 @@ def _cross_check(res: dict[str, Any]) -> str:
         f"10 Hz sampler vs energy counter: mean {res['sampled_vs_counter_pct']:+.2f}%, "
         f"largest {res['sampled_vs_counter_max_abs_pct']:.2f}% over {windows} windows; {reads}"
     )
+
+
+def _gpus_by_format(res: dict[str, Any]) -> str | None:
+    """Where the formats occupy different GPUs, which; None where they share them."""
+    per = res.get("per_format") or {}
+    sets = {fmt: stats.get("nvml_indices") for fmt, stats in per.items()}
+    if None in sets.values() or len({tuple(v) for v in sets.values()}) < 2:
+        return None
+    where = "; ".join(f"{fmt} on {gpu_list(v)}" for fmt, v in sets.items())
+    return f"{where} (NVML index): each format's energy sums every GPU it occupies"
 
 
 def _verdict_words(precision: str, res: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ import pytest
 from ecocompute.params import resolve
 from ecocompute.progress import Progress
 from ecocompute.report import validation_errors
+from ecocompute.summary import render
 from ecocompute.task import run_energy_estimate
 
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, fake_devices
@@ -172,3 +173,48 @@ def test_a_model_spread_over_two_gpus_sums_both_counters():
         assert trial["energy_joules"] == pytest.approx(first + second, abs=1e-3)
         assert first == pytest.approx(2 * second, rel=0.2)  # 100 W and 50 W
     assert report["results"]["idle_power_watts"] == pytest.approx(150.0, rel=0.05)
+
+
+class SpreadAccelerator(CpuAccelerator):
+    """Two fake GPUs: the first model loaded (FP16) spans both, later ones only GPU 0,
+    as a --max_gpu_memory_gib cap between their sizes would place them."""
+
+    def __init__(self) -> None:
+        super().__init__(devices=fake_devices(2))
+        self._models: list[int] = []
+
+    def occupied(self, model):
+        if id(model) not in self._models:
+            self._models.append(id(model))
+        return (0, 1) if self._models.index(id(model)) == 0 else (0,)
+
+
+def test_formats_on_different_gpus_sum_their_own_gpus_and_subtract_their_own_idle():
+    telemetry = FakeTelemetry(fake_devices(2), power_w={0: lambda t: 100.0, 1: lambda t: 40.0})
+    report = run_energy_estimate(
+        _params(precision="NF4", iterations="2"),
+        Progress(quiet=True),
+        open_telemetry=lambda: telemetry,
+        accelerator=SpreadAccelerator(),
+        backend=StandInQuantBackend(),
+    )
+    assert validation_errors(report) == []
+    res = report["results"]
+    fp16, nf4 = res["per_format"]["FP16"], res["per_format"]["NF4"]
+    assert (fp16["nvml_indices"], nf4["nvml_indices"]) == ([0, 1], [0])
+    # Idle is read on both GPUs; each format subtracts only the idle of its own GPUs.
+    assert res["idle_power_watts"] == pytest.approx(140.0, rel=0.05)
+    assert fp16["idle_power_watts"] == pytest.approx(140.0, rel=0.05)
+    assert nf4["idle_power_watts"] == pytest.approx(100.0, rel=0.05)
+    for trial in res["trials"]:
+        gpus = 2 if trial["format"] == "FP16" else 1
+        assert len(trial["per_gpu_energy_joules"]) == gpus
+        assert trial["avg_power_watts"] == pytest.approx(140.0 if gpus == 2 else 100.0, rel=0.15)
+    # Constant power: nothing above idle, for either format (not NF4 minus both GPUs' idle).
+    for stats in (fp16, nf4):
+        per_token = stats["energy_per_token_mj"]
+        assert abs(stats["energy_above_idle_per_token_mj"]) < 0.2 * per_token
+    assert "The formats occupy different GPUs (FP16 on GPUs 0, 1; NF4 on GPU 0)" in res["note"]
+    assert [g["nvml_index"] for g in report["system_under_test"]["gpus"]] == [0, 1]
+    summary = render(report, "energy.json")
+    assert "gpus       FP16 on GPUs 0, 1; NF4 on GPU 0 (NVML index)" in summary
