@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The multi-GPU paths on a 2-GPU H200 machine (device tool). Logs and reports in $OUT.
+# Usage: bash benchmarks/multi_gpu_h200.sh [spread] [nocap] [refused]
 #   spread:  tinyllama-1.1b NF4 with --max_gpu_memory_gib 1.5, so FP16 (2.1 GB) spans
 #            GPUs 0 and 1: the report should list both, with per-GPU energies summed;
 #            NVML counters of both GPUs are read before and after for comparison.
@@ -22,7 +23,13 @@ run() {  # name, extra args...
   python3 benchmarks/energy_counters.py after >> "$OUT/$name.log"
   tail -22 "$OUT/$name.log"
 }
-run spread --max_gpu_memory_gib 1.5
-run nocap
-CUDA_VISIBLE_DEVICES=0 run refused --max_gpu_memory_gib 0.5
+# Which cases: all by default, or the ones named (spread nocap refused).
+CASES=${*:-spread nocap refused}
+for case in $CASES; do
+  case $case in
+    spread) run spread --max_gpu_memory_gib 1.5 ;;
+    nocap) run nocap ;;
+    refused) CUDA_VISIBLE_DEVICES=0 run refused --max_gpu_memory_gib 0.5 ;;
+  esac
+done
 python3 -m ecocompute validate "$OUT"/*/energy.json
