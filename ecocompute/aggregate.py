@@ -200,8 +200,9 @@ def _num(value: float | None, fmt: str) -> str:
 def render_table(groups: Sequence[Group]) -> str:
     """The human table: one block per card and software stack, one line per group."""
     lines: list[str] = []
+    width = max([16, *(len(g.protocol) for g in groups)])
     header = (
-        f"{'model':<28} {'size B':>7} {'fmt':<4} {'protocol':<16} {'n':>2} {'pairs':>5} "
+        f"{'model':<28} {'size B':>7} {'fmt':<4} {'protocol':<{width}} {'n':>2} {'pairs':>5} "
         f"{'mJ/token':>9} {'sd':>7} {'CV%':>5} {'trCV%':>5}  {'vs FP16':>8} {'sd':>6} {'CV%':>6} "
         f"{'95% CI':>17}  basis"
     )
@@ -221,7 +222,7 @@ def render_table(groups: Sequence[Group]) -> str:
         delta = "-" if d.mean is None else f"{d.mean:+.1f}%"
         lines.append(
             f"{g.model[:28]:<28} {_num(g.params_b, '.3g'):>7} {g.precision:<4} "
-            f"{g.protocol:<16} {g.n:>2} {_num(g.trials, 'd'):>5} "
+            f"{g.protocol:<{width}} {g.n:>2} {_num(g.trials, 'd'):>5} "
             f"{_num(e.mean, ',.1f'):>9} {_num(e.std, '.1f'):>7} {_num(e.cv_pct, '.1f'):>5} "
             f"{_num(g.trial_cv().mean, '.1f'):>5}  "
             f"{delta:>8} {_num(d.std, '.1f'):>6} {_num(d.cv_pct, '.1f'):>6} "

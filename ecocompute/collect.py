@@ -105,10 +105,13 @@ class Report:
 
     @property
     def protocol(self) -> str:
-        """New tokens per run and batch size: reports of different workloads never pool."""
+        """New tokens per run, batch size, and for a measurement over several GPUs their
+        number: reports of different workloads or placements never pool."""
         work = self.doc["workload"]
         tokens = work.get("max_new_tokens", self.doc["measurement"]["tokens_per_run"])
-        return f"{tokens} tok, batch {work['batch_size']}"
+        text = f"{tokens} tok, batch {work['batch_size']}"
+        gpus = self.doc["system_under_test"].get("accelerator_count") or 1
+        return f"{text}, {gpus} GPUs" if self.measured and gpus > 1 else text
 
     @property
     def energy_per_token_mj(self) -> float | None:

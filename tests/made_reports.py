@@ -35,10 +35,11 @@ def measured(
     arch: str = "hopper",
     torch: str = "2.11.0",
     tokens: int = 256,
+    gpus: int = 1,
 ) -> dict[str, Any]:
     doc = copy.deepcopy(_base())
     sut, work, res = doc["system_under_test"], doc["workload"], doc["results"]
-    sut["gpu"], sut["gpu_arch"] = gpu, arch
+    sut["gpu"], sut["gpu_arch"], sut["accelerator_count"] = gpu, arch, gpus
     for g in sut["gpus"]:
         g["name"] = gpu
     work["model_name"] = model or f"synthetic:made-{params_b:g}b"

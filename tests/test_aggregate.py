@@ -51,6 +51,7 @@ def test_measured_derived_software_and_protocol_never_share_a_row(tmp_path, run_
     write(measured(delta=10.0), tmp_path / "m1")
     write(measured(delta=11.0, torch="2.12.0"), tmp_path / "other-stack")
     write(measured(delta=12.0, tokens=32), tmp_path / "smoke")
+    write(measured(delta=-50.0, gpus=2), tmp_path / "spread")  # FP16 over two GPUs
     done = run_cli(
         "energy_estimate",
         "--dry_run",
@@ -67,8 +68,13 @@ def test_measured_derived_software_and_protocol_never_share_a_row(tmp_path, run_
     )
     assert done.returncode == 0, done.stderr
     groups = group_reports(read_reports([tmp_path])[0])
-    assert len(groups) == 4
-    assert [g.kind for g in groups] == ["measured"] * 3 + ["derived"]
+    assert len(groups) == 5
+    assert [g.kind for g in groups] == ["measured"] * 4 + ["derived"]
+    assert {g.protocol for g in groups if g.kind == "measured"} == {
+        "256 tok, batch 1",
+        "32 tok, batch 1",
+        "256 tok, batch 1, 2 GPUs",
+    }
     assert all(g.n == 1 for g in groups)
     assert len({g.fingerprint for g in groups if g.kind == "measured"}) == 2
 
