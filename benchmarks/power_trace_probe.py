@@ -15,9 +15,7 @@ import threading
 import time
 
 import pynvml
-
-from ecocompute.accel import CudaAccelerator
-from ecocompute.models import ModelBackend
+from probe_models import greedy, load_models
 
 
 def main() -> None:
@@ -28,11 +26,7 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
 
-    accel = CudaAccelerator()
-    backend = ModelBackend()
-    checkpoint = backend.checkpoint(args.model, accel)
-    models = {p: backend.load(checkpoint, p, accel, 6.0).model for p in ("FP16", "NF4")}
-    ids, mask = backend.prompt(checkpoint, 1, accel)
+    accel, models, prompt = load_models(args.model)
     pynvml.nvmlInit()
     handle = pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{accel.devices()[0].uuid}")
     polls: list[tuple[float, int, int]] = []
@@ -45,13 +39,7 @@ def main() -> None:
             time.sleep(0.001)
 
     def decode(model) -> None:
-        model.generate(
-            input_ids=ids,
-            attention_mask=mask,
-            max_new_tokens=args.tokens,
-            min_new_tokens=args.tokens,
-            do_sample=False,
-        )
+        greedy(model, prompt, args.tokens)
 
     for model in models.values():
         decode(model)

@@ -14,8 +14,8 @@ import contextlib
 import statistics
 import time
 
-from ecocompute.accel import CudaAccelerator
-from ecocompute.models import ModelBackend
+from probe_models import greedy, load_models
+
 from ecocompute.telemetry.mapping import match_devices
 from ecocompute.telemetry.nvml import open_nvml
 from ecocompute.telemetry.sampler import PowerSampler
@@ -30,26 +30,17 @@ def main() -> None:
     parser.add_argument("--rate_hz", type=float, default=10.0)
     args = parser.parse_args()
 
-    accel = CudaAccelerator()
+    accel, models, prompt = load_models(args.model, ("FP16",))
+    model = models["FP16"]
     telemetry = open_nvml()
     nvml_index = match_devices(accel.devices(), telemetry.devices())[0].nvml.index
-    backend = ModelBackend()
-    checkpoint = backend.checkpoint(args.model, accel)
-    model = backend.load(checkpoint, "FP16", accel, 6.0).model
-    ids, mask = backend.prompt(checkpoint, 1, accel)
 
     def decode_s(sampling: bool) -> float:
         sampler = PowerSampler(lambda i: mw_to_w(telemetry.power_mw(i)), [nvml_index], args.rate_hz)
         with sampler if sampling else contextlib.nullcontext():
             accel.synchronize()
             t0 = time.perf_counter()
-            model.generate(
-                input_ids=ids,
-                attention_mask=mask,
-                max_new_tokens=args.tokens,
-                min_new_tokens=args.tokens,
-                do_sample=False,
-            )
+            greedy(model, prompt, args.tokens)
             accel.synchronize()
             return time.perf_counter() - t0
 

@@ -210,25 +210,17 @@ class Measurement:
         def new_tokens(output: Any) -> int:
             return int(output.shape[-1] - prompt_len) * int(output.shape[0])
 
-        meter = EnergyMeter(
-            self.telemetry,
-            indices,
-            sampler,
-            self.accelerator.synchronize,
-            use_counter=all(self.caps[i].energy_counter for i in indices),
-        )
-        return Arm(loaded.precision, generate, new_tokens, meter)
+        return Arm(loaded.precision, generate, new_tokens, self.meter(indices, sampler))
 
-    def union_meter(self, indices: list[int], sampler: PowerSampler) -> EnergyMeter:
-        meter = EnergyMeter(
+    def meter(self, indices: list[int], sampler: PowerSampler) -> EnergyMeter:
+        """A meter over these GPUs (NVML indices), not yet calibrated."""
+        return EnergyMeter(
             self.telemetry,
             indices,
             sampler,
             self.accelerator.synchronize,
             use_counter=all(self.caps[i].energy_counter for i in indices),
         )
-        meter.calibrate()
-        return meter
 
     def idle_power_by_gpu(self) -> dict[int, float] | None:
         """Idle watts per NVML index, from the idle window."""
@@ -260,9 +252,11 @@ class Measurement:
             if idle and p.idle_seconds > 0:
                 # Idle power of every GPU in the phase, so each format can subtract that of
                 # the GPUs it occupies (formats spread differently read different GPUs).
-                self.idle_meter = next(
-                    (a.meter for a in arms if a.meter.indices == tuple(indices)), None
-                ) or self.union_meter(indices, sampler)
+                shared = [a.meter for a in arms if a.meter.indices == tuple(indices)]
+                if not shared:
+                    shared = [self.meter(indices, sampler)]
+                    shared[0].calibrate()
+                self.idle_meter = shared[0]
                 self.progress(f"idle power: {p.idle_seconds:g} s with the model(s) resident")
                 self.idle = self.idle_meter.idle(p.idle_seconds)
                 self.progress(f"idle: {self.idle.energy_j / self.idle.duration_s:.1f} W")
