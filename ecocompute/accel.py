@@ -13,6 +13,7 @@ from ecocompute.telemetry.mapping import CudaDevice
 
 class Accelerator(Protocol):
     kind: str  # "cuda" for real measurements
+    max_memory_gib: float | None  # cap per GPU for one model's weights; None: free memory
 
     def devices(self) -> list[CudaDevice]: ...
 

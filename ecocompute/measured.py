@@ -122,9 +122,7 @@ class Measurement:
     scores: dict[str, tuple[float, int, int]] = field(default_factory=dict)
     quality_error: str | None = None
     prompt_tokens: int | None = None
-    meters: list[EnergyMeter] = field(default_factory=list)
-    # NVML indices each format's energy sums (the GPUs its model occupies)
-    format_gpus: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    arms: list[Arm] = field(default_factory=list)  # every format, every phase
     idle_meter: EnergyMeter | None = None
 
     # -- devices -----------------------------------------------------------------
@@ -143,19 +141,23 @@ class Measurement:
         return indices
 
     def edges_record(self) -> dict[str, Any]:
-        records = [m.edges_record() for m in self.meters]
+        records = [arm.meter.edges_record() for arm in self.arms]
         worst = max(records, key=lambda r: r["mode"] != "interpolated between counter steps")
         return {**worst, "fallback_edges": sum(int(r["fallback_edges"]) for r in records)}
 
     def used(self) -> list[DeviceMatch]:
         """The GPUs measured: those any meter read, in NVML order."""
-        measured = {i for meter in self.meters for i in meter.indices}
+        measured = {i for arm in self.arms for i in arm.meter.indices}
         return [
             m for m in sorted(self.matches, key=lambda m: m.nvml.index) if m.nvml.index in measured
         ]
 
     def counter_everywhere(self) -> bool:
-        return all(meter.use_counter for meter in self.meters)
+        return all(arm.meter.use_counter for arm in self.arms)
+
+    def format_gpus(self) -> dict[str, tuple[int, ...]]:
+        """NVML indices each format's energy sums (the GPUs its model occupies)."""
+        return {arm.precision: arm.meter.indices for arm in self.arms}
 
     # -- models ------------------------------------------------------------------
     def load(self, checkpoint: Checkpoint, precision: str) -> LoadedModel:
@@ -222,6 +224,19 @@ class Measurement:
             use_counter=all(self.caps[i].energy_counter for i in indices),
         )
 
+    def meter_over_all(
+        self, arms: list[Arm], indices: list[int], sampler: PowerSampler
+    ) -> EnergyMeter:
+        """A calibrated meter over every GPU of the phase, for idle power: each format
+        then subtracts the idle of the GPUs it occupies. An arm's own meter when one
+        already covers them all (the usual case: one GPU)."""
+        for arm in arms:
+            if arm.meter.indices == tuple(indices):
+                return arm.meter
+        meter = self.meter(indices, sampler)
+        meter.calibrate()
+        return meter
+
     def idle_power_by_gpu(self) -> dict[int, float] | None:
         """Idle watts per NVML index, from the idle window."""
         if self.idle is None or self.idle_meter is None:
@@ -247,16 +262,9 @@ class Measurement:
             ]
             for arm in arms:
                 arm.meter.calibrate()
-                self.format_gpus[arm.precision] = arm.meter.indices
-            self.meters.extend(arm.meter for arm in arms)
+            self.arms.extend(arms)
             if idle and p.idle_seconds > 0:
-                # Idle power of every GPU in the phase, so each format can subtract that of
-                # the GPUs it occupies (formats spread differently read different GPUs).
-                shared = [a.meter for a in arms if a.meter.indices == tuple(indices)]
-                if not shared:
-                    shared = [self.meter(indices, sampler)]
-                    shared[0].calibrate()
-                self.idle_meter = shared[0]
+                self.idle_meter = self.meter_over_all(arms, indices, sampler)
                 self.progress(f"idle power: {p.idle_seconds:g} s with the model(s) resident")
                 self.idle = self.idle_meter.idle(p.idle_seconds)
                 self.progress(f"idle: {self.idle.energy_j / self.idle.duration_s:.1f} W")
@@ -353,10 +361,11 @@ class Measurement:
         )
         if checkpoint.weights == "synthetic" and p.precision == "INT8":
             note += " Synthetic weights understate the INT8 outlier-path penalty."
-        if len(set(self.format_gpus.values())) > 1:
-            note += " " + format_gpus_note(self.format_gpus)
+        format_gpus = self.format_gpus()
+        if len(set(format_gpus.values())) > 1:
+            note += " " + format_gpus_note(format_gpus)
         results = results_block(
-            p.precision, self.trials, self.idle, note, self.format_gpus, self.idle_power_by_gpu()
+            p.precision, self.trials, self.idle, note, format_gpus, self.idle_power_by_gpu()
         )
         arch = arch_from_product_name(used[0].nvml.name)
         return assemble(

@@ -25,27 +25,30 @@ def gpu_list(indices: Sequence[int]) -> str:
     return f"GPU{'s' if len(indices) > 1 else ''} {', '.join(str(i) for i in indices)}"
 
 
+def formats_on_gpus(format_gpus: Mapping[str, Sequence[int]]) -> str:
+    """ "FP16 on GPUs 0, 1; NF4 on GPU 0" """
+    return "; ".join(f"{fmt} on {gpu_list(gpus)}" for fmt, gpus in format_gpus.items())
+
+
 def format_gpus_note(format_gpus: Mapping[str, Sequence[int]]) -> str:
     """Said wherever the formats occupy different GPUs: the comparison then includes
     the whole package power of every GPU a format needs, idle or not."""
-    where = "; ".join(f"{fmt} on {gpu_list(gpus)}" for fmt, gpus in format_gpus.items())
     return (
-        f"The formats occupy different GPUs ({where}): each format's energy sums every "
+        f"The formats occupy different GPUs ({formats_on_gpus(format_gpus)}): each "
+        "format's energy sums every "
         "GPU its model occupies, so a format that needs more GPUs pays for all of them."
     )
 
 
-def format_idle_w(
-    gpus: Sequence[int] | None, idle_by_gpu: Mapping[int, float] | None
-) -> float | None:
+def format_idle_w(gpus: Sequence[int], idle_by_gpu: Mapping[int, float] | None) -> float | None:
     """Idle watts of the GPUs a format occupies; None where one of them was not read."""
-    if gpus is None or idle_by_gpu is None or any(i not in idle_by_gpu for i in gpus):
+    if idle_by_gpu is None or any(i not in idle_by_gpu for i in gpus):
         return None
     return sum(idle_by_gpu[i] for i in gpus)
 
 
 def format_stats(
-    trials: Sequence[Trial], idle_w: float | None, gpus: Sequence[int] | None = None
+    trials: Sequence[Trial], idle_w: float | None, gpus: Sequence[int]
 ) -> dict[str, Any]:
     per_token = [t.energy_per_token_mj for t in trials]
     s = summarise(per_token)
@@ -70,7 +73,7 @@ def format_stats(
         "total_energy_joules": _r(total_j),
         "tokens_generated": tokens,
         "sampled_energy_per_token_mj": _r(sampled),
-        "nvml_indices": None if gpus is None else list(gpus),
+        "nvml_indices": list(gpus),
         "idle_power_watts": _r(idle_w),
     }
 
@@ -102,22 +105,21 @@ def results_block(
     trials: Sequence[Trial],
     idle: WindowReading | None,
     note: str,
-    format_gpus: Mapping[str, Sequence[int]] | None = None,
-    idle_by_gpu: Mapping[int, float] | None = None,
+    format_gpus: Mapping[str, Sequence[int]],
+    idle_by_gpu: Mapping[int, float] | None,
 ) -> dict[str, Any]:
     """The report's results for a measured run (basis "measured").
 
     format_gpus: the NVML indices each format's energy sums; idle_by_gpu: idle watts per
-    NVML index. Without them (one GPU set) the idle window's total applies to all."""
+    NVML index (None without an idle window)."""
     idle_w = idle_power_w(idle)
     by_format: dict[str, list[Trial]] = {}
     for t in trials:
         by_format.setdefault(t.precision, []).append(t)
-    per_format = {}
-    for fmt, ts in by_format.items():
-        gpus = None if format_gpus is None else format_gpus.get(fmt)
-        fmt_idle_w = idle_w if idle_by_gpu is None else format_idle_w(gpus, idle_by_gpu)
-        per_format[fmt] = format_stats(ts, fmt_idle_w, gpus)
+    per_format = {
+        fmt: format_stats(ts, format_idle_w(format_gpus[fmt], idle_by_gpu), format_gpus[fmt])
+        for fmt, ts in by_format.items()
+    }
     target = per_format[precision]
     fp16 = per_format["FP16"]
 

@@ -177,7 +177,7 @@ def does_not_fit(
 ) -> RunError:
     """The error for a model that would only load partly on the GPUs: what spills onto
     the CPU or disk is not GPU-package energy, so such a run is refused."""
-    cap = getattr(accelerator, "max_memory_gib", None)
+    cap = accelerator.max_memory_gib
     within = "" if cap is None else f" within --max_gpu_memory_gib {cap:g} per GPU"
     first_line = detail.splitlines()[0][:160] if detail else ""
     return RunError(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecocompute.measured_report import gpu_list
+from ecocompute.measured_report import formats_on_gpus
 from ecocompute.software import stack_in_words
 
 _BASIS_WORDS = {
@@ -102,8 +102,7 @@ def _gpus_by_format(res: dict[str, Any]) -> str | None:
     sets = {fmt: stats.get("nvml_indices") for fmt, stats in per.items()}
     if None in sets.values() or len({tuple(v) for v in sets.values()}) < 2:
         return None
-    where = "; ".join(f"{fmt} on {gpu_list(v)}" for fmt, v in sets.items())
-    return f"{where} (NVML index): each format's energy sums every GPU it occupies"
+    return f"{formats_on_gpus(sets)} (NVML index): each format's energy sums every GPU it occupies"
 
 
 def _verdict_words(precision: str, res: dict[str, Any]) -> str:

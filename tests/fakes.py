@@ -131,6 +131,7 @@ class CpuAccelerator:
     """
 
     kind = "cpu"
+    max_memory_gib: float | None = None
 
     def __init__(
         self, devices: list[GpuDevice] | None = None, free_mib: int = 100_000, sync_s: float = 0.0
