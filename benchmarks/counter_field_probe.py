@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import threading
 import time
 
 import pynvml
-from probe_models import greedy, load_models
+from probe_models import load_models, windows_under_polling
 
 FIELD_AVERAGE, FIELD_INSTANT = 185, 186
 
@@ -35,50 +34,26 @@ def main() -> None:
     accel, models, prompt = load_models(args.model)
     pynvml.nvmlInit()
     handle = pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{accel.devices()[0].uuid}")
-    polls: list[tuple[float, float, int, int, int, int, int, int]] = []
-    stop = threading.Event()
 
-    def poll() -> None:
-        while not stop.is_set():
-            t_before = time.monotonic()
-            energy_mj = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)
-            avg, inst = pynvml.nvmlDeviceGetFieldValues(handle, [FIELD_AVERAGE, FIELD_INSTANT])
-            t_after = time.monotonic()
-            polls.append(
-                (
-                    t_before,
-                    t_after,
-                    int(energy_mj),
-                    int(inst.value.uiVal),
-                    int(inst.timestamp),
-                    int(inst.nvmlReturn),
-                    int(avg.value.uiVal),
-                    int(avg.nvmlReturn),
-                )
-            )
-            time.sleep(0.001)
+    def poll_once() -> tuple[float, float, int, int, int, int, int, int]:
+        t_before = time.monotonic()
+        energy_mj = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)
+        avg, inst = pynvml.nvmlDeviceGetFieldValues(handle, [FIELD_AVERAGE, FIELD_INSTANT])
+        t_after = time.monotonic()
+        return (
+            t_before,
+            t_after,
+            int(energy_mj),
+            int(inst.value.uiVal),
+            int(inst.timestamp),
+            int(inst.nvmlReturn),
+            int(avg.value.uiVal),
+            int(avg.nvmlReturn),
+        )
 
-    def decode(model) -> None:
-        greedy(model, prompt, args.tokens)
-
-    for model in models.values():
-        decode(model)
-    thread = threading.Thread(target=poll, daemon=True)
-    thread.start()
-    windows = []
-    time.sleep(1.0)
-    for k in range(args.windows):
-        precision = "FP16" if k % 2 == 0 else "NF4"
-        accel.synchronize()
-        t0 = time.monotonic()
-        decode(models[precision])
-        accel.synchronize()
-        t1 = time.monotonic()
-        windows.append({"precision": precision, "t0": t0, "t1": t1})
-        print(f"window {k}: {precision} {t1 - t0:.2f} s", flush=True)
-    time.sleep(1.0)
-    stop.set()
-    thread.join()
+    polls, windows = windows_under_polling(
+        accel, models, prompt, args.tokens, args.windows, poll_once
+    )
     columns = [
         "t_before_s",
         "t_after_s",
