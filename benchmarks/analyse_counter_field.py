@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from ecocompute.telemetry.sampler import integrate_trapezoid
+from ecocompute.monitor.sampler import integrate_trapezoid
 
 LAGS_S = np.round(np.arange(-0.2, 0.81, 0.02), 2)
 

@@ -14,7 +14,7 @@ import json
 import statistics
 import sys
 
-from ecocompute.telemetry.sampler import integrate_trapezoid
+from ecocompute.monitor.sampler import integrate_trapezoid
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import os
 def main() -> None:
     import torch
 
-    from ecocompute.accel import CudaAccelerator
+    from ecocompute.llm.cuda import CudaAccelerator
     from ecocompute.telemetry.mapping import match_devices
     from ecocompute.telemetry.nvml import open_nvml
 

@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ecocompute.accel import CudaAccelerator
-from ecocompute.models import ModelBackend
+from ecocompute.llm.cuda import CudaAccelerator
+from ecocompute.llm.loading import ModelBackend
 
 
 def load_models(

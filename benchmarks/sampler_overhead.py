@@ -16,9 +16,9 @@ import time
 
 from probe_models import greedy, load_models
 
+from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.telemetry.mapping import match_devices
 from ecocompute.telemetry.nvml import open_nvml
-from ecocompute.telemetry.sampler import PowerSampler
 from ecocompute.units import mw_to_w
 
 

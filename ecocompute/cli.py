@@ -94,11 +94,11 @@ def _add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> No
 
 def _cmd_energy_estimate(args: argparse.Namespace) -> int:
     from ecocompute import params as params_mod
-    from ecocompute.atomic import file_identity
+    from ecocompute.estimate.run import run_energy_estimate
     from ecocompute.progress import Progress, quiet_library_progress_bars
-    from ecocompute.report import REPORT_NAME, write_report
-    from ecocompute.summary import render
-    from ecocompute.task import run_energy_estimate
+    from ecocompute.report.atomic import file_identity
+    from ecocompute.report.document import REPORT_NAME, write_report
+    from ecocompute.report.summary import render
 
     flags = {name: getattr(args, name) for name in FIELDS if hasattr(args, name)}
     run = params_mod.resolve(args.parameters_file, flags)
@@ -132,7 +132,7 @@ def _add_validate(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from ecocompute.validate import validate_files
+    from ecocompute.report.validate import validate_files
 
     return validate_files(args.files, sys.stdout)
 
@@ -185,7 +185,7 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from ecocompute.sweep import split_list, sweep
+    from ecocompute.results.sweep import split_list, sweep
 
     flags = {
         name: getattr(args, name) for name in FIELDS if hasattr(args, name) and name != "output_dir"
@@ -219,8 +219,8 @@ def _add_aggregate(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    from ecocompute.aggregate import aggregate
-    from ecocompute.collect import read_reports
+    from ecocompute.results.aggregate import aggregate
+    from ecocompute.results.collect import read_reports
 
     reports, invalid = read_reports(args.paths)
     return aggregate(reports, invalid, sys.stdout, sys.stderr, args.output)
@@ -248,9 +248,9 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from ecocompute.aggregate import render_invalid
-    from ecocompute.collect import read_reports
-    from ecocompute.plots import plot_reports, require_matplotlib
+    from ecocompute.results.aggregate import render_invalid
+    from ecocompute.results.collect import read_reports
+    from ecocompute.results.plot import plot_reports, require_matplotlib
 
     require_matplotlib()
     reports, invalid = read_reports(args.paths)
@@ -282,8 +282,8 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from ecocompute.check import DEFAULT_K, NOT_GRADEABLE, check
-    from ecocompute.collect import Invalid, read_one
+    from ecocompute.results.check import DEFAULT_K, NOT_GRADEABLE, check
+    from ecocompute.results.collect import Invalid, read_one
 
     k = DEFAULT_K if args.k is None else args.k
     if not k > 0 or k != k:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ecocompute.archs import ARCH_CLASSES, normalise_arch_choice
 from ecocompute.errors import InputError
+from ecocompute.published.archs import ARCH_CLASSES, normalise_arch_choice
 
 PRECISIONS = ("FP16", "NF4", "INT8")
 MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes

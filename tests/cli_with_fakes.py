@@ -4,7 +4,7 @@ quantized backend. For tests that must signal or kill a real process:
 
     python -m tests.cli_with_fakes energy_estimate --model synthetic:tiny-test ...
 
-Only the seams of ecocompute.task are replaced; everything else (argument parsing,
+Only the seams of ecocompute.estimate.run are replaced; everything else (argument parsing,
 signal handling, the protocol, the report writer) is the shipped code.
 """
 

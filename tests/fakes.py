@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ecocompute.models import LoadedModel, ModelBackend
+from ecocompute.llm.loading import LoadedModel, ModelBackend
+from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.telemetry.base import (
     POWER_FIELD_INSTANT,
     Capabilities,
@@ -19,7 +20,6 @@ from ecocompute.telemetry.base import (
     TelemetryReadError,
 )
 from ecocompute.telemetry.mapping import CudaDevice
-from ecocompute.telemetry.sampler import PowerSampler
 
 PowerTrace = Callable[[float], float]  # watts at monotonic time t
 
@@ -240,7 +240,7 @@ def install_fakes(
     """Put the fakes behind the CLI: task.py looks up open_nvml, open_cuda and
     ModelBackend at call time. set_attr is monkeypatch.setattr in a test, or plain
     setattr in a subprocess driver (tests/cli_with_fakes.py)."""
-    import ecocompute.task as task
+    import ecocompute.estimate.run as task
 
     set_attr(task, "open_nvml", telemetry)
     set_attr(task, "open_cuda", lambda count, cap_gib=None: accelerator or CpuAccelerator())

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecocompute.reference import delta_pct
+from ecocompute.published.figures import delta_pct
 
 from .conftest import REPO
 

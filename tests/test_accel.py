@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from ecocompute.accel import CudaAccelerator
+from ecocompute.llm.cuda import CudaAccelerator
 
 GIB = 2**30
 

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from ecocompute.aggregate import aggregate, group_reports
 from ecocompute.cli import main
-from ecocompute.collect import read_reports, software_fingerprint
+from ecocompute.results.aggregate import aggregate, group_reports
+from ecocompute.results.collect import read_reports, software_fingerprint
 from ecocompute.stats import t_quantile
 
 from .conftest import REPO

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecocompute.archs import arch_from_product_name, normalise_arch_choice
+from ecocompute.published.archs import arch_from_product_name, normalise_arch_choice
 
 REAL_NAMES = [
     ("NVIDIA H200", "hopper"),

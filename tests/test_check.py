@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ecocompute.check import DEFAULT_SPREAD_PCT, curve_spread
 from ecocompute.cli import main
-from ecocompute.reference import curve_for
+from ecocompute.published.figures import curve_for
+from ecocompute.results.check import DEFAULT_SPREAD_PCT, curve_spread
 
 from .conftest import REPO
 from .made_reports import measured, write

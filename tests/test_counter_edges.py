@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from ecocompute.telemetry.counter_edges import (
+from ecocompute.monitor.counter_edges import (
     Step,
     rate_between,
     step_period_s,
@@ -14,8 +14,8 @@ from ecocompute.telemetry.counter_edges import (
     value_before_step,
     wait_for_step,
 )
-from ecocompute.telemetry.meter import EnergyMeter
-from ecocompute.telemetry.sampler import PowerSampler
+from ecocompute.monitor.meter import EnergyMeter
+from ecocompute.monitor.sampler import PowerSampler
 
 from .fakes import FakeTelemetry
 

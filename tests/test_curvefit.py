@@ -8,7 +8,8 @@ import pytest
 
 pytest.importorskip("scipy")
 
-from ecocompute.curvefit import (
+from ecocompute.published.figures import curve_for, delta_pct
+from ecocompute.results.curvefit import (
     EXTRAPOLATED,
     NONE_IN_RANGE,
     WITHIN,
@@ -17,7 +18,6 @@ from ecocompute.curvefit import (
     fit_points,
     se_from_ci,
 )
-from ecocompute.reference import curve_for, delta_pct
 from ecocompute.stats import t_quantile
 
 ADA = curve_for("ada", "NF4")

@@ -19,16 +19,16 @@ from pathlib import Path
 
 import pytest
 
-import ecocompute.task as task
-from ecocompute import models
+import ecocompute.estimate.run as task
 from ecocompute.cli import main
 from ecocompute.errors import MeasurementRefused
-from ecocompute.models import ModelBackend
+from ecocompute.llm import loading as models
+from ecocompute.llm.loading import ModelBackend
+from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter
+from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.params import MAX_PARAMETERS_BYTES
-from ecocompute.report import validation_errors
-from ecocompute.telemetry.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter
-from ecocompute.telemetry.sampler import PowerSampler
-from ecocompute.validate import MAX_REPORT_BYTES
+from ecocompute.report.document import validation_errors
+from ecocompute.report.validate import MAX_REPORT_BYTES
 
 from .fakes import (
     CpuAccelerator,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from ecocompute.estimate.run import run_energy_estimate
 from ecocompute.params import resolve
 from ecocompute.progress import Progress
-from ecocompute.report import validation_errors
-from ecocompute.summary import render
-from ecocompute.task import run_energy_estimate
+from ecocompute.report.document import validation_errors
+from ecocompute.report.summary import render
 
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, fake_devices
 

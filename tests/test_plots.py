@@ -11,10 +11,10 @@ pytest.importorskip("matplotlib")
 from matplotlib.container import ErrorbarContainer
 
 from ecocompute.cli import main
-from ecocompute.collect import read_reports
 from ecocompute.errors import InputError
-from ecocompute.plots import build_figure
-from ecocompute.reference import curve_for
+from ecocompute.published.figures import curve_for
+from ecocompute.results.collect import read_reports
+from ecocompute.results.plot import build_figure
 
 from .conftest import REPO
 from .made_reports import measured, write

@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 
 from ecocompute.cli import main
 from ecocompute.errors import MeasurementRefused, TelemetryUnavailable
-from ecocompute.report import validation_errors
+from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter
+from ecocompute.monitor.sampler import PowerSampler, integrate_trapezoid
+from ecocompute.report.document import validation_errors
 from ecocompute.telemetry.base import TelemetryReadError
-from ecocompute.telemetry.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter
-from ecocompute.telemetry.sampler import PowerSampler, integrate_trapezoid
 
 from .fakes import CpuAccelerator, FakeClock, FakeTelemetry, drive, install_fakes
 

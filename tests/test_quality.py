@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from ecocompute.estimate.run import run_energy_estimate
+from ecocompute.llm.quality_probe import corpus_record, corpus_text
 from ecocompute.params import resolve
 from ecocompute.progress import Progress
-from ecocompute.quality import corpus_record, corpus_text
-from ecocompute.report import validation_errors
-from ecocompute.task import run_energy_estimate
+from ecocompute.report.document import validation_errors
 
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend
 
@@ -23,7 +23,7 @@ def local_checkpoint(tmp_path_factory):
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
 
-    from ecocompute.synthetic import PRESETS, build_config
+    from ecocompute.llm.synthetic import PRESETS, build_config
 
     folder = tmp_path_factory.mktemp("ckpt") / "tiny-local"
     tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
@@ -78,7 +78,7 @@ def test_perplexity_of_both_formats_on_the_vendored_text(local_checkpoint):
 
 
 def test_a_failing_probe_leaves_the_energy_alone(local_checkpoint, monkeypatch):
-    import ecocompute.measured as measured
+    import ecocompute.estimate.measured_path as measured
 
     def broken(*args, **kwargs):
         raise RuntimeError("CUDA out of memory (scripted)")

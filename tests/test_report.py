@@ -8,9 +8,9 @@ import os
 import pytest
 
 from ecocompute.errors import ReportInvalid, RunError
-from ecocompute.fallback import FallbackReason, KnownHardware, reference_report
+from ecocompute.estimate.published_path import FallbackReason, KnownHardware, reference_report
 from ecocompute.params import resolve
-from ecocompute.report import validation_errors, write_report
+from ecocompute.report.document import validation_errors, write_report
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import math
 import pytest
 
 from ecocompute.errors import MeasurementRefused
+from ecocompute.monitor.meter import EnergyMeter
+from ecocompute.monitor.sampler import PowerSampler, integrate_trapezoid
 from ecocompute.telemetry.base import TelemetryReadError
-from ecocompute.telemetry.meter import EnergyMeter
-from ecocompute.telemetry.sampler import PowerSampler, integrate_trapezoid
 
 from .fakes import FakeClock, FakeTelemetry, drive
 

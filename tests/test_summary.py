@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ecocompute.summary import render
+from ecocompute.report.summary import render
 
 from .made_reports import measured
 

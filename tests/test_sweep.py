@@ -11,8 +11,8 @@ pytest.importorskip("scipy")
 from ecocompute.cli import main
 from ecocompute.errors import RunError
 from ecocompute.progress import Progress
-from ecocompute.reference import delta_pct
-from ecocompute.sweep import slug, sweep, sweep_errors
+from ecocompute.published.figures import delta_pct
+from ecocompute.results.sweep import slug, sweep, sweep_errors
 
 from .made_reports import measured, on_curve, write
 
@@ -145,7 +145,7 @@ def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path):
 
 
 def test_cli_sweep_without_scipy_still_writes_reports(tmp_path, monkeypatch, capsys):
-    import ecocompute.sweep as sweep_mod
+    import ecocompute.results.sweep as sweep_mod
 
     monkeypatch.setattr(sweep_mod, "missing_fit_stack", lambda: ["scipy", "matplotlib"])
     _place_on_curve(tmp_path, (0.5, 1.0, 2.0))

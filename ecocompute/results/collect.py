@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecocompute.report import REPORT_NAME
-from ecocompute.software import STACK_PACKAGES, stack_in_words
-from ecocompute.validate import problems_in
+from ecocompute.report.document import REPORT_NAME
+from ecocompute.report.software import STACK_PACKAGES, stack_in_words
+from ecocompute.report.validate import problems_in
 
 BASIS_MEASURED = "measured"
 

@@ -12,10 +12,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ecocompute.accel import Accelerator, open_cuda
 from ecocompute.errors import AcceleratorUnavailable, TelemetryUnavailable
-from ecocompute.fallback import FallbackReason, KnownHardware, reference_report
-from ecocompute.models import ModelBackend
+from ecocompute.estimate.published_path import FallbackReason, KnownHardware, reference_report
+from ecocompute.llm.cuda import Accelerator, open_cuda
+from ecocompute.llm.loading import ModelBackend
 from ecocompute.params import RunParams
 from ecocompute.progress import Progress
 from ecocompute.telemetry.base import GpuTelemetry
@@ -74,7 +74,7 @@ def run_energy_estimate(
             except AcceleratorUnavailable as exc:
                 progress(f"reference path: {exc.reason}")
                 return reference_report(params, FallbackReason(exc.code, exc.reason), hardware)
-        from ecocompute.measured import measure_or_fall_back
+        from ecocompute.estimate.measured_path import measure_or_fall_back
 
         return measure_or_fall_back(
             params,

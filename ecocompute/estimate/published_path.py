@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ecocompute.archs import arch_from_product_name, normalise_arch_choice
 from ecocompute.errors import InputError
 from ecocompute.params import RunParams, params_b_from_model_name
-from ecocompute.reference import estimate, published
-from ecocompute.report import assemble, fallback_source
-from ecocompute.software import software_block
+from ecocompute.published.archs import arch_from_product_name, normalise_arch_choice
+from ecocompute.published.figures import estimate, published
+from ecocompute.report.document import assemble, fallback_source
+from ecocompute.report.software import software_block
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecocompute.errors import RunError
+from ecocompute.monitor.meter import EnergyMeter, WindowReading
 from ecocompute.progress import Progress
 from ecocompute.stats import estimate_delta, paired_deltas_pct
-from ecocompute.telemetry.meter import EnergyMeter, WindowReading
 from ecocompute.units import energy_per_token_mj
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute import __version__
-from ecocompute.atomic import write_text_atomic
 from ecocompute.errors import ReportInvalid
 from ecocompute.params import RunParams
-from ecocompute.reference import dataset_dois
+from ecocompute.published.figures import dataset_dois
+from ecocompute.report.atomic import write_text_atomic
 
 SCHEMA_VERSION = "ecocompute-energy/1.2"
 REPORT_NAME = "energy.json"
@@ -38,7 +38,7 @@ def load_schema(name: str = ENERGY_SCHEMA) -> dict[str, Any]:
     if shipped.is_file():
         text = shipped.read_text()
     else:
-        text = (Path(__file__).resolve().parent.parent / "schema" / name).read_text()
+        text = (Path(__file__).resolve().parents[2] / "schema" / name).read_text()
     schema: dict[str, Any] = json.loads(text)
     return schema
 

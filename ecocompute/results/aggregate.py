@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ecocompute.atomic import write_text_atomic
-from ecocompute.collect import Invalid, Report
+from ecocompute.report.atomic import write_text_atomic
+from ecocompute.results.collect import Invalid, Report
 from ecocompute.stats import t_quantile
 
 KIND_ORDER = {"measured": 0, "derived": 1}

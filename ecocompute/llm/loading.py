@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecocompute.accel import Accelerator
 from ecocompute.errors import RunError
-from ecocompute.synthetic import PRESETS, WEIGHTS_NOTE, is_synthetic, materialise, preset_for
+from ecocompute.llm.cuda import Accelerator
+from ecocompute.llm.synthetic import PRESETS, WEIGHTS_NOTE, is_synthetic, materialise, preset_for
 
 log = logging.getLogger(__name__)
 
@@ -253,7 +253,7 @@ def load_tokenizer(checkpoint: Checkpoint) -> Any:
 
 
 def stack_versions(accelerator: Accelerator) -> str:
-    from ecocompute.software import installed_version
+    from ecocompute.report.software import installed_version
 
     v = accelerator.versions()
     return (

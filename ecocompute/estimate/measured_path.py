@@ -13,13 +13,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecocompute.accel import Accelerator, cuda_visible_devices
-from ecocompute.archs import arch_from_product_name
 from ecocompute.errors import MeasurementRefused
-from ecocompute.fallback import FallbackReason, KnownHardware, reference_report
-from ecocompute.measure import Arm, Trial, run_trials, warm_up
-from ecocompute.measured_report import format_gpus_note, results_block
-from ecocompute.models import (
+from ecocompute.estimate.published_path import FallbackReason, KnownHardware, reference_report
+from ecocompute.estimate.results_block import format_gpus_note, results_block
+from ecocompute.estimate.trials import Arm, Trial, run_trials, warm_up
+from ecocompute.llm.cuda import Accelerator, cuda_visible_devices
+from ecocompute.llm.loading import (
     Checkpoint,
     LoadedModel,
     ModelBackend,
@@ -27,16 +26,22 @@ from ecocompute.models import (
     out_of_memory,
     quantization_record,
 )
+from ecocompute.llm.quality_probe import (
+    not_requested,
+    quality_from_scores,
+    score_models,
+    unavailable,
+)
+from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter, WindowReading
+from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.params import RunParams
 from ecocompute.progress import Progress
-from ecocompute.quality import not_requested, quality_from_scores, score_models, unavailable
-from ecocompute.report import MEASURED_SOURCE, assemble
-from ecocompute.software import software_block
+from ecocompute.published.archs import arch_from_product_name
+from ecocompute.report.document import MEASURED_SOURCE, assemble
+from ecocompute.report.software import software_block
 from ecocompute.stats import CI_METHOD
 from ecocompute.telemetry.base import POWER_FIELD_INSTANT, Capabilities, GpuTelemetry
 from ecocompute.telemetry.mapping import DeviceMappingError, DeviceMatch, match_devices
-from ecocompute.telemetry.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter, WindowReading
-from ecocompute.telemetry.sampler import PowerSampler
 from ecocompute.units import mw_to_w
 
 log = logging.getLogger(__name__)
@@ -411,7 +416,7 @@ class Measurement:
                     "batch_size": p.batch_size,
                     "prompt": "12 seeded random token ids"
                     if checkpoint.weights == "synthetic"
-                    else "a fixed English instruction (ecocompute.models.PROMPT_TEXT)",
+                    else "a fixed English instruction (ecocompute.llm.loading.PROMPT_TEXT)",
                 },
             },
             software=software_block(

@@ -26,14 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute import __version__
-from ecocompute.atomic import write_text_atomic
-from ecocompute.collect import Report, read_one, read_reports
-from ecocompute.curvefit import Point, crossover_of, fit_points, se_from_ci
 from ecocompute.errors import EcoComputeError, InputError, ReportInvalid, RunError
 from ecocompute.params import RunParams, resolve
 from ecocompute.progress import Progress, quiet_library_progress_bars
-from ecocompute.reference import anchors_for, curve_for
-from ecocompute.report import REPORT_NAME, SCOPE, schema_errors, utc_now, write_report
+from ecocompute.published.figures import anchors_for, curve_for
+from ecocompute.report.atomic import write_text_atomic
+from ecocompute.report.document import REPORT_NAME, SCOPE, schema_errors, utc_now, write_report
+from ecocompute.results.collect import Report, read_one, read_reports
+from ecocompute.results.curvefit import Point, crossover_of, fit_points, se_from_ci
 
 SWEEP_SCHEMA_VERSION = "ecocompute-sweep/1.0"
 SWEEP_NAME = "sweep.json"
@@ -112,7 +112,7 @@ def run_sweep(
     (tests pass open_telemetry=, accelerator=, backend=).
     """
     if estimate is None:
-        from ecocompute.task import run_energy_estimate
+        from ecocompute.estimate.run import run_energy_estimate
 
         estimate = run_energy_estimate
     records = []
@@ -340,7 +340,7 @@ def add_plot(doc: dict[str, Any], reports: list[Report], output_dir: Path, name:
     if "matplotlib" in missing_fit_stack():
         doc["plot_note"] = "no plot: matplotlib is not installed (pip install 'ecocompute[plot]')"
         return
-    from ecocompute.plots import plot_reports
+    from ecocompute.results.plot import plot_reports
 
     fits = {f["precision"]: f for f in doc["fits"] if f.get("status") == "fitted"}
     try:

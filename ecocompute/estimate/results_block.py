@@ -7,9 +7,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecocompute.measure import Trial
+from ecocompute.estimate.trials import Trial
+from ecocompute.monitor.meter import WindowReading
 from ecocompute.stats import CI_METHOD, estimate_delta, paired_deltas_pct, summarise
-from ecocompute.telemetry.meter import WindowReading
 from ecocompute.units import energy_per_token_mj
 
 

@@ -24,8 +24,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ecocompute.collect import Report
-from ecocompute.reference import DeltaCurve, curve_for, published
+from ecocompute.published.figures import DeltaCurve, curve_for, published
+from ecocompute.results.collect import Report
 
 DEFAULT_K = 2.0
 ANCHOR_SIZE_TOLERANCE = 0.05  # relative: 1.1B matches an anchor at 1.1B +- 5%

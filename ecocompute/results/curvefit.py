@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ecocompute.reference import delta_pct
+from ecocompute.published.figures import delta_pct
 from ecocompute.stats import t_quantile
 
 # A crossover further than this factor outside the measured sizes is not claimed: the

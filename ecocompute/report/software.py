@@ -61,7 +61,7 @@ def _lock_text() -> str | None:
     shipped = resources.files("ecocompute").joinpath(LOCK_NAME)
     if shipped.is_file():
         return shipped.read_text()
-    checkout = Path(__file__).resolve().parent.parent / LOCK_NAME
+    checkout = Path(__file__).resolve().parents[2] / LOCK_NAME
     return checkout.read_text() if checkout.is_file() else None
 
 

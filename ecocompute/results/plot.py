@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ecocompute.aggregate import Group, group_reports
-from ecocompute.atomic import atomic_path
-from ecocompute.collect import Report, software_title
 from ecocompute.errors import InputError, RunError
-from ecocompute.reference import DeltaCurve, anchors_for, curve_for, delta_pct
+from ecocompute.published.figures import DeltaCurve, anchors_for, curve_for, delta_pct
+from ecocompute.report.atomic import atomic_path
+from ecocompute.results.aggregate import Group, group_reports
+from ecocompute.results.collect import Report, software_title
 
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
 FORMATS = ("NF4", "INT8")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecocompute.measured_report import formats_on_gpus
-from ecocompute.software import stack_in_words
+from ecocompute.estimate.results_block import formats_on_gpus
+from ecocompute.report.software import stack_in_words
 
 _BASIS_WORDS = {
     "measured": "measured on this machine with NVML",

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ecocompute.errors import MeasurementRefused
-from ecocompute.telemetry.base import GpuTelemetry, TelemetryNotSupported, TelemetryReadError
-from ecocompute.telemetry.counter_edges import (
+from ecocompute.monitor.counter_edges import (
     MAX_WAIT_PERIODS,
     rate_between,
     step_period_s,
@@ -24,7 +23,8 @@ from ecocompute.telemetry.counter_edges import (
     value_before_step,
     wait_for_step,
 )
-from ecocompute.telemetry.sampler import PowerSampler
+from ecocompute.monitor.sampler import PowerSampler
+from ecocompute.telemetry.base import GpuTelemetry, TelemetryNotSupported, TelemetryReadError
 from ecocompute.units import mj_to_j
 
 T = TypeVar("T")

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-from ecocompute.report import validation_errors
+from ecocompute.report.document import validation_errors
 
 MAX_REPORT_BYTES = 64 * 2**20  # far above any real report; refuses to parse a huge file
 
