@@ -1,19 +1,22 @@
-"""Command line: argument parsing and subcommand dispatch only; no measurement logic.
+"""Command line: argument parsing and dispatch to one function per command.
 
-Exit status: 0 a report was written (or all files valid), 2 bad input (nothing
-written), 1 the run failed after its input was accepted (and said why), 130 / 143
-interrupted by SIGINT / SIGTERM (nothing written).
+Exit status: 0 a report was written (or every file valid), 2 bad input (nothing
+written), 1 the run failed after its input was accepted (and said why), 3 the report
+was written but the summary could not be printed, 130 / 143 interrupted by SIGINT /
+SIGTERM (the message says whether the report had been written).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from ecocompute import __version__
-from ecocompute.errors import EcoComputeError, InputError, Interrupted
+from ecocompute.errors import EcoComputeError, Interrupted
 from ecocompute.interrupts import describe as describe_interrupt
 from ecocompute.interrupts import sigterm_raises
 from ecocompute.params import FIELDS, help_for
@@ -21,6 +24,7 @@ from ecocompute.params import FIELDS, help_for
 log = logging.getLogger("ecocompute")
 
 SWEEP_DIR = "outputs/sweep"
+WRITTEN_NOT_PRINTED = 3
 
 # (flag spellings, RunParams field, metavar). Values stay strings here: params.py
 # converts and validates flags and YAML values the same way.
@@ -53,6 +57,42 @@ _SWITCHES: tuple[tuple[tuple[str, ...], str, bool, str], ...] = (
 )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Usage mistakes are one `ecocompute: error:` line and exit 2; usage is in --help."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"ecocompute: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+    """energy_estimate's flags (all strings here; params.py converts them)."""
+    for names, dest, metavar in _VALUE_FLAGS:
+        if dest in skip:
+            continue
+        text = help_for(dest)
+        if "default:" not in text:
+            text += f" (default: {FIELDS[dest].default})"
+        p.add_argument(*names, dest=dest, metavar=metavar, default=None, help=text)
+    for names, dest, value, text in _SWITCHES:
+        p.add_argument(
+            *names, dest=dest, action="store_const", const=value, default=None, help=text
+        )
+
+
+def _parameters_file_flag(p: argparse.ArgumentParser, text: str) -> None:
+    p.add_argument(
+        "--parameters_file", "--parameters-file", metavar="YAML", default=None, help=text
+    )
+
+
+def _run_flags_given(args: argparse.Namespace, *, leave_out: tuple[str, ...] = ()) -> dict:
+    return {n: getattr(args, n) for n in FIELDS if hasattr(args, n) and n not in leave_out}
+
+
+# -- energy_estimate ---------------------------------------------------------------------
+
+
 def _add_energy_estimate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "energy_estimate",
@@ -62,79 +102,80 @@ def _add_energy_estimate(sub: argparse._SubParsersAction) -> None:
         "format of the same model with NVML; without a usable GPU, write a labelled figure "
         "from the published EcoCompute dataset. Flags override the parameters file.",
     )
-    p.add_argument(
-        "--parameters_file",
-        "--parameters-file",
-        metavar="YAML",
-        default=None,
-        help="YAML file whose keys mirror the flags below",
-    )
+    _parameters_file_flag(p, "YAML file whose keys mirror the flags below")
     _add_run_flags(p)
     p.set_defaults(handler=_cmd_energy_estimate)
 
 
-def _add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
-    """energy_estimate's flags (all strings here; params.py converts them)."""
-    for names, dest, metavar in _VALUE_FLAGS:
-        if dest in skip:
-            continue
-        default = FIELDS[dest].default
-        p.add_argument(
-            *names,
-            dest=dest,
-            metavar=metavar,
-            default=None,
-            help=f"{help_for(dest)} (default: {default})",
-        )
-    for names, dest, value, text in _SWITCHES:
-        p.add_argument(
-            *names, dest=dest, action="store_const", const=value, default=None, help=text
-        )
-
-
 def _cmd_energy_estimate(args: argparse.Namespace) -> int:
-    from ecocompute import params as params_mod
-    from ecocompute.estimate.run import run_energy_estimate
+    from ecocompute.params import resolve
     from ecocompute.progress import Progress, quiet_library_progress_bars
-    from ecocompute.report.atomic import file_identity
-    from ecocompute.report.document import REPORT_NAME, write_report
-    from ecocompute.report.summary import render
+    from ecocompute.report.job import ReportJob
 
-    flags = {name: getattr(args, name) for name in FIELDS if hasattr(args, name)}
-    run = params_mod.resolve(args.parameters_file, flags)
-    out = params_mod.check_output_dir(run.output_dir)
-    existed = out.is_dir()
-    if run.quiet:
+    params = resolve(args.parameters_file, _run_flags_given(args))
+    if params.quiet:
         quiet_library_progress_bars()
-    report = run_energy_estimate(run, Progress(run.quiet), command=sys.argv[1:])
-    target = out / REPORT_NAME
-    before = file_identity(target)
+    job = ReportJob(params)
+    args.after_interrupt = lambda name: (
+        f"{name} arrived just after {job.target} was written; that report is complete and valid"
+        if job.written()
+        else f"interrupted by {name}: no energy.json was written and any earlier one is untouched"
+    )
+    written = job.run(
+        Progress(params.quiet), command=sys.argv[1:], summary_encoding=sys.stdout.encoding
+    )
+    return _print_after_write(written.summary, str(written.path))
+
+
+def _print_after_write(text: str, path: str) -> int:
+    """Print the summary of a report already in place; if stdout cannot take it, say the
+    report was written (exit 3), never that nothing was."""
     try:
-        path = write_report(report, out, create_dir=not existed)
-        print(render(report, str(path)))
-    except (KeyboardInterrupt, Interrupted) as exc:
-        if file_identity(target) == before:
-            raise  # before the rename: nothing was written (main says so)
-        name, status = describe_interrupt(exc)
+        print(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        _discard_stdout()
         print(
-            f"ecocompute: {name} arrived just after {target} was written; that report is "
-            "complete and valid",
+            f"ecocompute: {path} was written (complete and valid), but its summary could not "
+            f"be printed: {exc.strerror or exc}",
             file=sys.stderr,
         )
-        return status
+        return WRITTEN_NOT_PRINTED
     return 0
 
 
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so the text stuck in its buffer is dropped quietly
+    instead of failing again (and printing a traceback) when Python exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        log.debug("could not redirect stdout after a failed print", exc_info=True)
+
+
+# -- validate ------------------------------------------------------------------------
+
+
 def _add_validate(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("validate", help="check energy.json files against the schema")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser(
+        "validate",
+        help="check energy.json and sweep.json files against their schemas",
+        description="Check reports against their schemas and their own arithmetic. Folders "
+        "are searched recursively for energy.json and sweep.json. One line per file.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
     p.set_defaults(handler=_cmd_validate)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from ecocompute.report.validate import validate_files
+    from ecocompute.report.validate import validate_paths
 
-    return validate_files(args.files, sys.stdout)
+    return validate_paths(args.paths, sys.stdout)
+
+
+# -- sweep ---------------------------------------------------------------------------
 
 
 def _add_sweep(sub: argparse._SubParsersAction) -> None:
@@ -159,13 +200,7 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
         default="NF4",
         help="quantized formats, comma-separated (default: NF4)",
     )
-    p.add_argument(
-        "--parameters_file",
-        "--parameters-file",
-        metavar="YAML",
-        default=None,
-        help="YAML parameters shared by every run (flags override)",
-    )
+    _parameters_file_flag(p, "YAML parameters shared by every run (flags override)")
     p.add_argument(
         "--fit_only",
         "--fit-only",
@@ -187,19 +222,19 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from ecocompute.results.sweep import split_list, sweep
 
-    flags = {
-        name: getattr(args, name) for name in FIELDS if hasattr(args, name) and name != "output_dir"
-    }
     models = None if args.fit_only else split_list("models", args.models)
     return sweep(
         models,
         split_list("precisions", args.precisions),
-        flags,
+        _run_flags_given(args, leave_out=("output_dir",)),
         args.output_dir,
         parameters_file=args.parameters_file,
         fit_only=args.fit_only,
         command=sys.argv[1:],
     )
+
+
+# -- aggregate, plot, check ------------------------------------------------------------
 
 
 def _add_aggregate(sub: argparse._SubParsersAction) -> None:
@@ -219,11 +254,9 @@ def _add_aggregate(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    from ecocompute.results.aggregate import aggregate
-    from ecocompute.results.collect import read_reports
+    from ecocompute.results.aggregate import aggregate_paths
 
-    reports, invalid = read_reports(args.paths)
-    return aggregate(reports, invalid, sys.stdout, sys.stderr, args.output)
+    return aggregate_paths(args.paths, sys.stdout, sys.stderr, args.output)
 
 
 def _add_plot(sub: argparse._SubParsersAction) -> None:
@@ -248,17 +281,9 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from ecocompute.results.aggregate import render_invalid
-    from ecocompute.results.collect import read_reports
-    from ecocompute.results.plot import plot_reports, require_matplotlib
+    from ecocompute.results.plot import plot_paths
 
-    require_matplotlib()
-    reports, invalid = read_reports(args.paths)
-    if invalid:
-        print(render_invalid(invalid), file=sys.stderr)
-    path = plot_reports(reports, args.output, card=args.card)
-    print(f"wrote {path}")
-    return 0
+    return plot_paths(args.paths, args.output, args.card, sys.stdout, sys.stderr)
 
 
 def _add_check(sub: argparse._SubParsersAction) -> None:
@@ -276,27 +301,15 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("report", metavar="REPORT", help="an energy.json file")
     p.add_argument(
-        "--k", type=float, default=None, help="tolerance in units of the spread (default: 2)"
+        "--k", default=None, help="tolerance in units of the spread, a positive number (default: 2)"
     )
     p.set_defaults(handler=_cmd_check)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from ecocompute.results.check import DEFAULT_K, NOT_GRADEABLE, check
-    from ecocompute.results.collect import Invalid, read_one
+    from ecocompute.results.check import check_path
 
-    k = DEFAULT_K if args.k is None else args.k
-    if not k > 0 or k != k:
-        raise InputError("k", args.k, "must be a positive number")
-    one = read_one(args.report)
-    if isinstance(one, Invalid):
-        for problem in one.problems:
-            print(f"{one.path}: INVALID {problem}", file=sys.stderr)
-        print("ecocompute check: not gradeable: not a valid report (exit 2)", file=sys.stderr)
-        return NOT_GRADEABLE
-    status, lines = check(one, k)
-    print("\n".join(lines))
-    return status
+    return check_path(args.report, args.k, sys.stdout, sys.stderr)
 
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
@@ -310,7 +323,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="ecocompute",
         description="Does quantizing an LLM's weights (NF4, INT8) save GPU energy per token?",
     )
@@ -324,8 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit status. Failures are one line on stderr: an
-    EcoComputeError says what happened and what to do; SIGINT/SIGTERM exit 130/143
-    with nothing written; anything else is a bug, reported in one line (--verbose
+    EcoComputeError says what happened and what to do; SIGINT/SIGTERM exit 130/143 and
+    say what was written; anything else is a bug, reported in one line (--verbose
     re-raises it with its traceback)."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(
@@ -341,12 +354,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_status
     except (KeyboardInterrupt, Interrupted) as exc:
         name, status = describe_interrupt(exc)
+        after = getattr(args, "after_interrupt", None)
         what = (
-            "no energy.json was written and any earlier one is untouched"
-            if args.handler is _cmd_energy_estimate
-            else "the file being written, if any, was not, and earlier files are untouched"
+            after(name)
+            if after is not None
+            else f"interrupted by {name}: the file being written, if any, was not, and "
+            "earlier files are untouched"
         )
-        print(f"ecocompute: interrupted by {name}: {what}", file=sys.stderr)
+        print(f"ecocompute: {what}", file=sys.stderr)
         return status
     except Exception as exc:
         if args.verbose:

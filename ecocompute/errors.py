@@ -58,27 +58,35 @@ class ReportInvalid(RunError):
         super().__init__(f"report failed schema validation, nothing written: {listed}{more}")
 
 
-class Unmeasurable(EcoComputeError):
-    """Nothing on this machine can be measured; the reference path answers instead,
-    labelled with the reason."""
+class CannotMeasure(EcoComputeError):
+    """Nothing on this machine can be measured for this run; the published path answers
+    instead, labelled with the reason. The one place that decides measured or published
+    (estimate/run.py) catches it; hardware is what the probe had learnt when it was
+    raised (estimate.hardware.Hardware, attached on the way up), None if nothing."""
 
     def __init__(self, code: str, reason: str) -> None:
         self.code = code  # a fallback_reason code of the schema
         self.reason = reason
+        self.hardware: object | None = None
         super().__init__(reason)
 
 
-class TelemetryUnavailable(Unmeasurable):
-    """NVML (or a device's power telemetry) cannot be used; the reference path applies."""
+class TelemetryUnavailable(CannotMeasure):
+    """NVML (or a device's power telemetry) cannot be used."""
 
 
-class AcceleratorUnavailable(Unmeasurable):
+class AcceleratorUnavailable(CannotMeasure):
     """NVML sees a GPU but this process cannot compute on it (no torch/transformers, or
-    CUDA finds no device); the reference path applies."""
+    CUDA finds no device)."""
 
 
-class MeasurementRefused(EcoComputeError):
-    """The on-device measurement could not be trusted (e.g. power reads kept failing)."""
+class MeasurementRefused(CannotMeasure):
+    """An on-device measurement was started and could not be trusted (e.g. power reads
+    kept failing, or CUDA's devices could not be matched to NVML's)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__("measurement_failed", f"on-device measurement failed: {why}")
+        self.why = why
 
 
 class Interrupted(BaseException):

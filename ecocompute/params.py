@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.errors import InputError
+from ecocompute.precision import Precision
 from ecocompute.published.archs import ARCH_CLASSES, normalise_arch_choice
 
-PRECISIONS = ("FP16", "NF4", "INT8")
+PRECISIONS = tuple(p.value for p in Precision)
 MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes
 SAMPLE_RATE_RANGE_HZ = (1.0, 100.0)
 
@@ -40,10 +41,12 @@ class RunParams:
     )
     params_b: float | None = _f(
         None,
-        "model size in billions of parameters (reference path; default: read from the "
+        "model size in billions of parameters (published path; default: read from the "
         "model name, and counted from the weights when measured)",
     )
-    precision: str = _f("NF4", "quantized format to compare with FP16: FP16, NF4 or INT8")
+    precision: Precision = _f(  # noqa: RUF009 - a field(), and Precision is immutable
+        Precision.NF4, "quantized format to compare with FP16: FP16, NF4 or INT8"
+    )
     batch_size: int = _f(1, "sequences decoded at once (the published protocol uses 1)")
     gpu_arch: str = _f(
         "auto",
@@ -68,12 +71,8 @@ class RunParams:
         "summed (default: each GPU's free memory)",
     )
     output_dir: str = _f("outputs", "folder for energy.json", yaml=False)
-    dry_run: bool = _f(False, "skip the GPU: report the published-reference figure", yaml=False)
+    dry_run: bool = _f(False, "skip the GPU: report the published figure", yaml=False)
     quiet: bool = _f(False, "no progress lines on stderr", yaml=False)
-
-    @property
-    def quantized(self) -> bool:
-        return self.precision != "FP16"
 
     @property
     def scenario(self) -> str:
@@ -137,9 +136,18 @@ def _as_str(name: str, value: object) -> str:
     return value.strip()
 
 
+def _as_precision(name: str, value: object) -> Precision:
+    text = _as_str(name, value).upper()
+    if text not in PRECISIONS:
+        raise InputError(name, value, "allowed: " + ", ".join(PRECISIONS))
+    return Precision(text)
+
+
 def _coerce(name: str, value: object) -> object:
     if name in ("params_b", "max_gpu_memory_gib"):
         return None if value is None else _as_float(name, value)
+    if name == "precision":
+        return _as_precision(name, value)
     kind = {int: _as_int, float: _as_float, bool: _as_bool, str: _as_str}
     default = FIELDS[name].default
     return kind[type(default)](name, value)
@@ -149,9 +157,6 @@ def _coerce(name: str, value: object) -> object:
 
 
 def _validate(p: RunParams) -> RunParams:
-    precision = p.precision.upper()
-    if precision not in PRECISIONS:
-        raise InputError("precision", p.precision, "allowed: " + ", ".join(PRECISIONS))
     try:
         normalise_arch_choice(p.gpu_arch)
     except ValueError:
@@ -183,7 +188,7 @@ def _validate(p: RunParams) -> RunParams:
             p.tokens,
             f"must leave room for the prompt in context_length {p.context_length}",
         )
-    return dataclasses.replace(p, precision=precision)
+    return p
 
 
 # --- the parameters file ----------------------------------------------------------

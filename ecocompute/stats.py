@@ -8,6 +8,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ecocompute.units import pct_change
+
 CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
 CONFIDENCE = 0.95
 
@@ -79,20 +81,35 @@ class Summary:
 
 
 def summarise(values: Sequence[float]) -> Summary:
+    """n, mean, sample sd and CV (sd over |mean|, in percent). Raises ValueError on none."""
     if not values:
         raise ValueError("no values")
     mean = statistics.fmean(values)
     if len(values) < 2:
         return Summary(len(values), mean, None, None)
     sd = statistics.stdev(values)
-    return Summary(len(values), mean, sd, sd / mean * 100.0 if mean else None)
+    return Summary(len(values), mean, sd, sd / abs(mean) * 100.0 if mean else None)
+
+
+def summarise_known(values: Sequence[float | None]) -> Summary | None:
+    """summarise() of the values that are not None; None when there are none."""
+    known = [v for v in values if v is not None]
+    return summarise(known) if known else None
+
+
+def t_interval(s: Summary, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """Student t interval of the mean; None below two values."""
+    if s.sd is None:
+        return None
+    half = t_quantile(0.5 + confidence / 2.0, s.n - 1) * s.sd / math.sqrt(s.n)
+    return s.mean - half, s.mean + half
 
 
 def paired_deltas_pct(fp16: Sequence[float], quantized: Sequence[float]) -> list[float]:
     """Per pair: (Q - FP16) / FP16 in percent."""
     if len(fp16) != len(quantized):
         raise ValueError("unpaired trials")
-    return [(q - f) / f * 100.0 for f, q in zip(fp16, quantized, strict=True)]
+    return [pct_change(q, f) for f, q in zip(fp16, quantized, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -117,8 +134,5 @@ def verdict_for(ci: tuple[float, float] | None) -> str:
 def estimate_delta(deltas_pct: Sequence[float]) -> DeltaEstimate:
     """Mean paired delta with its paired Student t 95% interval, and the verdict."""
     s = summarise(deltas_pct)
-    if s.sd is None:
-        return DeltaEstimate(s.n, s.mean, None, "inconclusive")
-    half = t_quantile(0.5 + CONFIDENCE / 2.0, s.n - 1) * s.sd / math.sqrt(s.n)
-    ci = (s.mean - half, s.mean + half)
+    ci = t_interval(s)
     return DeltaEstimate(s.n, s.mean, ci, verdict_for(ci))

@@ -9,8 +9,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ecocompute.estimate.machine import Machine
 from ecocompute.llm.loading import LoadedModel, ModelBackend
 from ecocompute.monitor.sampler import PowerSampler
+from ecocompute.precision import Precision
 from ecocompute.telemetry.base import (
     POWER_FIELD_INSTANT,
     Capabilities,
@@ -193,7 +195,7 @@ class StandInQuantBackend(ModelBackend):
         self, checkpoint: Any, precision: str, accelerator: Any, threshold: float
     ) -> LoadedModel:
         self.loads.append(precision)
-        loaded = super().load(checkpoint, "FP16", accelerator, threshold)
+        loaded = super().load(checkpoint, Precision.FP16, accelerator, threshold)
         loaded.precision = precision
         return loaded
 
@@ -231,17 +233,51 @@ def drive(sampler: PowerSampler, clock: FakeClock, reads: int, read_cost_s=lambd
 SetAttr = Callable[[Any, str, Any], None]
 
 
+def fake_machine(
+    telemetry: Callable[[], GpuTelemetry] | None = None,
+    accelerator: Any | None = None,
+    backend: Callable[[], ModelBackend] = StandInQuantBackend,
+) -> Machine:
+    """A Machine of stand-ins: a fake NVML, the CPU accelerator, a backend."""
+    return Machine(
+        open_telemetry=telemetry or FakeTelemetry,
+        open_accelerator=lambda count, cap_gib=None: accelerator or CpuAccelerator(),
+        backend=backend(),
+    )
+
+
 def install_fakes(
     set_attr: SetAttr,
     telemetry: Callable[[], GpuTelemetry],
     accelerator: Any | None = None,
     backend: Callable[[], ModelBackend] = StandInQuantBackend,
 ) -> None:
-    """Put the fakes behind the CLI: task.py looks up open_nvml, open_cuda and
-    ModelBackend at call time. set_attr is monkeypatch.setattr in a test, or plain
-    setattr in a subprocess driver (tests/cli_with_fakes.py)."""
-    import ecocompute.estimate.run as task
+    """Put the fakes behind the CLI: estimate/run.py asks this_machine() at call time.
+    set_attr is monkeypatch.setattr in a test, or plain setattr in a subprocess driver
+    (tests/cli_with_fakes.py)."""
+    import ecocompute.estimate.run as run
 
-    set_attr(task, "open_nvml", telemetry)
-    set_attr(task, "open_cuda", lambda count, cap_gib=None: accelerator or CpuAccelerator())
-    set_attr(task, "ModelBackend", backend)
+    set_attr(run, "this_machine", lambda: fake_machine(telemetry, accelerator, backend))
+
+
+def estimate_report(
+    params: Any,
+    progress: Any = None,
+    *,
+    open_telemetry: Callable[[], GpuTelemetry] | None = None,
+    accelerator: Any | None = None,
+    backend: ModelBackend | None = None,
+    command: list[str] | None = None,
+) -> dict[str, Any]:
+    """run_energy_estimate on stand-ins, built into its report dict (not validated)."""
+    from ecocompute.estimate.run import run_energy_estimate
+    from ecocompute.progress import Progress
+    from ecocompute.report.build import build_report
+
+    machine = Machine(
+        open_telemetry=open_telemetry or FakeTelemetry,
+        open_accelerator=lambda count, cap_gib=None: accelerator or CpuAccelerator(),
+        backend=backend if backend is not None else ModelBackend(),
+    )
+    outcome = run_energy_estimate(params, progress or Progress(quiet=True), machine=machine)
+    return build_report(outcome, command)

@@ -29,11 +29,11 @@ def test_replicates_pool_into_one_row_with_mean_sd_cv_and_t_interval(tmp_path):
     (g,) = group_reports(reports)
     assert g.n == 3 and g.kind == "measured"
     d = g.delta()
-    assert d.mean == pytest.approx(20.0) and d.std == pytest.approx(10.0)
+    assert d.mean == pytest.approx(20.0) and d.sd == pytest.approx(10.0)
     assert d.cv_pct == pytest.approx(50.0)
     e = g.energy()  # energy = fp16 * (1 + delta): 1100, 2400, 3900
     assert e.mean == pytest.approx((1100 + 2400 + 3900) / 3)
-    assert e.cv_pct == pytest.approx(100 * e.std / e.mean)
+    assert e.cv_pct == pytest.approx(100 * e.sd / e.mean)
     lo, hi = g.delta_ci95()
     half = t_quantile(0.975, 2) * 10.0 / math.sqrt(3)
     assert (lo, hi) == (pytest.approx(20 - half), pytest.approx(20 + half))
@@ -44,7 +44,7 @@ def test_single_report_keeps_its_own_interval_and_blank_spread(tmp_path):
     write(measured(delta=12.0, half_ci=3.0), tmp_path / "a")
     (g,) = group_reports(read_reports([tmp_path])[0])
     assert g.delta_ci95() == (9.0, 15.0)
-    assert g.delta().std is None and g.delta().cv_pct is None
+    assert g.delta().sd is None and g.delta().cv_pct is None
 
 
 def test_measured_derived_software_and_protocol_never_share_a_row(tmp_path, run_cli):

@@ -83,7 +83,7 @@ def test_meter_window_energy_is_accurate_despite_counter_steps():
         meter = EnergyMeter(telemetry, [0], sampler, lambda: None, use_counter=True)
         meter.calibrate()
         assert meter.step_periods_s == {0: pytest.approx(0.1, abs=0.01)}
-        readings = [meter.measure(work)[1] for _ in range(4)]
+        readings = [meter.window(work)[1] for _ in range(4)]
     for r in readings:
         truth_j = 200.0 * r.duration_s
         assert r.counter_j == pytest.approx(truth_j, rel=0.03)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-import ecocompute.estimate.run as task
+import ecocompute.report.job as task
 from ecocompute.cli import main
 from ecocompute.errors import MeasurementRefused
 from ecocompute.llm import loading as models
@@ -27,7 +27,8 @@ from ecocompute.llm.loading import ModelBackend
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.params import MAX_PARAMETERS_BYTES
-from ecocompute.report.document import validation_errors
+from ecocompute.precision import Precision
+from ecocompute.report.schema import validation_errors
 from ecocompute.report.validate import MAX_REPORT_BYTES
 
 from .fakes import (
@@ -431,10 +432,10 @@ def test_transformers_refusing_a_spilled_placement_is_does_not_fit(monkeypatch, 
     monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", refuse)
     if refused:
         with pytest.raises(RunError, match="does not fit on this process's GPU"):
-            models.load(checkpoint, "NF4", CpuAccelerator(), 6.0)
+            models.load(checkpoint, Precision.NF4, CpuAccelerator(), 6.0)
     else:
         with pytest.raises(ValueError, match="Unrecognized"):
-            models.load(checkpoint, "NF4", CpuAccelerator(), 6.0)
+            models.load(checkpoint, Precision.NF4, CpuAccelerator(), 6.0)
 
 
 def test_a_load_that_is_not_quantized_is_refused():
@@ -444,7 +445,7 @@ def test_a_load_that_is_not_quantized_is_refused():
     from ecocompute.errors import RunError
 
     plain = torch.nn.Sequential(torch.nn.Linear(4, 4))
-    models.check_quantized(plain, "FP16")
+    models.check_quantized(plain, Precision.FP16)
     with pytest.raises(RunError, match="not NF4; refusing to report its energy as NF4"):
         models.check_quantized(plain, "NF4")
     fake_4bit = type("Linear4bit", (torch.nn.Module,), {})
@@ -744,7 +745,7 @@ def _valid_report(cli, folder: Path) -> Path:
         (lambda p, good: p.write_bytes(b"\xff\xd8\xff\xe0 a jpeg"), "not UTF-8 text"),
         (lambda p, good: p.write_text("[" * 100_000), "not a report (JSON nested too deeply)"),
         (lambda p, good: p.write_text("{}"), "'schema_version' is a required property"),
-        (lambda p, good: p.mkdir(), "not a file"),
+        (lambda p, good: p.mkdir(), "no energy.json or sweep.json in this folder"),
         (lambda p, good: None, "cannot read: No such file or directory"),
     ],
 )

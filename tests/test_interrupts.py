@@ -21,7 +21,7 @@ import pytest
 from ecocompute import interrupts
 from ecocompute.cli import main
 from ecocompute.errors import Interrupted
-from ecocompute.report.document import validation_errors
+from ecocompute.report.schema import validation_errors
 
 from .conftest import REPO
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, install_fakes

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from ecocompute.estimate.run import run_energy_estimate
 from ecocompute.params import resolve
 from ecocompute.progress import Progress
-from ecocompute.report.document import validation_errors
+from ecocompute.report.schema import validation_errors
 from ecocompute.report.summary import render
 
-from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, fake_devices
+from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report, fake_devices
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +34,7 @@ def _params(**flags):
 
 def test_fp16_alone_measures_fp16_alone():
     telemetry = FakeTelemetry(power_w=lambda t: 120.0)
-    report = run_energy_estimate(
+    report = estimate_report(
         _params(precision="FP16"),
         Progress(quiet=True),
         open_telemetry=lambda: telemetry,
@@ -57,7 +56,7 @@ def test_fp16_alone_measures_fp16_alone():
 def test_interleaved_trials_pairs_interval_and_report():
     telemetry = FakeTelemetry(power_w=lambda t: 100.0, counter_step_s=0.1)
     backend = StandInQuantBackend()
-    report = run_energy_estimate(
+    report = estimate_report(
         _params(precision="NF4", iterations="4"),
         Progress(quiet=True),
         open_telemetry=lambda: telemetry,
@@ -92,7 +91,7 @@ def test_interleaved_trials_pairs_interval_and_report():
 
 
 def test_alternating_blocks_when_both_do_not_fit():
-    report = run_energy_estimate(
+    report = estimate_report(
         _params(precision="INT8", iterations="2"),
         Progress(quiet=True),
         open_telemetry=lambda: FakeTelemetry(),
@@ -107,7 +106,7 @@ def test_alternating_blocks_when_both_do_not_fit():
 
 
 def test_sampler_alone_when_the_counter_is_unsupported():
-    report = run_energy_estimate(
+    report = estimate_report(
         _params(precision="FP16"),
         Progress(quiet=True),
         open_telemetry=lambda: FakeTelemetry(energy_counter=False),
@@ -121,7 +120,7 @@ def test_sampler_alone_when_the_counter_is_unsupported():
 
 def test_power_unsupported_falls_back_before_loading():
     backend = StandInQuantBackend()
-    report = run_energy_estimate(
+    report = estimate_report(
         _params(precision="NF4", params_b="1.1"),
         Progress(quiet=True),
         open_telemetry=lambda: FakeTelemetry(power=False),
@@ -138,7 +137,7 @@ def test_power_unsupported_falls_back_before_loading():
 
 
 def test_persistent_read_failures_refuse_the_measurement():
-    report = run_energy_estimate(
+    report = estimate_report(
         _params(precision="FP16", params_b="1.1"),
         Progress(quiet=True),
         open_telemetry=lambda: FakeTelemetry(fail_read=lambda k: k > 3),
@@ -159,7 +158,7 @@ def test_a_model_spread_over_two_gpus_sums_both_counters():
             return (0, 1)
 
     telemetry = FakeTelemetry(devices, power_w={0: lambda t: 100.0, 1: lambda t: 50.0})
-    report = run_energy_estimate(
+    report = estimate_report(
         _params(precision="FP16", tokens="32"),
         Progress(quiet=True),
         open_telemetry=lambda: telemetry,
@@ -191,7 +190,7 @@ class SpreadAccelerator(CpuAccelerator):
 
 def test_formats_on_different_gpus_sum_their_own_gpus_and_subtract_their_own_idle():
     telemetry = FakeTelemetry(fake_devices(2), power_w={0: lambda t: 100.0, 1: lambda t: 40.0})
-    report = run_energy_estimate(
+    report = estimate_report(
         _params(precision="NF4", iterations="2"),
         Progress(quiet=True),
         open_telemetry=lambda: telemetry,

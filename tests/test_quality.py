@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ecocompute.estimate.run import run_energy_estimate
 from ecocompute.llm.quality_probe import corpus_record, corpus_text
 from ecocompute.params import resolve
 from ecocompute.progress import Progress
-from ecocompute.report.document import validation_errors
+from ecocompute.report.schema import validation_errors
 
-from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend
+from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +51,7 @@ def _run(folder, **flags):
             **flags,
         },
     )
-    return run_energy_estimate(
+    return estimate_report(
         params,
         Progress(quiet=True),
         open_telemetry=FakeTelemetry,
@@ -78,7 +77,7 @@ def test_perplexity_of_both_formats_on_the_vendored_text(local_checkpoint):
 
 
 def test_a_failing_probe_leaves_the_energy_alone(local_checkpoint, monkeypatch):
-    import ecocompute.estimate.measured_path as measured
+    import ecocompute.estimate.quality as measured
 
     def broken(*args, **kwargs):
         raise RuntimeError("CUDA out of memory (scripted)")

@@ -8,15 +8,19 @@ import os
 import pytest
 
 from ecocompute.errors import ReportInvalid, RunError
-from ecocompute.estimate.published_path import FallbackReason, KnownHardware, reference_report
+from ecocompute.estimate.hardware import Hardware
+from ecocompute.estimate.published_path import FallbackReason, published_run
 from ecocompute.params import resolve
-from ecocompute.report.document import validation_errors, write_report
+from ecocompute.report.build import build_report
+from ecocompute.report.schema import validation_errors
+from ecocompute.report.write import write_report
 
 
 @pytest.fixture
 def report():
     params = resolve(None, {"gpu_arch": "ada", "params_b": "1.1"})
-    return reference_report(params, FallbackReason("dry_run", "--dry_run"), KnownHardware())
+    run = published_run(params, FallbackReason("dry_run", "--dry_run"), Hardware())
+    return build_report(run, None)
 
 
 def test_reference_report_is_schema_valid(report):

@@ -106,7 +106,9 @@ def test_fit_only_on_an_empty_folder_is_exit_2(tmp_path):
     assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path)]) == 2
 
 
-def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path):
+def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path, monkeypatch):
+    import ecocompute.report.job as job
+
     sizes = {
         "synthetic:m-0.5b": 0.5,
         "synthetic:m-1.5b": 1.5,
@@ -114,9 +116,12 @@ def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path):
         "synthetic:m-7b": 7.0,
     }
 
-    def estimate(params, progress, command=None):
+    def run(params, progress, machine=None):
         if params.model_name == "synthetic:m-3b":
             raise RunError("out of memory (scripted)")
+        return params
+
+    def build(params, command):  # a measured report on the curve, for each size
         n = sizes[params.model_name]
         return measured(
             params_b=n,
@@ -125,6 +130,9 @@ def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path):
             model=params.model_name,
         )
 
+    monkeypatch.setattr(job, "run_energy_estimate", run)
+    monkeypatch.setattr(job, "build_report", build)
+
     with pytest.raises(RunError, match="1 of 4 run"):
         sweep(
             list(sizes),
@@ -132,7 +140,6 @@ def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path):
             {"quiet": True},
             str(tmp_path),
             progress=Progress(quiet=True),
-            estimate=estimate,
             n_boot=200,
         )
     doc = _doc(tmp_path)
@@ -157,7 +164,7 @@ def test_cli_sweep_without_scipy_still_writes_reports(tmp_path, monkeypatch, cap
 
 @pytest.mark.slow
 def test_measured_sweep_end_to_end_on_the_cpu(tmp_path, monkeypatch):
-    from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend
+    from .fakes import StandInQuantBackend, fake_machine
 
     monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
     flags = {
@@ -175,11 +182,7 @@ def test_measured_sweep_end_to_end_on_the_cpu(tmp_path, monkeypatch):
         flags,
         str(tmp_path / "sw"),
         progress=Progress(quiet=True),
-        estimate_kwargs={
-            "open_telemetry": lambda: FakeTelemetry(),
-            "accelerator": CpuAccelerator(),
-            "backend": backend,
-        },
+        machine=fake_machine(backend=lambda: backend),
     )
     assert rc == 0
     out = tmp_path / "sw"

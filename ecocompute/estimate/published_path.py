@@ -1,20 +1,18 @@
-"""The reference path: a report derived from the published dataset, never a measurement.
+"""The published path: a figure derived from the published dataset, never a measurement.
 
 Taken when there is no usable GPU, when NVML or power telemetry is unavailable, on
---dry_run, or when an on-device measurement was refused; measurement_source says which.
+--dry_run, or when an on-device measurement was refused; the reason says which.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ecocompute.errors import InputError
+from ecocompute.estimate.hardware import Hardware
 from ecocompute.params import RunParams, params_b_from_model_name
 from ecocompute.published.archs import arch_from_product_name, normalise_arch_choice
-from ecocompute.published.figures import estimate, published
-from ecocompute.report.document import assemble, fallback_source
-from ecocompute.report.software import software_block
+from ecocompute.published.figures import PublishedFigure, headline, published_figure
 
 
 @dataclass(frozen=True)
@@ -24,27 +22,25 @@ class FallbackReason:
     code: str
     text: str
 
-    @classmethod
-    def measurement_failed(cls, why: object) -> FallbackReason:
-        """An on-device measurement was started and refused (the label reports carry)."""
-        return cls("measurement_failed", f"on-device measurement failed: {why}")
-
-
-@dataclass(frozen=True)
-class KnownHardware:
-    """What the environment probe learnt before the reference path was chosen."""
-
-    gpu_name: str | None = None
-    accelerator_count: int = 0
-    nvidia_driver: str | None = None
-    gpus: tuple[dict[str, Any], ...] = ()
-
 
 @dataclass(frozen=True)
 class ResolvedArch:
     arch: str
     source: str  # how it was decided, for the report and the summary
     headline_default: bool = False
+
+
+@dataclass(frozen=True)
+class PublishedRun:
+    """Everything a published-path report says, decided; report/ turns it into JSON."""
+
+    params: RunParams
+    reason: FallbackReason
+    hardware: Hardware
+    params_b: float
+    params_b_source: str
+    arch: ResolvedArch
+    figure: PublishedFigure
 
 
 def resolve_arch(choice: str, gpu_name: str | None) -> ResolvedArch:
@@ -55,11 +51,11 @@ def resolve_arch(choice: str, gpu_name: str | None) -> ResolvedArch:
         return ResolvedArch(arch, "--gpu_arch")
     if gpu_name is not None:
         return ResolvedArch(arch_from_product_name(gpu_name), f"NVML product name '{gpu_name}'")
-    headline = published()["headline"]
+    card = headline()
     return ResolvedArch(
-        headline["arch"],
-        f"no GPU detected: the published headline card {headline['card']} "
-        f"({headline['arch']}) is used; pass --gpu_arch to choose another",
+        card["arch"],
+        f"no GPU detected: the published headline card {card['card']} "
+        f"({card['arch']}) is used; pass --gpu_arch to choose another",
         headline_default=True,
     )
 
@@ -78,82 +74,10 @@ def resolve_params_b(params: RunParams) -> tuple[float, str]:
     return from_name, "model name"
 
 
-def reference_report(
-    params: RunParams, reason: FallbackReason, hardware: KnownHardware
-) -> dict[str, Any]:
-    """The full report for the reference path."""
+def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware) -> PublishedRun:
+    """The published figure for this run's card, size and format. Raises InputError
+    when no size is known."""
     params_b, params_b_source = resolve_params_b(params)
     arch = resolve_arch(params.gpu_arch, hardware.gpu_name)
-    ref = estimate(arch.arch, params_b, params.precision)
-
-    note = ref.note
-    if arch.headline_default and ref.basis != "unavailable":
-        note = f"{arch.source}. {note}"
-    note = (
-        f"Derived from the published EcoCompute dataset, not measured on this machine "
-        f"({reason.text}). {note}."
-    )
-    results: dict[str, Any] = {
-        "total_energy_joules": None,
-        "tokens_generated": 0,
-        "energy_per_token_mj": _r(ref.energy_per_token_mj),
-        "fp16_energy_per_token_mj": _r(ref.fp16_energy_per_token_mj),
-        "vs_fp16_energy_pct": _r(ref.vs_fp16_energy_pct, 2),
-        "avg_power_watts": None,
-        "throughput_tokens_per_s": None,
-        "basis": ref.basis,
-        "note": note,
-        "fallback_reason": reason.code,
-        "reference_card": ref.reference_card,
-        "verdict": None,
-        "vs_fp16_ci95_pct": None,
-        "trials": [],
-    }
-    return assemble(
-        params,
-        system_under_test={
-            "gpu": hardware.gpu_name,
-            "gpu_arch": arch.arch,
-            "gpu_arch_source": arch.source,
-            "accelerator_count": hardware.accelerator_count,
-            **({"gpus": list(hardware.gpus)} if hardware.gpus else {}),
-        },
-        workload={
-            "params_b": params_b,
-            "params_b_source": params_b_source,
-            "weights": "not loaded",
-            "prompt_tokens": None,
-            **(
-                {"llm_int8_threshold": params.llm_int8_threshold}
-                if params.precision == "INT8"
-                else {}
-            ),
-        },
-        measurement={
-            "method": (
-                "none in this run: figure derived from the published EcoCompute dataset "
-                "(NVML power at 10 Hz integrated over the decode loop, batch 1, 256 tokens, "
-                "10 iterations after 2 warm-ups, n = 2 per configuration)"
-            ),
-            "iterations_note": (
-                "No decode ran. tokens_per_run, iterations and warmup record the requested "
-                "protocol; the published figures followed the published protocol."
-            ),
-            "energy_source": "none",
-            "power_field": None,
-            "order": "none",
-        },
-        software=software_block(torch_cuda=None, nvidia_driver=hardware.nvidia_driver),
-        measurement_source=fallback_source(reason.text),
-        results=results,
-        quality={
-            "basis": "unavailable" if params.quality_probe else "not requested",
-            "reason": "no model was loaded on the reference path"
-            if params.quality_probe
-            else "--no_quality_probe",
-        },
-    )
-
-
-def _r(value: float | None, digits: int = 3) -> float | None:
-    return None if value is None else round(value, digits)
+    figure = published_figure(arch.arch, params_b, params.precision)
+    return PublishedRun(params, reason, hardware, params_b, params_b_source, arch, figure)

@@ -131,7 +131,7 @@ def cuda_visible_devices() -> str | None:
 
 def open_cuda(nvml_device_count: int, max_memory_gib: float | None = None) -> CudaAccelerator:
     """The measurement stack on this machine's GPUs. Raises AcceleratorUnavailable
-    ("stack_missing" or "no_gpu") when the reference path has to answer instead."""
+    ("stack_missing" or "no_gpu") when the published path has to answer instead."""
     try:
         import torch
         import transformers  # noqa: F401

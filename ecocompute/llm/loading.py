@@ -1,6 +1,6 @@
 """Loading the same checkpoint at FP16, NF4 (bitsandbytes 4-bit) and INT8 (LLM.int8()).
 
-torch, transformers and bitsandbytes are imported inside the functions: the reference
+torch, transformers and bitsandbytes are imported inside the functions: the published
 path never loads them.
 """
 
@@ -13,7 +13,9 @@ from typing import Any
 
 from ecocompute.errors import RunError
 from ecocompute.llm.cuda import Accelerator
+from ecocompute.llm.memory import out_of_memory_named
 from ecocompute.llm.synthetic import PRESETS, WEIGHTS_NOTE, is_synthetic, materialise, preset_for
+from ecocompute.precision import Precision
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +38,7 @@ class Checkpoint:
 
 @dataclass
 class LoadedModel:
-    precision: str
+    precision: Precision
     model: Any
     devices: tuple[int, ...]  # accelerator indices holding its weights
     footprint_mib: float
@@ -58,13 +60,13 @@ def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
     return Checkpoint(model_name, location, "pretrained", None)
 
 
-def quantization_config(precision: str, llm_int8_threshold: float) -> Any:
-    if precision == "FP16":
+def quantization_config(precision: Precision, llm_int8_threshold: float) -> Any:
+    if not precision.quantized:
         return None
     import torch
     from transformers import BitsAndBytesConfig
 
-    if precision == "NF4":
+    if precision is Precision.NF4:
         return BitsAndBytesConfig(
             load_in_4bit=True,
             bnb_4bit_quant_type="nf4",
@@ -73,16 +75,16 @@ def quantization_config(precision: str, llm_int8_threshold: float) -> Any:
     return BitsAndBytesConfig(load_in_8bit=True, llm_int8_threshold=llm_int8_threshold)
 
 
-def quantization_record(precision: str, llm_int8_threshold: float) -> dict[str, Any] | None:
+def quantization_record(precision: Precision, llm_int8_threshold: float) -> dict[str, Any] | None:
     """What the report says about how the weights were quantized."""
-    if precision == "NF4":
+    if precision is Precision.NF4:
         return {
             "library": "bitsandbytes",
             "quant_type": "nf4",
             "compute_dtype": "float16",
             "double_quant": False,
         }
-    if precision == "INT8":
+    if precision is Precision.INT8:
         return {
             "library": "bitsandbytes",
             "method": "LLM.int8()",
@@ -112,7 +114,10 @@ def _not_found(checkpoint: Checkpoint, exc: Exception) -> RunError:
 
 
 def load(
-    checkpoint: Checkpoint, precision: str, accelerator: Accelerator, llm_int8_threshold: float
+    checkpoint: Checkpoint,
+    precision: Precision,
+    accelerator: Accelerator,
+    llm_int8_threshold: float,
 ) -> LoadedModel:
     """Load one format. Raises RunError on a missing model or out-of-memory."""
     import torch
@@ -120,16 +125,15 @@ def load(
 
     is_local = Path(checkpoint.location).is_dir()
     try:
-        model = AutoModelForCausalLM.from_pretrained(
-            checkpoint.location,
-            dtype=torch.float16,
-            **accelerator.placement(),
-            quantization_config=quantization_config(precision, llm_int8_threshold),
-            trust_remote_code=False,
-            local_files_only=is_local,
-        )
-    except torch.cuda.OutOfMemoryError as exc:
-        raise out_of_memory(checkpoint.model_name, precision, "loading", accelerator, exc) from None
+        with out_of_memory_named(checkpoint.model_name, precision, "loading", accelerator):
+            model = AutoModelForCausalLM.from_pretrained(
+                checkpoint.location,
+                dtype=torch.float16,
+                **accelerator.placement(),
+                quantization_config=quantization_config(precision, llm_int8_threshold),
+                trust_remote_code=False,
+                local_files_only=is_local,
+            )
     except OSError as exc:
         raise _not_found(checkpoint, exc) from None
     except ValueError as exc:
@@ -155,10 +159,10 @@ def load(
 
 
 # The bitsandbytes layer each format must have put in place of torch.nn.Linear.
-_QUANTIZED_LAYER = {"NF4": "Linear4bit", "INT8": "Linear8bitLt"}
+_QUANTIZED_LAYER = {Precision.NF4: "Linear4bit", Precision.INT8: "Linear8bitLt"}
 
 
-def check_quantized(model: Any, precision: str) -> None:
+def check_quantized(model: Any, precision: Precision) -> None:
     """Refuse a model that is not in the format it is labelled with: its numbers would
     be reported as that format's. Raises RunError."""
     layer = _QUANTIZED_LAYER.get(precision)
@@ -173,7 +177,7 @@ def check_quantized(model: Any, precision: str) -> None:
 
 
 def does_not_fit(
-    model_name: str, precision: str, accelerator: Accelerator, detail: str
+    model_name: str, precision: Precision, accelerator: Accelerator, detail: str
 ) -> RunError:
     """The error for a model that would only load partly on the GPUs: what spills onto
     the CPU or disk is not GPU-package energy, so such a run is refused."""
@@ -186,40 +190,6 @@ def does_not_fit(
         "there is not GPU-package energy. Use more GPUs (CUDA_VISIBLE_DEVICES), a "
         "larger --max_gpu_memory_gib or a smaller model; no report was written."
     )
-
-
-def out_of_memory(
-    model_name: str,
-    precision: str | None,
-    stage: str,
-    accelerator: Accelerator,
-    exc: BaseException,
-) -> RunError:
-    """The error for CUDA running out of memory: which model, which format (None where
-    no single format was at work), free/total memory now, and what to try."""
-    memory = _memory_now(accelerator)
-    where = (
-        " (GPU memory unknown)"
-        if memory is None
-        else f" ({memory[0]:,} MiB free of {memory[1]:,} MiB)"
-    )
-    at = "" if precision is None else f" at {precision}"
-    first_line = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
-    return RunError(
-        f"out of GPU memory {stage} {model_name}{at}{where}: {first_line}. "
-        "Free the GPU (other processes: nvidia-smi), use a smaller model, a smaller "
-        "--batch_size or fewer --tokens; no report was written."
-    )
-
-
-def _memory_now(accelerator: Accelerator) -> tuple[int, int] | None:
-    """Free/total MiB after dropping cached blocks, or None if even that fails."""
-    try:
-        accelerator.release()
-        return accelerator.memory_mib()
-    except Exception:  # a broken CUDA context must not hide the out-of-memory message
-        log.debug("memory query after out-of-memory failed", exc_info=True)
-        return None
 
 
 def count_parameters(model: Any) -> int:
@@ -253,19 +223,20 @@ def load_tokenizer(checkpoint: Checkpoint) -> Any:
 
 
 def stack_versions(accelerator: Accelerator) -> str:
-    from ecocompute.report.software import installed_version
+    from importlib import metadata
 
     v = accelerator.versions()
-    return (
-        f"torch {v.get('torch')}, CUDA {v.get('cuda')}, "
-        f"bitsandbytes {installed_version('bitsandbytes') or 'not installed'}"
-    )
+    try:
+        bnb = metadata.version("bitsandbytes")
+    except metadata.PackageNotFoundError:
+        bnb = "not installed"
+    return f"torch {v.get('torch')}, CUDA {v.get('cuda')}, bitsandbytes {bnb}"
 
 
-def preflight(precision: str, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+def preflight(precision: Precision, accelerator: Accelerator, llm_int8_threshold: float) -> None:
     """Run a tiny bitsandbytes op of the requested kind on this GPU before loading anything
     big (and before any download). Raises RunError naming the versions."""
-    if precision == "FP16":
+    if not precision.quantized:
         return
     try:
         import bitsandbytes as bnb
@@ -279,7 +250,7 @@ def preflight(precision: str, accelerator: Accelerator, llm_int8_threshold: floa
     device = accelerator.input_device()
     try:
         x = torch.randn(16, 64, dtype=torch.float16, device=device)
-        if precision == "NF4":
+        if precision is Precision.NF4:
             weight = torch.randn(64, 64, dtype=torch.float16, device=device)
             packed, state = bnb.functional.quantize_4bit(weight, quant_type="nf4")
             y = bnb.matmul_4bit(x, packed.t(), quant_state=state)
@@ -304,14 +275,18 @@ class ModelBackend:
     """The model side of a measurement as one object, so a test can replace a piece
     (e.g. bitsandbytes, which has no CPU kernels here) without touching the protocol."""
 
-    def preflight(self, precision: str, accelerator: Accelerator, threshold: float) -> None:
+    def preflight(self, precision: Precision, accelerator: Accelerator, threshold: float) -> None:
         preflight(precision, accelerator, threshold)
 
     def checkpoint(self, model_name: str, accelerator: Accelerator) -> Checkpoint:
         return resolve_checkpoint(model_name, accelerator)
 
     def load(
-        self, checkpoint: Checkpoint, precision: str, accelerator: Accelerator, threshold: float
+        self,
+        checkpoint: Checkpoint,
+        precision: Precision,
+        accelerator: Accelerator,
+        threshold: float,
     ) -> LoadedModel:
         return load(checkpoint, precision, accelerator, threshold)
 

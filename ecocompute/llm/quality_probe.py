@@ -10,8 +10,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
+
+from ecocompute.precision import Precision
 
 CORPUS = "data/corpus/kjv-ruth-jonah.txt"
 CORPUS_SOURCE = (
@@ -37,10 +41,20 @@ def corpus_record() -> dict[str, Any]:
     }
 
 
-def perplexity(
-    model: Any, token_ids: list[int], seq_len: int, device: Any
-) -> tuple[float, int, int]:
-    """(perplexity, windows, tokens scored) of the model on token_ids."""
+@dataclass(frozen=True)
+class PerplexityScore:
+    """One model's score on the corpus."""
+
+    perplexity: float
+    mean_nll: float  # token-weighted mean negative log-likelihood, nats
+    windows: int
+    tokens_scored: int
+
+
+def perplexity(model: Any, token_ids: list[int], seq_len: int, device: Any) -> PerplexityScore:
+    """The model's perplexity on token_ids, in non-overlapping windows of seq_len tokens:
+    exp of the token-weighted mean NLL over every window. Raises ValueError when nothing
+    can be scored or the loss is not finite."""
     import torch
 
     nll_sum = 0.0
@@ -61,37 +75,12 @@ def perplexity(
     mean_nll = nll_sum / scored
     if not math.isfinite(mean_nll):
         raise ValueError("non-finite loss")
-    return math.exp(mean_nll), windows, scored
-
-
-def unavailable(reason: str) -> dict[str, Any]:
-    return {"basis": "unavailable", "reason": reason, "corpus": corpus_record()}
-
-
-def not_requested() -> dict[str, Any]:
-    return {"basis": "not requested", "reason": "--no_quality_probe"}
+    return PerplexityScore(math.exp(mean_nll), mean_nll, windows, scored)
 
 
 def score_models(
-    models: dict[str, Any], tokenizer: Any, seq_len: int, device: Any
-) -> dict[str, tuple[float, int, int]]:
-    """{precision: (perplexity, windows, tokens scored)} for each model."""
+    models: Mapping[Precision, Any], tokenizer: Any, seq_len: int, device: Any
+) -> dict[Precision, PerplexityScore]:
+    """Each model's score on the corpus."""
     ids = tokenizer(corpus_text(), add_special_tokens=False)["input_ids"]
     return {p: perplexity(m, ids, seq_len, device) for p, m in models.items()}
-
-
-def quality_from_scores(scores: dict[str, tuple[float, int, int]], seq_len: int) -> dict[str, Any]:
-    fp16_ppl, windows, tokens = scores["FP16"]
-    quant = [p for p in scores if p != "FP16"]
-    ppl = scores[quant[0]][0] if quant else fp16_ppl
-    return {
-        "basis": "measured",
-        "reason": None,
-        "corpus": corpus_record(),
-        "seq_len": seq_len,
-        "windows": windows,
-        "tokens_scored": tokens,
-        "fp16_perplexity": round(fp16_ppl, 4),
-        "perplexity": round(ppl, 4),
-        "delta_vs_fp16_pct": round((ppl - fp16_ppl) / fp16_ppl * 100.0, 3),
-    }

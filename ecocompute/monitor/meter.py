@@ -175,7 +175,7 @@ class EnergyMeter:
         e1 = self._close(t1)
         return result, t0, t1, e0, e1
 
-    def measure(self, work: Callable[[], T]) -> tuple[T, WindowReading]:
+    def window(self, work: Callable[[], T]) -> tuple[T, WindowReading]:
         """Run work() in a measured window (call while the sampler runs)."""
         result, t0, t1, e0, e1 = self.run(work)
         return result, self.reading(t0, t1, e0, e1)

@@ -1,6 +1,6 @@
 """GPU architecture class from an NVML product name (published detection rules).
 
-The rules follow the published EcoCompute list (shared docs/published-reference.md):
+The rules follow the published EcoCompute list (docs/published-figures.md):
 blackwell: B100, B200, GB-series, RTX 50x0 · hopper: H100, H200, H800, GH200 ·
 ada: L4, L40, L40S, RTX 40x0, RTX 2000/4000/5000/6000 Ada · ampere: A100, A800, A10,
 A10G, A16, A2, A30, A40, RTX A-series, RTX 30x0 · turing: T4, T400, T600, T1000,

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from ecocompute.precision import Precision
+
 BASIS_INTERPOLATED = "interpolated"
 BASIS_EXTRAPOLATED = "extrapolated"
 BASIS_UNAVAILABLE = "unavailable"
@@ -30,6 +32,11 @@ def published() -> dict[str, Any]:
 
 def dataset_dois() -> list[str]:
     return [source["doi"] for source in published()["sources"]]
+
+
+def headline() -> dict[str, str]:
+    """The published headline card: {"arch": ..., "card": ...}."""
+    return dict(published()["headline"])
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,7 @@ def curve_for(arch: str, precision: str) -> DeltaCurve | None:
 
 
 @dataclass(frozen=True)
-class ReferenceEstimate:
+class PublishedFigure:
     """A figure derived from the published dataset. Never a measurement."""
 
     arch: str
@@ -138,13 +145,13 @@ class ReferenceEstimate:
     note: str
 
 
-def estimate(arch: str, params_b: float, precision: str) -> ReferenceEstimate:
-    """The published-reference figure for one arch class, size and format."""
+def published_figure(arch: str, params_b: float, precision: str) -> PublishedFigure:
+    """The published figure for one arch class, size and format."""
     anchors = anchors_for(arch)
     borrowed = published().get("borrowed_curves", {}).get(arch)
 
-    def unavailable(why: str) -> ReferenceEstimate:
-        return ReferenceEstimate(
+    def unavailable(why: str) -> PublishedFigure:
+        return PublishedFigure(
             arch,
             precision,
             params_b,
@@ -162,7 +169,7 @@ def estimate(arch: str, params_b: float, precision: str) -> ReferenceEstimate:
             "so no figure is claimed"
         )
     curve = None
-    if precision != "FP16":
+    if precision != Precision.FP16:
         curve = curve_for(arch, precision)
         if curve is None:
             return unavailable(
@@ -200,7 +207,7 @@ def estimate(arch: str, params_b: float, precision: str) -> ReferenceEstimate:
     else:
         basis = BASIS_EXTRAPOLATED
         parts.append(f"{params_b:g}B lies outside the measured range: extrapolated")
-    return ReferenceEstimate(
+    return PublishedFigure(
         arch=arch,
         precision=precision,
         params_b=params_b,

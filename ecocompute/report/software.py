@@ -1,7 +1,7 @@
-"""Which software ran, and how it differs from the pins of the reference image.
+"""Which software ran, and how it differs from the pins of the container image.
 
 Versions come from installed package metadata, never from importing the packages,
-so the reference path stays free of torch.
+so the published path stays free of torch.
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 import functools
 import platform
 import re
-from importlib import metadata, resources
-from pathlib import Path
+from importlib import metadata
 from typing import Any
+
+from ecocompute.report.packaged import packaged_text
 
 # The packages whose versions change what is measured, as their distributions are named.
 REPORTED_PACKAGES = (
@@ -57,18 +58,10 @@ def parse_lock(text: str) -> dict[str, str]:
     return pins
 
 
-def _lock_text() -> str | None:
-    shipped = resources.files("ecocompute").joinpath(LOCK_NAME)
-    if shipped.is_file():
-        return shipped.read_text()
-    checkout = Path(__file__).resolve().parents[2] / LOCK_NAME
-    return checkout.read_text() if checkout.is_file() else None
-
-
 @functools.lru_cache(maxsize=1)
-def reference_pins() -> dict[str, str]:
-    """The reference image's pins for REPORTED_PACKAGES (empty if no lock is shipped)."""
-    text = _lock_text()
+def image_pins() -> dict[str, str]:
+    """The container image lock's pins for REPORTED_PACKAGES (empty if none is shipped)."""
+    text = packaged_text(LOCK_NAME)
     if text is None:
         return {}
     pins = parse_lock(text)
@@ -97,7 +90,7 @@ def pin_differences(installed: dict[str, str | None], pins: dict[str, str]) -> l
 def software_block(*, torch_cuda: str | None, nvidia_driver: str | None) -> dict[str, Any]:
     """The report's software section."""
     packages = package_versions()
-    pins = reference_pins()
+    pins = image_pins()
     differs = pin_differences(packages, pins) if pins else ["no reference lock shipped"]
     return {
         "python": platform.python_version(),

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecocompute.estimate.results_block import formats_on_gpus
+from ecocompute.precision import Precision
+from ecocompute.report.labels import card_with_arch, formats_on_gpus
 from ecocompute.report.software import stack_in_words
 
 _BASIS_WORDS = {
@@ -27,21 +28,20 @@ def _mj(value: float | None) -> str:
 def render(report: dict[str, Any], path: str) -> str:
     sut, work, res = report["system_under_test"], report["workload"], report["results"]
     basis = res["basis"]
-    card = sut["gpu"] or "no GPU detected"
     lines = [
         "EcoCompute energy estimate",
         f"  model      {work['model_name']} ({_size(work)})",
-        f"  card       {card} [arch class: {sut['gpu_arch']}]",
+        f"  card       {card_with_arch(sut['gpu'], sut['gpu_arch'])}",
     ]
     if res.get("reference_card"):
         lines.append(f"  data from  published {res['reference_card']} measurements")
     lines.append(
         "  format     FP16 alone"
-        if work["precision"] == "FP16"
+        if work["precision"] == Precision.FP16
         else f"  format     {work['precision']} vs FP16"
     )
     lines.append(f"  FP16       {_mj(res['fp16_energy_per_token_mj'])}")
-    if work["precision"] != "FP16":
+    if work["precision"] != Precision.FP16:
         lines.append(f"  {work['precision']:<10} {_mj(res['energy_per_token_mj'])}")
         delta = res["vs_fp16_energy_pct"]
         if delta is None:
@@ -124,5 +124,5 @@ def _weights_caveat(work: dict[str, Any]) -> str:
 def _software(sw: dict[str, Any]) -> str:
     text = ", ".join([f"python {sw['python']}", *stack_in_words(sw)])
     if not sw["matches_reference_pins"]:
-        text += " (differs from the reference image's pins: see software in the report)"
+        text += " (differs from the container image's pins: see software in the report)"
     return text

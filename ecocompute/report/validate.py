@@ -1,50 +1,94 @@
-"""`ecocompute validate`: check report files against the schema, one line per problem."""
+"""`ecocompute validate`: check report files against their schemas, one line per file.
+
+A folder is searched recursively for energy.json and sweep.json; a file named directly
+is read whatever its name, and validated as a sweep when its schema_version says so.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from ecocompute.report.document import validation_errors
+from ecocompute.report.schema import SWEEP_SCHEMA_VERSION, sweep_errors, validation_errors
+from ecocompute.report.write import REPORT_NAME
 
 MAX_REPORT_BYTES = 64 * 2**20  # far above any real report; refuses to parse a huge file
+SWEEP_NAME = "sweep.json"
 
 
-def problems_in(path: str) -> list[str]:
-    """Why a file is not a valid report; empty when it is."""
+def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[str]]:
+    """(the JSON object in a file, []) or (None, why it is not one)."""
     file = Path(path)
     try:
         size = file.stat().st_size
     except OSError as exc:
-        return [f"cannot read: {exc.strerror}"]
+        return None, [f"cannot read: {exc.strerror}"]
     if not file.is_file():
-        return ["not a file"]
+        return None, ["not a file"]
     if size > MAX_REPORT_BYTES:
-        return [f"too large to be a report ({size} bytes > {MAX_REPORT_BYTES})"]
+        return None, [f"too large to be a report ({size} bytes > {MAX_REPORT_BYTES})"]
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        return ["not UTF-8 text"]
+        return None, ["not UTF-8 text"]
     except OSError as exc:
-        return [f"cannot read: {exc.strerror}"]
+        return None, [f"cannot read: {exc.strerror}"]
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        return [f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"]
+        return None, [f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"]
     except RecursionError:
-        return ["not a report (JSON nested too deeply)"]
+        return None, ["not a report (JSON nested too deeply)"]
     if not isinstance(document, dict):
-        return [f"not a report: top level is a JSON {type(document).__name__}, not an object"]
+        return None, [f"not a report: top level is a JSON {type(document).__name__}, not an object"]
+    return document, []
+
+
+def problems_in(path: str | os.PathLike[str]) -> list[str]:
+    """Why a file is not a valid energy report; empty when it is."""
+    document, problems = read_document(path)
+    return problems if document is None else validation_errors(document)
+
+
+def _problems_of_any(path: Path) -> list[str]:
+    """Validated as a sweep when it says it is one, else as an energy report."""
+    document, problems = read_document(path)
+    if document is None:
+        return problems
+    if document.get("schema_version") == SWEEP_SCHEMA_VERSION:
+        return sweep_errors(document)
     return validation_errors(document)
 
 
-def validate_files(paths: Iterable[str], out: TextIO) -> int:
-    """Print one line per file (and per problem); 0 when every file is valid, else 1."""
+def files_under(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]) -> list[Path]:
+    """Files named directly, plus every file called one of names under each folder,
+    sorted, each once."""
+    found: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.name in names and p.is_file()))
+        else:
+            found.append(path)  # a missing file is reported by the reader
+    return list(dict.fromkeys(found))
+
+
+def validate_paths(paths: Iterable[str], out: TextIO) -> int:
+    """Print one line per file (and per problem); 0 when every file is valid, 1 when one
+    is not or no file was found."""
     status = 0
-    for path in paths:
-        problems = problems_in(path)
+    files: list[Path] = []
+    for given in paths:
+        found = files_under([given], (REPORT_NAME, SWEEP_NAME))
+        if not found:
+            print(f"{given}: INVALID no {REPORT_NAME} or {SWEEP_NAME} in this folder", file=out)
+            status = 1
+        files.extend(found)
+    for path in dict.fromkeys(files):
+        problems = _problems_of_any(path)
         if problems:
             status = 1
             for problem in problems:

@@ -1,1 +1,6 @@
-"""results"""
+"""results: looking at many reports. collect.py reads them, aggregate.py tables them,
+plot.py draws them against the published curve, check.py grades one, curvefit.py fits
+the crossover, sweep.py runs many estimates (through report.job) and fits them.
+
+May import: report and everything report may import.
+"""

@@ -15,15 +15,14 @@ import csv
 import io
 import math
 import os
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from ecocompute.report.atomic import write_text_atomic
-from ecocompute.results.collect import Invalid, Report
-from ecocompute.stats import t_quantile
+from ecocompute.results.collect import Invalid, Report, read_reports
+from ecocompute.stats import Summary, summarise_known, t_interval
 
 KIND_ORDER = {"measured": 0, "derived": 1}
 
@@ -48,19 +47,19 @@ class Group:
     def bases(self) -> str:
         return "+".join(sorted({r.basis for r in self.reports}))
 
-    def energy(self) -> Spread:
-        return spread([r.energy_per_token_mj for r in self.reports])
+    def energy(self) -> Summary | None:
+        return summarise_known([r.energy_per_token_mj for r in self.reports])
 
-    def fp16_energy(self) -> Spread:
-        return spread([r.fp16_energy_per_token_mj for r in self.reports])
+    def fp16_energy(self) -> Summary | None:
+        return summarise_known([r.fp16_energy_per_token_mj for r in self.reports])
 
-    def delta(self) -> Spread:
-        return spread([r.delta_pct for r in self.reports])
+    def delta(self) -> Summary | None:
+        return summarise_known([r.delta_pct for r in self.reports])
 
-    def trial_cv(self) -> Spread:
+    def trial_cv(self) -> Summary | None:
         """Within-report, trial-to-trial CV of the format's energy per token (mean over
         reports): the repeatability a single report shows."""
-        return spread(
+        return summarise_known(
             [
                 (r.results.get("per_format") or {}).get(r.precision, {}).get("cv_pct")
                 for r in self.reports
@@ -72,10 +71,7 @@ class Group:
         if self.n == 1:
             return self.reports[0].ci95_pct
         d = self.delta()
-        if d.mean is None or d.std is None or d.count < 2:
-            return None
-        half = t_quantile(0.975, d.count - 1) * d.std / math.sqrt(d.count)
-        return d.mean - half, d.mean + half
+        return None if d is None else t_interval(d)
 
     @property
     def trials(self) -> int | None:
@@ -83,22 +79,16 @@ class Group:
         return None if any(c is None for c in counts) else sum(c for c in counts if c)
 
 
-@dataclass(frozen=True)
-class Spread:
-    count: int
-    mean: float | None
-    std: float | None  # sample standard deviation; None below 2 values
-    cv_pct: float | None
+def _mean(s: Summary | None) -> float | None:
+    return None if s is None else s.mean
 
 
-def spread(values: Sequence[float | None]) -> Spread:
-    xs = [v for v in values if v is not None]
-    if not xs:
-        return Spread(0, None, None, None)
-    mean = statistics.fmean(xs)
-    std = statistics.stdev(xs) if len(xs) >= 2 else None
-    cv = None if std is None or mean == 0 else 100.0 * std / abs(mean)
-    return Spread(len(xs), mean, std, cv)
+def _sd(s: Summary | None) -> float | None:
+    return None if s is None else s.sd
+
+
+def _cv(s: Summary | None) -> float | None:
+    return None if s is None else s.cv_pct
 
 
 def group_reports(reports: Sequence[Report]) -> list[Group]:
@@ -165,14 +155,14 @@ def rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "basis": g.bases,
                 "n_reports": g.n,
                 "n_pairs": g.trials,
-                "energy_per_token_mj_mean": _r(e.mean, 2),
-                "energy_per_token_mj_std": _r(e.std, 2),
-                "energy_per_token_cv_pct": _r(e.cv_pct, 2),
-                "trial_cv_pct_mean": _r(g.trial_cv().mean, 2),
-                "fp16_energy_per_token_mj_mean": _r(f.mean, 2),
-                "vs_fp16_pct_mean": _r(d.mean, 2),
-                "vs_fp16_pct_std": _r(d.std, 2),
-                "vs_fp16_cv_pct": _r(d.cv_pct, 2),
+                "energy_per_token_mj_mean": _r(_mean(e), 2),
+                "energy_per_token_mj_std": _r(_sd(e), 2),
+                "energy_per_token_cv_pct": _r(_cv(e), 2),
+                "trial_cv_pct_mean": _r(_mean(g.trial_cv()), 2),
+                "fp16_energy_per_token_mj_mean": _r(_mean(f), 2),
+                "vs_fp16_pct_mean": _r(_mean(d), 2),
+                "vs_fp16_pct_std": _r(_sd(d), 2),
+                "vs_fp16_cv_pct": _r(_cv(d), 2),
                 "vs_fp16_ci95_lo_pct": _r(ci[0], 2) if ci else None,
                 "vs_fp16_ci95_hi_pct": _r(ci[1], 2) if ci else None,
             }
@@ -219,13 +209,13 @@ def render_table(groups: Sequence[Group]) -> str:
         e, d = g.energy(), g.delta()
         ci = g.delta_ci95()
         ci_text = f"{ci[0]:+.1f} .. {ci[1]:+.1f}%" if ci else "-"
-        delta = "-" if d.mean is None else f"{d.mean:+.1f}%"
+        delta = "-" if d is None else f"{d.mean:+.1f}%"
         lines.append(
             f"{g.model[:28]:<28} {_num(g.params_b, '.3g'):>7} {g.precision:<4} "
             f"{g.protocol:<{width}} {g.n:>2} {_num(g.trials, 'd'):>5} "
-            f"{_num(e.mean, ',.1f'):>9} {_num(e.std, '.1f'):>7} {_num(e.cv_pct, '.1f'):>5} "
-            f"{_num(g.trial_cv().mean, '.1f'):>5}  "
-            f"{delta:>8} {_num(d.std, '.1f'):>6} {_num(d.cv_pct, '.1f'):>6} "
+            f"{_num(_mean(e), ',.1f'):>9} {_num(_sd(e), '.1f'):>7} {_num(_cv(e), '.1f'):>5} "
+            f"{_num(_mean(g.trial_cv()), '.1f'):>5}  "
+            f"{delta:>8} {_num(_sd(d), '.1f'):>6} {_num(_cv(d), '.1f'):>6} "
             f"{ci_text:>17}  {g.bases}"
         )
     return "\n".join(lines)
@@ -267,3 +257,14 @@ def aggregate(
         target = write_text_atomic(Path(csv_path), csv_text(rows(groups)))
         print(f"wrote {target}", file=err)
     return 0
+
+
+def aggregate_paths(
+    paths: Sequence[str],
+    out: TextIO,
+    err: TextIO,
+    csv_path: str | os.PathLike[str] | None = None,
+) -> int:
+    """`ecocompute aggregate`: read the reports under paths, then aggregate()."""
+    reports, invalid = read_reports(paths)
+    return aggregate(reports, invalid, out, err, csv_path)

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
+from ecocompute.errors import InputError
 from ecocompute.published.figures import DeltaCurve, curve_for, published
-from ecocompute.results.collect import Report
+from ecocompute.report.labels import card_with_arch
+from ecocompute.results.collect import Invalid, Report, read_one
 
 DEFAULT_K = 2.0
 ANCHOR_SIZE_TOLERANCE = 0.05  # relative: 1.1B matches an anchor at 1.1B +- 5%
@@ -162,7 +164,7 @@ def grade_curve(r: Report, k: float) -> Grade:
 def check(r: Report, k: float = DEFAULT_K) -> tuple[int, list[str]]:
     """(exit status, lines to print)."""
     size = "size unknown" if r.params_b is None else f"{r.params_b:.4g}B"
-    card = r.card if f"[{r.arch}" in r.card else f"{r.card} [{r.arch}]"
+    card = card_with_arch(r.card, r.arch)
     head = f"  report:      {r.model} {size} {r.precision} on {card}, {r.basis}"
     if r.delta_pct is not None:
         ci = r.ci95_pct
@@ -191,3 +193,30 @@ def check(r: Report, k: float = DEFAULT_K) -> tuple[int, list[str]]:
         return WITHIN, lines
     lines.append(f"  result:      OUTSIDE k = {k:g} (exit 1)")
     return OUTSIDE, lines
+
+
+def parse_k(text: str | None) -> float:
+    """--k: a finite positive number (default DEFAULT_K). Raises InputError."""
+    if text is None:
+        return DEFAULT_K
+    try:
+        k = float(text)
+    except ValueError:
+        k = math.nan
+    if not (math.isfinite(k) and k > 0):
+        raise InputError("k", text, "must be a finite positive number, e.g. --k 2")
+    return k
+
+
+def check_path(path: str, k_text: str | None, out: TextIO, err: TextIO) -> int:
+    """`ecocompute check`: grade one report file; the exit status says how it went."""
+    k = parse_k(k_text)
+    one = read_one(path)
+    if isinstance(one, Invalid):
+        for problem in one.problems:
+            print(f"{one.path}: INVALID {problem}", file=err)
+        print("ecocompute check: not gradeable: not a valid report (exit 2)", file=err)
+        return NOT_GRADEABLE
+    status, lines = check(one, k)
+    print("\n".join(lines), file=out)
+    return status

@@ -8,16 +8,17 @@ an invalid one is listed with its reasons and skipped, never fatal.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecocompute.report.document import REPORT_NAME
+from ecocompute.precision import Precision
+from ecocompute.report.schema import validation_errors
 from ecocompute.report.software import STACK_PACKAGES, stack_in_words
-from ecocompute.report.validate import problems_in
+from ecocompute.report.validate import files_under, read_document
+from ecocompute.report.write import REPORT_NAME
 
 BASIS_MEASURED = "measured"
 
@@ -25,7 +26,7 @@ BASIS_MEASURED = "measured"
 def software_fingerprint(software: dict[str, Any]) -> str:
     """A short, readable label of the stack that produced a report, e.g.
     "py3.12.3 torch2.11.0 tf5.17.0 bnb0.50.2 cu13.0 drv580.159.04". Packages that were
-    not installed are left out (a reference-path report may have none of them)."""
+    not installed are left out (a published-path report may have none of them)."""
     packages = software.get("packages") or {}
     parts = [f"py{software.get('python', '?')}"]
     for name, short in STACK_PACKAGES:
@@ -97,7 +98,7 @@ class Report:
 
     @property
     def quantized(self) -> bool:
-        return self.precision != "FP16"
+        return self.precision != Precision.FP16
 
     @property
     def fingerprint(self) -> str:
@@ -150,17 +151,16 @@ class Invalid:
 
 def report_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Files named directly, plus every energy.json under each folder, sorted, no repeats."""
-    found: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            found.extend(sorted(p for p in path.rglob(REPORT_NAME) if p.is_file()))
-        else:
-            found.append(path)  # a missing file is reported by read_reports
-    unique: dict[Path, None] = {}
-    for path in found:
-        unique.setdefault(path, None)
-    return list(unique)
+    return files_under(paths, (REPORT_NAME,))
+
+
+def read_one(path: str | os.PathLike[str]) -> Report | Invalid:
+    document, problems = read_document(path)
+    if document is not None:
+        problems = validation_errors(document)
+    if document is None or problems:
+        return Invalid(str(path), problems)
+    return Report(Path(path), document)
 
 
 def read_reports(
@@ -170,16 +170,9 @@ def read_reports(
     reports: list[Report] = []
     invalid: list[Invalid] = []
     for file in report_files(paths):
-        problems = problems_in(str(file))
-        if problems:
-            invalid.append(Invalid(str(file), problems))
-            continue
-        reports.append(Report(file, json.loads(file.read_text(encoding="utf-8"))))
+        one = read_one(file)
+        if isinstance(one, Invalid):
+            invalid.append(one)
+        else:
+            reports.append(one)
     return reports, invalid
-
-
-def read_one(path: str | os.PathLike[str]) -> Report | Invalid:
-    problems = problems_in(str(path))
-    if problems:
-        return Invalid(str(path), problems)
-    return Report(Path(path), json.loads(Path(path).read_text(encoding="utf-8")))

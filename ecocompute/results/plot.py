@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ecocompute.errors import InputError, RunError
 from ecocompute.published.figures import DeltaCurve, anchors_for, curve_for, delta_pct
@@ -252,7 +252,7 @@ def _draw_break_even(ax: Any, fmt: str) -> None:
 
 def _draw_point(ax: Any, g: Group, i: int, label: str, stack: int) -> None:
     d = g.delta()
-    if d.mean is None or g.params_b is None:
+    if d is None or g.params_b is None:
         return
     if g.kind == "derived":
         ax.plot([g.params_b], [d.mean], "x", color="grey", markersize=8, label=label, gid="derived")
@@ -323,3 +323,20 @@ def plot_reports(
     fits: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
     return write_figure(build_figure(reports, card=card, fits=fits), path)
+
+
+def plot_paths(
+    paths: Sequence[str], output: str, card: str | None, out: TextIO, err: TextIO
+) -> int:
+    """`ecocompute plot`: read the reports under paths (invalid ones listed on err) and
+    draw one card's points into output."""
+    from ecocompute.results.aggregate import render_invalid
+    from ecocompute.results.collect import read_reports
+
+    require_matplotlib()
+    reports, invalid = read_reports(paths)
+    if invalid:
+        print(render_invalid(invalid), file=err)
+    path = plot_reports(reports, output, card=card)
+    print(f"wrote {path}", file=out)
+    return 0

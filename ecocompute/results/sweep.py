@@ -20,27 +20,29 @@ import gc
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 from ecocompute import __version__
 from ecocompute.errors import EcoComputeError, InputError, ReportInvalid, RunError
+from ecocompute.estimate.machine import Machine
 from ecocompute.params import RunParams, resolve
 from ecocompute.progress import Progress, quiet_library_progress_bars
 from ecocompute.published.figures import anchors_for, curve_for
 from ecocompute.report.atomic import write_text_atomic
-from ecocompute.report.document import REPORT_NAME, SCOPE, schema_errors, utc_now, write_report
+from ecocompute.report.build import SCOPE, utc_now
+from ecocompute.report.job import ReportJob
+from ecocompute.report.labels import card_with_arch
+from ecocompute.report.schema import SWEEP_SCHEMA_VERSION, sweep_errors
+from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.collect import Report, read_one, read_reports
 from ecocompute.results.curvefit import Point, crossover_of, fit_points, se_from_ci
 
-SWEEP_SCHEMA_VERSION = "ecocompute-sweep/1.0"
 SWEEP_NAME = "sweep.json"
 PLOT_NAME = "sweep.png"
 SWEEP_FORMATS = ("NF4", "INT8")
-
-Estimator = Callable[..., dict[str, Any]]
 
 
 def slug(model_name: str, precision: str) -> str:
@@ -81,6 +83,17 @@ def plan(
                 "allowed: " + ", ".join(SWEEP_FORMATS) + " (FP16 is every run's baseline)",
             )
     out = Path(output_dir)
+    folders: dict[str, str] = {}
+    for model in models:
+        folder = slug(model, "").lower()
+        if folder in folders:
+            raise InputError(
+                "models",
+                model,
+                f"would write into the same folder as '{folders[folder]}' "
+                f"({slug(model, formats[0])}); name each model so that its folder differs",
+            )
+        folders[folder] = model
     runs = []
     for model in models:
         for fmt in formats:
@@ -102,19 +115,12 @@ def run_sweep(
     the_plan: Plan,
     progress: Progress,
     *,
-    estimate: Estimator | None = None,
-    estimate_kwargs: Mapping[str, Any] | None = None,
+    machine: Machine | None = None,
     command: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run and write every report; a run that fails is recorded and the sweep goes on.
-
-    estimate defaults to task.run_energy_estimate; estimate_kwargs reach it unchanged
-    (tests pass open_telemetry=, accelerator=, backend=).
-    """
-    if estimate is None:
-        from ecocompute.estimate.run import run_energy_estimate
-
-        estimate = run_energy_estimate
+    """Run and write every report (each through report.job, as energy_estimate does);
+    a run that fails is recorded and the sweep goes on. machine: the real one unless a
+    test hands in stand-ins."""
     records = []
     total = len(the_plan.runs)
     for i, params in enumerate(the_plan.runs, 1):
@@ -129,15 +135,14 @@ def run_sweep(
             "report": None,
         }
         try:
-            report = estimate(
-                params, Progress(params.quiet), command=command, **(estimate_kwargs or {})
+            written = ReportJob(params).run(
+                Progress(params.quiet), machine=machine, command=command
             )
-            path = write_report(report, params.output_dir)
         except EcoComputeError as exc:  # this run failed; the others still answer
             record["error"] = str(exc)
             progress(f"sweep {i}/{total}: {params.model_name} {params.precision} FAILED: {exc}")
         else:
-            record.update(_run_fields(Report(path, report), the_plan.output_dir))
+            record.update(_run_fields(Report(written.path, written.report), the_plan.output_dir))
             record["status"] = "ok"
         finally:
             _free_device_memory()
@@ -291,7 +296,7 @@ def summarise(
         if not used and left_out:
             entry.update(
                 status="skipped",
-                reason="every point is derived from the published curve (reference path), "
+                reason="every point is derived from the published curve (published path), "
                 "not measured: fitting them would only give back the published curve",
             )
         elif "scipy" in missing or "numpy" in missing:
@@ -323,10 +328,6 @@ def summarise(
     return doc, reports
 
 
-def sweep_errors(doc: object) -> list[str]:
-    return schema_errors(doc, "sweep.schema.json")
-
-
 def write_sweep(doc: dict[str, Any], output_dir: Path) -> Path:
     problems = sweep_errors(doc)
     if problems:
@@ -352,8 +353,7 @@ def add_plot(doc: dict[str, Any], reports: list[Report], output_dir: Path, name:
 
 
 def _card_text(doc: dict[str, Any]) -> str:
-    card, arch = doc["card"] or "no card", doc["gpu_arch"]
-    return card if arch is None or f"[{arch}" in card else f"{card} [{arch}]"
+    return card_with_arch(doc["card"] or "no card", doc["gpu_arch"])
 
 
 def render(doc: dict[str, Any], path: Path) -> str:
@@ -427,8 +427,7 @@ def sweep(
     fit_only: bool = False,
     progress: Progress | None = None,
     command: list[str] | None = None,
-    estimate: Estimator | None = None,
-    estimate_kwargs: Mapping[str, Any] | None = None,
+    machine: Machine | None = None,
     n_boot: int | None = None,
     out: Any = None,
 ) -> int:
@@ -462,13 +461,7 @@ def sweep(
             output_dir,
             parameters_file,
         )
-        records = run_sweep(
-            the_plan,
-            progress,
-            estimate=estimate,
-            estimate_kwargs=estimate_kwargs,
-            command=command,
-        )
+        records = run_sweep(the_plan, progress, machine=machine, command=command)
     doc, reports = summarise(records, root, command=command, n_boot=n_boot)
     add_plot(doc, reports, root, PLOT_NAME)
     path = write_sweep(doc, root)

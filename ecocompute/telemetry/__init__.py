@@ -1,2 +1,5 @@
-"""GPU telemetry: one small interface (base.py), NVML behind it (nvml.py), the power
-sampler (sampler.py) and the CUDA-to-NVML device mapping (mapping.py)."""
+"""telemetry: GPU device access. One small interface (base.GpuTelemetry), NVML behind it
+(nvml.py, the only module that imports pynvml), and the CUDA-to-NVML device mapping.
+
+May import: errors, units. Nothing else of ecocompute.
+"""

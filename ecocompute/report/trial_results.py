@@ -1,4 +1,4 @@
-"""Turning measured trials into the report's results: per-format statistics, pairs, the
+"""A measured run's trials as the report's results: per-format statistics, pairs, the
 interval and the verdict. Pure functions of the trials."""
 
 from __future__ import annotations
@@ -7,37 +7,15 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ecocompute.estimate.measured_path import MeasuredRun
 from ecocompute.estimate.trials import Trial
-from ecocompute.monitor.meter import WindowReading
-from ecocompute.stats import CI_METHOD, estimate_delta, paired_deltas_pct, summarise
+from ecocompute.precision import Precision
+from ecocompute.stats import CI_METHOD, DeltaEstimate, estimate_delta, paired_deltas_pct, summarise
 from ecocompute.units import energy_per_token_mj
 
 
 def _r(x: float | None, digits: int = 3) -> float | None:
     return None if x is None else round(x, digits)
-
-
-def idle_power_w(idle: WindowReading | None) -> float | None:
-    return None if idle is None else idle.energy_j / idle.duration_s
-
-
-def gpu_list(indices: Sequence[int]) -> str:
-    return f"GPU{'s' if len(indices) > 1 else ''} {', '.join(str(i) for i in indices)}"
-
-
-def formats_on_gpus(format_gpus: Mapping[str, Sequence[int]]) -> str:
-    """ "FP16 on GPUs 0, 1; NF4 on GPU 0" """
-    return "; ".join(f"{fmt} on {gpu_list(gpus)}" for fmt, gpus in format_gpus.items())
-
-
-def format_gpus_note(format_gpus: Mapping[str, Sequence[int]]) -> str:
-    """Said wherever the formats occupy different GPUs: the comparison then includes
-    the whole package power of every GPU a format needs, idle or not."""
-    return (
-        f"The formats occupy different GPUs ({formats_on_gpus(format_gpus)}): each "
-        "format's energy sums every "
-        "GPU its model occupies, so a format that needs more GPUs pays for all of them."
-    )
 
 
 def format_idle_w(gpus: Sequence[int], idle_by_gpu: Mapping[int, float] | None) -> float | None:
@@ -100,51 +78,47 @@ def trial_record(t: Trial) -> dict[str, Any]:
     }
 
 
-def results_block(
-    precision: str,
-    trials: Sequence[Trial],
-    idle: WindowReading | None,
-    note: str,
-    format_gpus: Mapping[str, Sequence[int]],
-    idle_by_gpu: Mapping[int, float] | None,
-) -> dict[str, Any]:
-    """The report's results for a measured run (basis "measured").
+def paired(
+    by_format: Mapping[Precision, Sequence[Trial]], precision: Precision
+) -> tuple[list[dict[str, Any]], DeltaEstimate | None]:
+    """The pairs (FP16 and the format's trial of the same round) and their estimate."""
+    if not precision.quantized:
+        return [], None
+    fp16_by_pair = {t.pair: t for t in by_format[Precision.FP16]}
+    q_by_pair = {t.pair: t for t in by_format[precision]}
+    common = sorted(k for k in fp16_by_pair if k in q_by_pair and k is not None)
+    f_vals = [fp16_by_pair[k].energy_per_token_mj for k in common]
+    q_vals = [q_by_pair[k].energy_per_token_mj for k in common]
+    deltas = paired_deltas_pct(f_vals, q_vals)
+    pairs = [
+        {
+            "pair": k,
+            "fp16_energy_per_token_mj": round(f, 3),
+            "energy_per_token_mj": round(q, 3),
+            "delta_pct": round(d, 3),
+        }
+        for k, f, q, d in zip(common, f_vals, q_vals, deltas, strict=True)
+    ]
+    return pairs, estimate_delta(deltas)
 
-    format_gpus: the NVML indices each format's energy sums; idle_by_gpu: idle watts per
-    NVML index (None without an idle window)."""
-    idle_w = idle_power_w(idle)
-    by_format: dict[str, list[Trial]] = {}
-    for t in trials:
+
+def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
+    """The report's results for a measured run (basis "measured")."""
+    precision = run.params.precision
+    idle_by_gpu = None if run.idle is None else run.idle.power_by_gpu_w()
+    by_format: dict[Precision, list[Trial]] = {}
+    for t in run.trials:
         by_format.setdefault(t.precision, []).append(t)
     per_format = {
-        fmt: format_stats(ts, format_idle_w(format_gpus[fmt], idle_by_gpu), format_gpus[fmt])
+        fmt: format_stats(
+            ts, format_idle_w(run.format_gpus[fmt], idle_by_gpu), run.format_gpus[fmt]
+        )
         for fmt, ts in by_format.items()
     }
     target = per_format[precision]
-    fp16 = per_format["FP16"]
-
-    pairs: list[dict[str, Any]] = []
-    delta = None
-    if precision != "FP16":
-        fp16_by_pair = {t.pair: t for t in by_format["FP16"]}
-        q_by_pair = {t.pair: t for t in by_format[precision]}
-        common = sorted(k for k in fp16_by_pair if k in q_by_pair and k is not None)
-        f_vals = [fp16_by_pair[k].energy_per_token_mj for k in common]
-        q_vals = [q_by_pair[k].energy_per_token_mj for k in common]
-        deltas = paired_deltas_pct(f_vals, q_vals)
-        pairs = [
-            {
-                "pair": k,
-                "fp16_energy_per_token_mj": round(f, 3),
-                "energy_per_token_mj": round(q, 3),
-                "delta_pct": round(d, 3),
-            }
-            for k, f, q, d in zip(common, f_vals, q_vals, deltas, strict=True)
-        ]
-        delta = estimate_delta(deltas)
-
-    ratios = [t.reading.sampled_vs_counter_pct for t in trials]
-    known = [x for x in ratios if x is not None]
+    fp16 = per_format[Precision.FP16]
+    pairs, delta = paired(by_format, precision)
+    known = [x for x in (t.reading.sampled_vs_counter_pct for t in run.trials) if x is not None]
     return {
         "total_energy_joules": target["total_energy_joules"],
         "tokens_generated": target["tokens_generated"],
@@ -163,11 +137,11 @@ def results_block(
         else [round(delta.ci95_pct[0], 3), round(delta.ci95_pct[1], 3)],
         "ci_method": None if delta is None else CI_METHOD,
         "n_pairs": None if delta is None else delta.n_pairs,
-        "idle_power_watts": _r(idle_w),
+        "idle_power_watts": None if run.idle is None else _r(run.idle.power_w),
         "sampled_vs_counter_pct": _r(statistics.fmean(known)) if known else None,
         "sampled_vs_counter_max_abs_pct": _r(max(abs(x) for x in known)) if known else None,
-        "dropped_samples": sum(t.reading.dropped for t in trials),
+        "dropped_samples": sum(t.reading.dropped for t in run.trials),
         "per_format": per_format,
         "pairs": pairs,
-        "trials": [trial_record(t) for t in trials],
+        "trials": [trial_record(t) for t in run.trials],
     }

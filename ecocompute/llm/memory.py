@@ -1,0 +1,95 @@
+"""Running out of GPU memory, translated once into an error that names what ran out."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ecocompute.errors import RunError
+from ecocompute.llm.cuda import Accelerator
+
+log = logging.getLogger(__name__)
+
+
+class Decode(Protocol):
+    def run(self) -> Any: ...
+
+    def new_tokens(self, output: Any) -> int: ...
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """torch's CUDA out-of-memory error (torch only looked at if already imported)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(exc, torch.cuda.OutOfMemoryError)
+
+
+@contextlib.contextmanager
+def out_of_memory_named(
+    model_name: str, precision: str | None, stage: str, accelerator: Accelerator
+) -> Iterator[None]:
+    """Within the block, CUDA's out-of-memory error becomes a RunError saying which model,
+    which format (None where no single format was at work) and at what stage."""
+    try:
+        yield
+    except RunError:
+        raise
+    except Exception as exc:
+        if not is_out_of_memory(exc):
+            raise
+        raise out_of_memory(model_name, precision, stage, accelerator, exc) from None
+
+
+def out_of_memory(
+    model_name: str,
+    precision: str | None,
+    stage: str,
+    accelerator: Accelerator,
+    exc: BaseException,
+) -> RunError:
+    """The error for CUDA running out of memory: which model, which format, free/total
+    memory now, and what to try."""
+    memory = _memory_now(accelerator)
+    where = (
+        " (GPU memory unknown)"
+        if memory is None
+        else f" ({memory[0]:,} MiB free of {memory[1]:,} MiB)"
+    )
+    at = "" if precision is None else f" at {precision}"
+    first_line = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    return RunError(
+        f"out of GPU memory {stage} {model_name}{at}{where}: {first_line}. "
+        "Free the GPU (other processes: nvidia-smi), use a smaller model, a smaller "
+        "--batch_size or fewer --tokens; no report was written."
+    )
+
+
+def _memory_now(accelerator: Accelerator) -> tuple[int, int] | None:
+    """Free/total MiB after dropping cached blocks, or None if even that fails."""
+    try:
+        accelerator.release()
+        return accelerator.memory_mib()
+    except Exception:  # a broken CUDA context must not hide the out-of-memory message
+        log.debug("memory query after out-of-memory failed", exc_info=True)
+        return None
+
+
+@dataclass(frozen=True)
+class OutOfMemoryNamed:
+    """A decode whose out-of-memory error names its model and format. The context
+    manager costs microseconds, inside a window of a decode of hundreds of tokens."""
+
+    decode: Decode
+    model_name: str
+    precision: str
+    accelerator: Accelerator
+
+    def run(self) -> Any:
+        with out_of_memory_named(self.model_name, self.precision, "running", self.accelerator):
+            return self.decode.run()
+
+    def new_tokens(self, output: Any) -> int:
+        return self.decode.new_tokens(output)

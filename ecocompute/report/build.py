@@ -1,0 +1,313 @@
+"""The report dict, built in one place from a run's typed outcome (estimate/).
+
+build_report() is the only function that makes an energy.json document: the envelope
+every report shares, then the sections of a measured run or of a published-path run.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+from dataclasses import asdict
+from typing import Any
+
+from ecocompute import __version__
+from ecocompute.estimate.hardware import GpuRecord, Hardware
+from ecocompute.estimate.measured_path import MeasuredRun
+from ecocompute.estimate.published_path import PublishedRun
+from ecocompute.estimate.quality import QualityOutcome
+from ecocompute.llm.loading import quantization_record
+from ecocompute.llm.quality_probe import corpus_record
+from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
+from ecocompute.params import RunParams
+from ecocompute.precision import Precision
+from ecocompute.published.figures import dataset_dois
+from ecocompute.report.labels import format_gpus_note
+from ecocompute.report.schema import SCHEMA_VERSION
+from ecocompute.report.software import software_block
+from ecocompute.report.trial_results import results_block
+from ecocompute.stats import CI_METHOD
+from ecocompute.telemetry.base import POWER_FIELD_INSTANT
+from ecocompute.units import pct_change
+
+BENCHMARK = "ecocompute-llm-decode-energy"
+MEASURED_SOURCE = "direct-nvml"
+SCOPE = (
+    "GPU-package energy as NVML reports it for the GPUs the model occupies; not wall "
+    "power, not CPU, DRAM, PSU, cooling or PUE. Not a certified benchmark result."
+)
+ORDER_NOTES = {
+    "interleaved": "FP16 and the quantized model were resident together; trials ran FP16, "
+    "Q, FP16, Q ... so drift in clocks, temperature and host load falls on both.",
+    "alternating blocks": "the two formats did not fit on the GPU(s) together: all FP16 "
+    "trials ran, then all quantized trials; drift between the blocks is not cancelled.",
+    "single format": "FP16 alone was requested and measured.",
+}
+
+
+def build_report(outcome: MeasuredRun | PublishedRun, command: list[str] | None) -> dict[str, Any]:
+    """The energy.json document for a run (not yet validated or written)."""
+    if isinstance(outcome, MeasuredRun):
+        sections = measured_sections(outcome)
+    else:
+        sections = published_sections(outcome)
+    return envelope(outcome.params, sections, command)
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def published_source(reason: str) -> str:
+    """measurement_source of a report derived from the published dataset."""
+    return f"published-dataset ({reason})"
+
+
+def envelope(
+    params: RunParams, sections: dict[str, Any], command: list[str] | None
+) -> dict[str, Any]:
+    """The fields every report shares, around one run's sections."""
+    report: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "benchmark": BENCHMARK,
+        "follows_mlcommons_energy_reporting_conventions": True,
+        "certified_benchmark_result": False,
+        "scenario": params.scenario,
+        "scenario_note": (
+            f"Nominal MLPerf-style label for batch {params.batch_size}; the run is not "
+            "driven by MLPerf LoadGen."
+        ),
+        "timestamp_utc": utc_now(),
+        "system_under_test": {"host": platform.platform(), **sections["system_under_test"]},
+        "workload": {
+            "model_name": params.model_name,
+            "precision": params.precision,
+            "batch_size": params.batch_size,
+            "context_length": params.context_length,
+            "max_new_tokens": params.tokens,
+            **sections["workload"],
+        },
+        "measurement": {
+            "sample_rate_hz": params.sample_rate_hz,
+            "tokens_per_run": params.tokens,
+            "iterations": params.iterations,
+            "warmup": params.warmup,
+            "scope": SCOPE,
+            **sections["measurement"],
+        },
+        "software": sections["software"],
+        "measurement_source": sections["measurement_source"],
+        "results": sections["results"],
+        "provenance": {
+            "dataset_dois": dataset_dois(),
+            "tool": f"ecocompute {__version__}",
+            "reference_data": "ecocompute/data/published_reference.json",
+            **({"command": command} if command else {}),
+        },
+    }
+    if sections.get("quality") is not None:
+        report["quality"] = sections["quality"]
+    return report
+
+
+def _gpu_dict(gpu: GpuRecord) -> dict[str, Any]:
+    """A GPU as the report lists it; a published-path record carries NVML's four fields."""
+    record = asdict(gpu)
+    record["power_limit_watts"] = record.pop("power_limit_w")
+    if gpu.cuda_index is None:
+        return {k: record[k] for k in ("nvml_index", "name", "uuid", "pci_bus_id")}
+    return record
+
+
+def _int8_threshold(params: RunParams) -> dict[str, Any]:
+    if params.precision is Precision.INT8:
+        return {"llm_int8_threshold": params.llm_int8_threshold}
+    return {}
+
+
+# -- the published path --------------------------------------------------------------
+
+
+def published_sections(run: PublishedRun) -> dict[str, Any]:
+    params, fig, hardware = run.params, run.figure, run.hardware
+    note = fig.note
+    if run.arch.headline_default and fig.basis != "unavailable":
+        note = f"{run.arch.source}. {note}"
+    note = (
+        f"Derived from the published EcoCompute dataset, not measured on this machine "
+        f"({run.reason.text}). {note}."
+    )
+    return {
+        "system_under_test": {
+            "gpu": hardware.gpu_name,
+            "gpu_arch": run.arch.arch,
+            "gpu_arch_source": run.arch.source,
+            "accelerator_count": len(hardware.gpus),
+            **({"gpus": [_gpu_dict(g) for g in hardware.gpus]} if hardware.gpus else {}),
+        },
+        "workload": {
+            "params_b": run.params_b,
+            "params_b_source": run.params_b_source,
+            "weights": "not loaded",
+            "prompt_tokens": None,
+            **_int8_threshold(params),
+        },
+        "measurement": {
+            "method": (
+                "none in this run: figure derived from the published EcoCompute dataset "
+                "(NVML power at 10 Hz integrated over the decode loop, batch 1, 256 tokens, "
+                "10 iterations after 2 warm-ups, n = 2 per configuration)"
+            ),
+            "iterations_note": (
+                "No decode ran. tokens_per_run, iterations and warmup record the requested "
+                "protocol; the published figures followed the published protocol."
+            ),
+            "energy_source": "none",
+            "power_field": None,
+            "order": "none",
+        },
+        "software": software_block(torch_cuda=None, nvidia_driver=hardware.nvidia_driver),
+        "measurement_source": published_source(run.reason.text),
+        "results": {
+            "total_energy_joules": None,
+            "tokens_generated": 0,
+            "energy_per_token_mj": _r(fig.energy_per_token_mj),
+            "fp16_energy_per_token_mj": _r(fig.fp16_energy_per_token_mj),
+            "vs_fp16_energy_pct": _r(fig.vs_fp16_energy_pct, 2),
+            "avg_power_watts": None,
+            "throughput_tokens_per_s": None,
+            "basis": fig.basis,
+            "note": note,
+            "fallback_reason": run.reason.code,
+            "reference_card": fig.reference_card,
+            "verdict": None,
+            "vs_fp16_ci95_pct": None,
+            "trials": [],
+        },
+        "quality": {
+            "basis": "unavailable" if params.quality_probe else "not requested",
+            "reason": "no model was loaded on the published path"
+            if params.quality_probe
+            else "--no_quality_probe",
+        },
+    }
+
+
+def _r(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+# -- the measured path ---------------------------------------------------------------
+
+
+def measured_sections(run: MeasuredRun) -> dict[str, Any]:
+    p = run.params
+    hardware: Hardware = run.hardware
+    weights = run.checkpoint.weights
+    return {
+        "system_under_test": {
+            "gpu": hardware.names,
+            "gpu_arch": run.arch,
+            "gpu_arch_source": f"NVML product name '{hardware.gpu_name}'",
+            "accelerator_count": len(hardware.gpus),
+            "gpus": [_gpu_dict(g) for g in hardware.gpus],
+            "cuda_visible_devices": hardware.cuda_visible_devices,
+        },
+        "workload": {
+            "params_b": round(run.params_count / 1e9, 6),
+            "params_b_source": "counted from the loaded weights",
+            "prompt_tokens": run.prompt_tokens,
+            "weights": weights,
+            "weights_note": run.checkpoint.weights_note,
+            **_int8_threshold(p),
+            "quantization": quantization_record(p.precision, p.llm_int8_threshold),
+        },
+        "measurement": {
+            "method": method_text(run.counter, run.power_field, p.sample_rate_hz),
+            "iterations_note": (
+                f"{p.iterations} measured decode runs per format after {p.warmup} "
+                f"warm-ups; each run is one trial; pairs are FP16 and {p.precision} "
+                "trials of the same round."
+            ),
+            "energy_source": "nvml_energy_counter" if run.counter else "sampled_power",
+            "power_field": run.power_field,
+            "order": run.order,
+            "order_note": ORDER_NOTES[run.order],
+            "idle_seconds": p.idle_seconds,
+            "max_gpu_memory_gib": p.max_gpu_memory_gib,
+            "min_valid_sample_fraction": MIN_VALID_SAMPLE_FRACTION,
+            "counter_edges": run.counter_edges,
+            "ci_method": CI_METHOD if p.precision.quantized else None,
+            "decode": {
+                **run.decode,
+                "batch_size": p.batch_size,
+                "prompt": "12 seeded random token ids"
+                if weights == "synthetic"
+                else "a fixed English instruction (ecocompute.llm.loading.PROMPT_TEXT)",
+            },
+        },
+        "software": software_block(
+            torch_cuda=run.versions.get("cuda"), nvidia_driver=hardware.nvidia_driver
+        ),
+        "measurement_source": MEASURED_SOURCE,
+        "results": results_block(run, measured_note(run)),
+        "quality": quality_section(run.quality),
+    }
+
+
+def measured_note(run: MeasuredRun) -> str:
+    p, hardware = run.params, run.hardware
+    indices = ", ".join(str(g.nvml_index) for g in hardware.gpus)
+    source = "the NVML energy counter" if run.counter else "integrated NVML power samples"
+    note = (
+        f"Measured on this machine: GPU-package energy of "
+        f"{', '.join(sorted({g.name for g in hardware.gpus}))} (GPU {indices} by NVML index) "
+        f"from {source}, {len(run.trials)} trials ({p.iterations} per format, {run.order}), "
+        f"{p.tokens} new tokens each at batch {p.batch_size}, after {p.warmup} warm-ups per "
+        f"format; {run.checkpoint.weights} weights; torch {run.versions.get('torch')}."
+    )
+    if run.checkpoint.weights == "synthetic" and p.precision is Precision.INT8:
+        note += " Synthetic weights understate the INT8 outlier-path penalty."
+    if len(set(run.format_gpus.values())) > 1:
+        note += " " + format_gpus_note(run.format_gpus)
+    return note
+
+
+def method_text(counter: bool, power_field: str | None, rate_hz: float) -> str:
+    field_name = (
+        "instant power (NVML field 186)"
+        if power_field == POWER_FIELD_INSTANT
+        else "nvmlDeviceGetPowerUsage (a 1 s average on Ampere and newer)"
+    )
+    sampled = (
+        f"{rate_hz:g} Hz sampling of {field_name}, trapezoidal integration over the same "
+        "synchronized window"
+    )
+    if counter:
+        return (
+            "NVML total-energy counter (nvmlDeviceGetTotalEnergyConsumption) read at the "
+            "edges of each torch.cuda.synchronize()-bracketed decode window, summed over "
+            f"the GPUs the model occupies; cross-checked by {sampled}"
+        )
+    return f"{sampled} (no energy counter on this GPU)"
+
+
+def quality_section(q: QualityOutcome) -> dict[str, Any]:
+    if not q.requested:
+        return {"basis": "not requested", "reason": "--no_quality_probe"}
+    if q.unavailable_reason is not None:
+        return {"basis": "unavailable", "reason": q.unavailable_reason, "corpus": corpus_record()}
+    fp16 = q.scores[Precision.FP16]
+    quantized = [p for p in q.scores if p.quantized]
+    score = q.scores[quantized[0]] if quantized else fp16
+    return {
+        "basis": "measured",
+        "reason": None,
+        "corpus": corpus_record(),
+        "seq_len": q.seq_len,
+        "windows": fp16.windows,
+        "tokens_scored": fp16.tokens_scored,
+        "fp16_perplexity": round(fp16.perplexity, 4),
+        "perplexity": round(score.perplexity, 4),
+        "delta_vs_fp16_pct": round(pct_change(score.perplexity, fp16.perplexity), 3),
+    }

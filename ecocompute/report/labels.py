@@ -1,0 +1,35 @@
+"""Short phrases that several outputs share, written once: a card with its arch class,
+a list of GPUs, which format sits on which GPUs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def card_with_arch(card: str | None, arch: str | None) -> str:
+    """ "NVIDIA H200 [hopper]"; a label that already names its class is left alone."""
+    text = card or "no GPU detected"
+    if arch is None or f"[{arch}" in text:
+        return text
+    return f"{text} [{arch}]"
+
+
+def gpu_list(indices: Sequence[int]) -> str:
+    """ "GPU 0" or "GPUs 0, 1" """
+    return f"GPU{'s' if len(indices) > 1 else ''} {', '.join(str(i) for i in indices)}"
+
+
+def formats_on_gpus(format_gpus: Mapping[Any, Sequence[int]]) -> str:
+    """ "FP16 on GPUs 0, 1; NF4 on GPU 0" """
+    return "; ".join(f"{fmt} on {gpu_list(gpus)}" for fmt, gpus in format_gpus.items())
+
+
+def format_gpus_note(format_gpus: Mapping[Any, Sequence[int]]) -> str:
+    """Said wherever the formats occupy different GPUs: the comparison then includes
+    the whole package power of every GPU a format needs, idle or not."""
+    return (
+        f"The formats occupy different GPUs ({formats_on_gpus(format_gpus)}): each "
+        "format's energy sums every GPU its model occupies, so a format that needs more "
+        "GPUs pays for all of them."
+    )

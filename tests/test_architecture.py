@@ -1,0 +1,107 @@
+"""The package's rooms: no import cycles, no import of a higher room, a docstring that
+says what each sub-package holds and may import. Read from the source with ast, so
+imports inside functions count too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ecocompute"
+
+# Lower ranks are lower rooms; a module may import its own room and lower ranks only.
+RANK = {
+    "errors": 0,
+    "units": 0,
+    "precision": 0,
+    "progress": 0,
+    "interrupts": 1,
+    "stats": 1,
+    "published": 2,
+    "params": 3,
+    "telemetry": 3,
+    "monitor": 4,
+    "llm": 5,
+    "estimate": 6,
+    "report": 7,
+    "results": 8,
+    "cli": 9,
+    "__main__": 10,
+}
+SUBPACKAGES = ("telemetry", "monitor", "llm", "estimate", "published", "report", "results")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None  # None: the package root itself
+
+
+def imports_of(path: Path) -> set[str]:
+    """ecocompute modules a file imports (anywhere in it)."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("ecocompute")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "ecocompute":
+                found |= {f"ecocompute.{a.name}" for a in node.names}
+            elif node.module.startswith("ecocompute."):
+                found.add(node.module)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {
+        name: {m for m in imports_of(path) if m in modules and m != name}
+        for name, path in modules.items()
+    }
+
+
+def test_every_module_belongs_to_a_known_room():
+    unknown = {m for m in graph() if room(m) is not None and room(m) not in RANK}
+    assert unknown == set()
+
+
+def test_no_module_imports_a_higher_room():
+    upward = [
+        f"{m} ({room(m)}) imports {d} ({room(d)})"
+        for m, deps in graph().items()
+        for d in deps
+        if room(m) is not None and room(d) is not None and RANK[room(d)] > RANK[room(m)]
+    ]
+    assert upward == []
+
+
+def test_the_import_graph_has_no_cycles():
+    g = graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles: list[str] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(g[node]):
+            if state.get(dep) == 1:
+                cycles.append(" -> ".join([*path[path.index(dep) :], dep]))
+            elif dep not in state:
+                visit(dep, [*path, dep])
+        state[node] = 2
+
+    for node in sorted(g):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == []
+
+
+@pytest.mark.parametrize("name", SUBPACKAGES)
+def test_each_subpackage_says_what_it_holds_and_may_import(name):
+    doc = ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text()))
+    assert doc and doc.startswith(f"{name}:") and "May import:" in doc
