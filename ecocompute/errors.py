@@ -58,6 +58,20 @@ class ReportInvalid(RunError):
         super().__init__(f"report failed schema validation, nothing written: {listed}{more}")
 
 
+class DecodeCaptureFailed(RunError):
+    """The graphs decode regime cannot run one format (capture, or the check of the
+    first replays, failed). Never answered by a silent fall back to eager decode: the
+    two formats of a run must share one regime."""
+
+    def __init__(self, label: str, reason: str) -> None:
+        self.label = label  # the format, e.g. "INT8"
+        self.reason = reason  # one line
+        super().__init__(
+            f"the graphs decode regime cannot measure {label}: {reason}. "
+            "Measure it with --decode eager instead; no report was written."
+        )
+
+
 class CannotMeasure(EcoComputeError):
     """Nothing on this machine can be measured for this run; the published path answers
     instead, labelled with the reason. The one place that decides measured or published

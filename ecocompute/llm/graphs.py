@@ -1,0 +1,317 @@
+"""The "graphs" decode regime: a static KV cache and a CUDA-graph-captured decode step.
+
+Per decode (run()): reset the static cache in place, run the prefill eagerly (its
+argmax is the first new token), then replay the captured one-token step tokens - 1
+times. Everything a step does happens on the device, inside the graph: the forward
+pass, the attention mask for the current position, the argmax (end-of-sequence
+suppressed, as generate() does with min_new_tokens = max_new_tokens), writing the next
+input token, advancing position and cache slot, and recording the token. The CPU only
+launches replays.
+
+Why these choices (a probe on an H200, issue 12): the cache must be reset in place
+before every decode, or it keeps its own position across sequences and a replay's
+index_copy_ writes out of bounds (device assert); transformers'
+generate(cache_implementation="static") was slow for NF4 and torch.compile's
+"reduce-overhead" mode failed, so the graph is captured directly with
+torch.cuda.CUDAGraph.
+
+The step builds its own 4D attention mask from a device-side slot counter instead of
+letting the model build one: transformers' sliding-window cache layer reports its length
+as a Python int, which a captured graph would freeze at its capture-time value.
+
+What cannot be captured fails with DecodeCaptureFailed, never a fall back to eager:
+LLM.int8() with an outlier threshold > 0 (bitsandbytes finds outlier columns at run
+time, a data-dependent shape: the probe hit a device assert, which also poisons the
+CUDA context, so it is refused before trying), weights spread over several devices,
+and sliding-window layers whose window is shorter than prompt + new tokens.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ecocompute.errors import DecodeCaptureFailed
+from ecocompute.llm.decode import Decoder
+
+log = logging.getLogger(__name__)
+
+# Eager steps on a side stream before capture, so lazily initialised state (cuBLAS
+# handles and workspaces, bitsandbytes buffers) exists before the graph records
+# addresses: the warm-up the PyTorch CUDA-graph notes prescribe.
+WARMUP_STEPS = 3
+
+_MASK_IMPLEMENTATIONS = ("sdpa", "eager")  # attention that takes a 4D mask as given
+
+
+class GraphDecoder(Decoder):
+    """Static-cache greedy decode; with capture=True the step is a replayed CUDA graph,
+    with capture=False the same step runs eagerly per token (testable on the CPU)."""
+
+    regime = "graphs"
+
+    def __init__(
+        self,
+        model: Any,
+        input_ids: Any,
+        attention_mask: Any,
+        tokens: int,
+        label: str,
+        *,
+        capture: bool,
+        check_tokens: int,
+    ) -> None:
+        super().__init__(input_ids, tokens, label)
+        self.model = model
+        self.attention_mask = attention_mask
+        self.capture = capture
+        self.check_tokens = check_tokens
+        self.cache_len = self.prompt_len + tokens
+        self._graph: Any = None
+        self._ready = False
+
+    # -- outside measured windows --------------------------------------------------
+    def prepare(self) -> None:
+        """Allocate the static cache and buffers; with capture, warm up and capture the
+        step; then check the first tokens. Raises DecodeCaptureFailed naming the format
+        and the first line of what went wrong; an out-of-memory error passes through for
+        the caller to name."""
+        import torch
+
+        try:
+            with torch.no_grad():
+                self._allocate()
+                if self.capture:
+                    refuse_uncapturable(self.model, self.label)
+                    if self.tokens > 1:
+                        self._capture()
+                if self.check_tokens > 0 and self.tokens > 1:
+                    self._check(min(self.check_tokens, self.tokens))
+        except (DecodeCaptureFailed, torch.OutOfMemoryError):
+            raise
+        except Exception as exc:  # any capture failure is this format's answer
+            raise DecodeCaptureFailed(self.label, one_line(exc)) from exc
+        self._ready = True
+
+    # -- inside measured windows ------------------------------------------------------
+    def run(self) -> Any:
+        """One decode: (batch, prompt_len + tokens) ids. Needs prepare()."""
+        import torch
+
+        if not self._ready:
+            raise RuntimeError("GraphDecoder.run() before prepare()")
+        with torch.no_grad():
+            return self._decode(self._advance(), self.tokens - 1)
+
+    # -- the decode ------------------------------------------------------------------
+    def _advance(self) -> Callable[[], None]:
+        """What moves the decode on by one token: a replay, or the eager step."""
+        return self._step if self._graph is None else self._graph.replay
+
+    def _decode(self, advance: Callable[[], None], steps: int) -> Any:
+        import torch
+
+        self._prefill()
+        for _ in range(steps):
+            advance()
+        return torch.cat((self.input_ids, self._chosen[:, : steps + 1]), dim=-1)
+
+    def _allocate(self) -> None:
+        import torch
+        from transformers import StaticCache
+        from transformers.cache_utils import StaticLayer, StaticSlidingWindowLayer
+
+        config = self.model.config
+        cache = StaticCache(config=config, max_cache_len=self.cache_len)
+        for i, layer in enumerate(cache.layers):
+            supported = (StaticLayer, StaticSlidingWindowLayer)
+            if not isinstance(layer, StaticLayer) or type(layer) not in supported:
+                raise DecodeCaptureFailed(
+                    self.label,
+                    f"cache layer {i} is a {type(layer).__name__}; only full and "
+                    "sliding-window attention layers are supported",
+                )
+            if layer.max_cache_len < self.cache_len:
+                # Once full, a sliding-window layer rolls its cache: a branch taken on
+                # the host, which a captured graph cannot follow.
+                raise DecodeCaptureFailed(
+                    self.label,
+                    f"prompt + new tokens ({self.cache_len}) exceed the model's sliding "
+                    f"window ({layer.max_cache_len})",
+                )
+        implementation = getattr(config, "_attn_implementation", None)
+        if implementation not in _MASK_IMPLEMENTATIONS:
+            raise DecodeCaptureFailed(
+                self.label,
+                f"attention implementation {implementation!r} is not supported "
+                f"(supported: {', '.join(_MASK_IMPLEMENTATIONS)})",
+            )
+        self._cache = cache
+        device = self.input_ids.device
+        batch, tokens = self.batch, self.tokens
+        mask = self.attention_mask
+        mask = torch.ones_like(self.input_ids) if mask is None else mask
+        self._prompt_mask = mask.to(device=device, dtype=torch.long)
+        # Positions as generate() derives them: count of attended tokens so far.
+        positions = self._prompt_mask.cumsum(-1) - 1
+        self._prompt_positions = positions.masked_fill(self._prompt_mask == 0, 0)
+        attended = torch.ones((batch, tokens), dtype=torch.bool, device=device)
+        self._attended = torch.cat((self._prompt_mask.bool(), attended), dim=-1)
+        self._kv_index = torch.arange(self.cache_len, device=device)
+        self._token = torch.zeros((batch, 1), dtype=torch.long, device=device)
+        self._position = torch.zeros((batch, 1), dtype=torch.long, device=device)
+        self._slot = torch.zeros((), dtype=torch.long, device=device)  # cache slot fed next
+        self._step_index = torch.zeros((1,), dtype=torch.long, device=device)
+        self._chosen = torch.zeros((batch, tokens), dtype=torch.long, device=device)
+        self._mask_values: tuple[Any, Any] | None = None
+        if implementation == "eager":  # eager attention adds the mask to its scores
+            dtype = self.model.get_input_embeddings().weight.dtype
+            self._mask_values = (
+                torch.zeros((), dtype=dtype, device=device),
+                torch.full((), torch.finfo(dtype).min, dtype=dtype, device=device),
+            )
+        self._eos = eos_ids(self.model)
+        self._keeps_logits = _accepts_logits_to_keep(self.model)
+
+    def _choose(self, logits: Any) -> Any:
+        """Each row's next token from (batch, q, vocab) logits: argmax of the last
+        position in float32, end-of-sequence suppressed (as generate() does)."""
+        import torch
+
+        scores = logits[:, -1, :].to(dtype=torch.float32, copy=True)
+        if self._eos is not None:
+            scores.index_fill_(-1, self._eos.to(scores.device), float("-inf"))
+        return scores.argmax(dim=-1).to(self.input_ids.device)
+
+    def _prefill(self) -> None:
+        """Reset the cache in place and run the prompt: the first new token, and the
+        state the step (or the graph) continues from."""
+        self._cache.reset()
+        extra = {"logits_to_keep": 1} if self._keeps_logits else {}
+        out = self.model(
+            input_ids=self.input_ids,
+            attention_mask=self._prompt_mask,
+            position_ids=self._prompt_positions,
+            past_key_values=self._cache,
+            use_cache=True,
+            **extra,
+        )
+        chosen = self._choose(out.logits)
+        self._token.copy_(chosen[:, None])
+        self._position.copy_(self._prompt_positions[:, -1:] + 1)
+        self._slot.fill_(self.prompt_len)
+        self._step_index.zero_()
+        self._chosen[:, 0].copy_(chosen)
+
+    def _step(self) -> None:
+        """One token, on the device only (no host reads): the body the graph captures."""
+        import torch
+
+        visible = (self._kv_index <= self._slot) & self._attended  # (batch, cache_len)
+        mask = visible[:, None, None, :]
+        if self._mask_values is not None:
+            mask = torch.where(mask, *self._mask_values)
+        out = self.model(
+            input_ids=self._token,
+            attention_mask=mask,
+            position_ids=self._position,
+            past_key_values=self._cache,
+            use_cache=True,
+        )
+        chosen = self._choose(out.logits)
+        self._token.copy_(chosen[:, None])
+        self._position.add_(1)
+        self._slot.add_(1)
+        self._step_index.add_(1)
+        self._chosen.index_copy_(1, self._step_index, chosen[:, None])
+
+    def _capture(self) -> None:
+        import torch
+
+        device = self.input_ids.device
+        if device.type != "cuda":
+            raise RuntimeError(
+                f"CUDA graph capture needs a CUDA device; the inputs are on {device}"
+            )
+        devices = {str(p.device) for p in self.model.parameters()}
+        if len(devices) > 1:
+            raise DecodeCaptureFailed(
+                self.label,
+                f"its weights span {len(devices)} devices ({', '.join(sorted(devices))}); "
+                "one graph is captured on one GPU",
+            )
+        self._prefill()  # allocates the cache tensors whose addresses the graph keeps
+        side = torch.cuda.Stream(device=device)
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):
+            for _ in range(min(WARMUP_STEPS, self.tokens - 1)):
+                self._step()
+        torch.cuda.current_stream(device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self._step()
+        torch.cuda.synchronize(device)  # a capture error surfaces here, not in a window
+        self._graph = graph
+        log.debug("%s: decode step captured as a CUDA graph", self.label)
+
+    def _check(self, tokens: int) -> None:
+        """The regime's decode (replays) must choose the tokens the eager step chooses,
+        for the first `tokens` new tokens; one host read, outside any window."""
+        import torch
+
+        stepped = self._decode(self._step, tokens - 1)
+        replayed = self._decode(self._advance(), tokens - 1)
+        if not torch.equal(stepped, replayed):
+            differs = (stepped != replayed).any(dim=0).nonzero().flatten()
+            first = int(differs[0]) - self.prompt_len + 1
+            raise DecodeCaptureFailed(
+                self.label,
+                f"the replayed graph chose other tokens than the eager step it captured "
+                f"(from new token {first} of the {tokens} checked)",
+            )
+
+
+def refuse_uncapturable(model: Any, label: str) -> None:
+    """Refuse, before any capture, what is known not to capture: LLM.int8() layers with
+    an outlier threshold > 0 (outlier columns found at run time: data-dependent shapes;
+    on an H200 the attempt ended in a device assert that poisons the CUDA context)."""
+    for name, module in model.named_modules():
+        if type(module).__name__ != "Linear8bitLt":
+            continue
+        threshold = float(getattr(getattr(module, "state", None), "threshold", 0.0) or 0.0)
+        if threshold > 0:
+            raise DecodeCaptureFailed(
+                label,
+                f"LLM.int8() with outlier threshold {threshold:g} ({name}) finds outlier "
+                "columns at run time, shapes a CUDA graph cannot capture; threshold 0.0 "
+                "captures",
+            )
+
+
+def eos_ids(model: Any) -> Any:
+    """The end-of-sequence id(s) as a 1-D long tensor on the output layer's device, or
+    None when the model has none."""
+    import torch
+
+    eos = model.config.eos_token_id
+    if eos is None:
+        return None
+    ids = [eos] if isinstance(eos, int) else list(eos)
+    head = model.get_output_embeddings()
+    device = head.weight.device if head is not None else model.device
+    return torch.tensor(ids, dtype=torch.long, device=device)
+
+
+def _accepts_logits_to_keep(model: Any) -> bool:
+    """generate() asks the prefill for the last position's logits only, when it can."""
+    import inspect
+
+    return "logits_to_keep" in inspect.signature(model.forward).parameters
+
+
+def one_line(exc: BaseException) -> str:
+    """The exception's type and the first line of its message (at most 200 characters)."""
+    text = str(exc).strip()
+    first = text.splitlines()[0][:200] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
