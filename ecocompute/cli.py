@@ -43,6 +43,10 @@ _VALUE_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("--llm_int8_threshold", "--llm-int8-threshold"), "llm_int8_threshold", "X"),
     (("--idle_seconds", "--idle-seconds"), "idle_seconds", "S"),
     (("--max_gpu_memory_gib", "--max-gpu-memory-gib"), "max_gpu_memory_gib", "GIB"),
+    (("--decode",), "decode", "{eager,graphs}"),
+    (("--ci_target_pts", "--ci-target-pts"), "ci_target_pts", "PTS"),
+    (("--max_rounds", "--max-rounds"), "max_rounds", "N"),
+    (("--max_minutes", "--max-minutes"), "max_minutes", "MIN"),
     (("--output_dir", "--output-dir"), "output_dir", "DIR"),
 )
 _SWITCHES: tuple[tuple[tuple[str, ...], str, bool, str], ...] = (
@@ -73,7 +77,8 @@ def _add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> No
         text = help_for(dest)
         if "default:" not in text:
             text += f" (default: {FIELDS[dest].default})"
-        p.add_argument(*names, dest=dest, metavar=metavar, default=None, help=text)
+        help_text = text.replace("%", "%%")  # argparse %-formats help
+        p.add_argument(*names, dest=dest, metavar=metavar, default=None, help=help_text)
     for names, dest, value, text in _SWITCHES:
         p.add_argument(
             *names, dest=dest, action="store_const", const=value, default=None, help=text

@@ -25,6 +25,7 @@ from ecocompute.published.archs import ARCH_CLASSES, normalise_arch_choice
 PRECISIONS = tuple(p.value for p in Precision)
 MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes
 SAMPLE_RATE_RANGE_HZ = (1.0, 100.0)
+DECODE_REGIMES = ("eager", "graphs")
 
 
 def _f(default: Any, help: str, *, yaml: bool = True) -> Any:
@@ -55,7 +56,9 @@ class RunParams:
     )
     context_length: int = _f(2048, "context window the prompt plus new tokens must fit in")
     tokens: int = _f(256, "new tokens generated per decode run (min_new_tokens = max)")
-    iterations: int = _f(10, "measured decode runs per format")
+    iterations: int = _f(
+        10, "measured decode runs per format (the minimum when --ci_target_pts is set)"
+    )
     warmup: int = _f(2, "unmeasured warm-up decode runs per format")
     sample_rate_hz: float = _f(10.0, "power sampler rate, 1 to 100 Hz")
     quality_probe: bool = _f(True, "score perplexity of FP16 and the quantized model")
@@ -69,6 +72,22 @@ class RunParams:
         "cap on each GPU's memory for one model's weights (GiB); a model larger than the "
         "cap spreads over the next GPU(s), and the energy of every GPU it occupies is "
         "summed (default: each GPU's free memory)",
+    )
+    decode: str = _f(
+        "eager",
+        "decode regime: eager (generate(), the published protocol) or graphs (static KV "
+        "cache, the one-token step captured as a CUDA graph and replayed per token)",
+    )
+    ci_target_pts: float | None = _f(
+        None,
+        "stop on precision: after --iterations rounds, keep running paired rounds until "
+        "the 95% interval of the delta is at most this many points wide on each side "
+        "(or --max_rounds / --max_minutes is reached); stops on the width only, never "
+        "on the verdict (default: a fixed --iterations)",
+    )
+    max_rounds: int = _f(60, "with --ci_target_pts: at most this many paired rounds")
+    max_minutes: float = _f(
+        30.0, "with --ci_target_pts: start no new round after this many minutes of trials"
     )
     output_dir: str = _f("outputs", "folder for energy.json", yaml=False)
     dry_run: bool = _f(False, "skip the GPU: report the published figure", yaml=False)
@@ -144,7 +163,7 @@ def _as_precision(name: str, value: object) -> Precision:
 
 
 def _coerce(name: str, value: object) -> object:
-    if name in ("params_b", "max_gpu_memory_gib"):
+    if name in ("params_b", "max_gpu_memory_gib", "ci_target_pts"):
         return None if value is None else _as_float(name, value)
     if name == "precision":
         return _as_precision(name, value)
@@ -182,6 +201,23 @@ def _validate(p: RunParams) -> RunParams:
         raise InputError("max_gpu_memory_gib", p.max_gpu_memory_gib, "must be a positive GiB")
     if p.idle_seconds < 0:
         raise InputError("idle_seconds", p.idle_seconds, "must be 0 or more seconds")
+    if p.decode not in DECODE_REGIMES:
+        raise InputError("decode", p.decode, "allowed: " + ", ".join(DECODE_REGIMES))
+    if p.ci_target_pts is not None:
+        if p.ci_target_pts <= 0:
+            raise InputError("ci_target_pts", p.ci_target_pts, "must be a positive number")
+        if not p.precision.quantized:
+            raise InputError(
+                "ci_target_pts",
+                p.ci_target_pts,
+                "needs a quantized --precision (NF4 or INT8): it targets the delta vs FP16",
+            )
+    if p.ci_target_pts is not None and p.max_rounds < p.iterations:
+        raise InputError(
+            "max_rounds", p.max_rounds, f"must be at least --iterations ({p.iterations})"
+        )
+    if p.max_minutes <= 0:
+        raise InputError("max_minutes", p.max_minutes, "must be a positive number of minutes")
     if p.tokens >= p.context_length:
         raise InputError(
             "tokens",

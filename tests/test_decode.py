@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from ecocompute.errors import DecodeCaptureFailed, InputError
-from ecocompute.llm.decode import REGIMES, make_decoder, regime_record
+from ecocompute.llm.decode import REGIMES, make_decoder
+from ecocompute.llm.decoder import regime_record
 from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.llm.synthetic import PRESETS, build_config
 

@@ -100,7 +100,7 @@ def test_a_signal_mid_trial_stops_cleanly_and_writes_nothing(
     )
     watch = StderrWatch(proc)
     try:
-        assert watch.wait_for("trial 1/100000", timeout_s=120), watch.text()
+        assert watch.wait_for("round 1/100000", timeout_s=120), watch.text()
         proc.send_signal(sig)
         try:
             assert proc.wait(timeout=60) == status

@@ -22,6 +22,8 @@ from ecocompute.estimate.protocol import (
     PhasePlan,
     PhaseResult,
     Resident,
+    Stopping,
+    StoppingRecord,
     run_phase,
 )
 from ecocompute.estimate.quality import QualityOutcome, ScoreSheet
@@ -68,7 +70,12 @@ class MeasuredRun:
     idle: IdleWindow | None
     format_gpus: Mapping[Precision, tuple[int, ...]]  # NVML indices each format sums
     decode: Mapping[str, Any]  # the decode regime's record
+    stopping: StoppingRecord
     quality: QualityOutcome
+
+    @property
+    def rounds(self) -> int:
+        return self.stopping.rounds
 
 
 @dataclass(frozen=True)
@@ -154,6 +161,7 @@ def _run(s: Session, telemetry: GpuTelemetry) -> MeasuredRun:
         idle=phases[0].idle,
         format_gpus={fmt: meter.indices for fmt, meter in meters.items()},
         decode=decode,
+        stopping=_stopping_record(p, phases),
         quality=sheet.outcome(),
     )
 
@@ -207,14 +215,30 @@ def _phase(
     record: Mapping[str, Any] = {}
     for model in loaded:
         decoder = make_decoder(
-            model.model, prompt[0], prompt[1], p.tokens, "eager", label=str(model.precision)
+            model.model,
+            prompt[0],
+            prompt[1],
+            p.tokens,
+            p.decode,
+            label=str(model.precision),
+            capture=s.accelerator.kind == "cuda",  # the CPU stand-in steps it eagerly
         )
-        decoder.prepare()
+        if p.decode != "eager":
+            s.progress(f"{model.precision}: preparing the {p.decode} decode (capture, check)")
+        with out_of_memory_named(p.model_name, model.precision, "preparing", s.accelerator):
+            decoder.prepare()
         record = decoder.record()
         named = OutOfMemoryNamed(decoder, p.model_name, model.precision, s.accelerator)
         residents.append(Resident(model.precision, named, _nvml_indices(s, model)))
-    plan = PhasePlan(
+    adaptive = p.ci_target_pts is not None and len(loaded) > 1
+    stopping = Stopping(
         rounds=p.iterations,
+        target_pts=p.ci_target_pts if adaptive else None,
+        max_rounds=p.max_rounds,
+        max_s=p.max_minutes * 60.0,
+    )
+    plan = PhasePlan(
+        stopping=stopping,
         expected_tokens=p.tokens * p.batch_size,
         warmup=p.warmup,
         idle_seconds=p.idle_seconds if idle else 0.0,
@@ -252,6 +276,23 @@ def _nvml_indices(s: Session, loaded: LoadedModel) -> tuple[int, ...]:
         if not s.caps[i].power:
             raise MeasurementRefused(f"power telemetry unsupported on NVML GPU {i}")
     return indices
+
+
+def _stopping_record(p: RunParams, phases: Sequence[PhaseResult]) -> StoppingRecord:
+    """How the run stopped; with alternating blocks no pair exists until the second
+    block, so a target cannot be followed there and the count is fixed (said so)."""
+    if len(phases) == 1:
+        return phases[0].stopping
+    record = phases[-1].stopping
+    if p.ci_target_pts is None:
+        return record
+    return StoppingRecord(
+        "fixed",
+        p.ci_target_pts,
+        record.rounds,
+        "alternating blocks: the formats did not fit together, so no pair exists until the "
+        "second block and --ci_target_pts could not be followed; fixed --iterations",
+    )
 
 
 def _used_gpus(

@@ -7,6 +7,7 @@ FP16, Q, FP16, Q ...), or two (all FP16 trials, then all quantized ones).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -15,7 +16,7 @@ from ecocompute.monitor.meter import EnergyMeter, WindowReading
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.precision import Precision
 from ecocompute.progress import Progress
-from ecocompute.stats import estimate_delta, paired_deltas_pct
+from ecocompute.stats import DeltaEstimate, estimate_delta, paired_deltas_pct
 from ecocompute.telemetry.base import Capabilities, GpuTelemetry
 from ecocompute.units import mw_to_w
 
@@ -71,15 +72,56 @@ class IdleWindow:
 
 
 @dataclass(frozen=True)
+class Stopping:
+    """When a phase stops: after `rounds` rounds (fixed), or, with target_pts, once the
+    paired delta's 95% interval is at most target_pts on each side, never before
+    `rounds` and never after max_rounds rounds or max_s seconds of trials. It looks at
+    the interval's width only, never at the verdict."""
+
+    rounds: int
+    target_pts: float | None = None
+    max_rounds: int | None = None
+    max_s: float | None = None
+
+    @property
+    def rule(self) -> str:
+        return "fixed" if self.target_pts is None else "ci_target"
+
+    def why_stop(self, trials: Sequence[Trial], done: int, elapsed_s: float) -> str | None:
+        """Why to stop after `done` rounds, or None to run another."""
+        if done < self.rounds:
+            return None
+        if self.target_pts is None:
+            return "fixed number of rounds"
+        half = half_width_pts(trials)
+        if half is not None and half <= self.target_pts:
+            return f"95% interval half-width {half:.2f} <= target {self.target_pts:g} points"
+        if self.max_rounds is not None and done >= self.max_rounds:
+            return f"max_rounds {self.max_rounds} reached before the target"
+        if self.max_s is not None and elapsed_s >= self.max_s:
+            return f"max_minutes {self.max_s / 60:g} reached before the target"
+        return None
+
+
+@dataclass(frozen=True)
+class StoppingRecord:
+    rule: str  # fixed | ci_target
+    target_ci_pts: float | None
+    rounds: int
+    stopped_because: str
+
+
+@dataclass(frozen=True)
 class PhaseResult:
     trials: tuple[Trial, ...]
     meters: dict[Precision, EnergyMeter]  # each format's meter, over its GPUs
     idle: IdleWindow | None
+    stopping: StoppingRecord
 
 
 @dataclass(frozen=True)
 class PhasePlan:
-    rounds: int
+    stopping: Stopping
     expected_tokens: int  # new tokens per decode, over the batch
     warmup: int
     idle_seconds: float  # 0: no idle window in this phase
@@ -92,6 +134,7 @@ def run_phase(
     residents: Sequence[Resident],
     plan: PhasePlan,
     progress: Progress,
+    clock: Callable[[], float] = time.monotonic,
 ) -> PhaseResult:
     """Sampler on for the idle window, warm-ups and trials; off on return."""
     indices = sorted({i for r in residents for i in r.nvml_indices})
@@ -109,12 +152,27 @@ def run_phase(
             idle = IdleWindow(meter.idle(plan.idle_seconds), tuple(indices))
             progress(f"idle: {idle.power_w:.1f} W")
         warm_up(arms, plan.warmup, progress)
-        trials: list[Trial] = []
-        for k in range(plan.rounds):
-            pair = k if plan.paired else None
-            trials += run_round(arms, plan.expected_tokens, plan.first_index + len(trials), pair)
-            progress(round_line(k, plan.rounds, trials, len(arms)))
-    return PhaseResult(tuple(trials), {arm.precision: arm.meter for arm in arms}, idle)
+        trials, record = _rounds(arms, plan, progress, clock)
+    meters = {arm.precision: arm.meter for arm in arms}
+    return PhaseResult(tuple(trials), meters, idle, record)
+
+
+def _rounds(
+    arms: Sequence[Arm], plan: PhasePlan, progress: Progress, clock: Callable[[], float]
+) -> tuple[list[Trial], StoppingRecord]:
+    """Rounds of one trial per arm until the stopping rule says why to stop."""
+    rule = plan.stopping
+    trials: list[Trial] = []
+    t0 = clock()
+    done = 0
+    while True:
+        pair = done if plan.paired else None
+        trials += run_round(arms, plan.expected_tokens, plan.first_index + len(trials), pair)
+        done += 1
+        progress(round_line(done, rule, trials, len(arms)))
+        why = rule.why_stop(trials, done, clock() - t0)
+        if why is not None:
+            return trials, StoppingRecord(rule.rule, rule.target_pts, done, why)
 
 
 def _meter_over(
@@ -131,15 +189,30 @@ def _meter_over(
     return meter
 
 
-def round_line(k: int, rounds: int, trials: Sequence[Trial], per_round: int) -> str:
-    parts = [f"{t.precision} {t.energy_per_token_mj:,.0f} mJ/tok" for t in trials[-per_round:]]
-    line = f"trial {k + 1}/{rounds}: " + ", ".join(parts)
+def paired_estimate(trials: Sequence[Trial]) -> DeltaEstimate | None:
+    """The running paired delta of the trials so far (FP16 and quantized, by round)."""
     fp16 = [t.energy_per_token_mj for t in trials if not t.precision.quantized]
     quant = [t.energy_per_token_mj for t in trials if t.precision.quantized]
     n = min(len(fp16), len(quant))
-    if n:
-        est = estimate_delta(paired_deltas_pct(fp16[:n], quant[:n]))
+    return estimate_delta(paired_deltas_pct(fp16[:n], quant[:n])) if n else None
+
+
+def half_width_pts(trials: Sequence[Trial]) -> float | None:
+    est = paired_estimate(trials)
+    if est is None or est.ci95_pct is None:
+        return None
+    return (est.ci95_pct[1] - est.ci95_pct[0]) / 2.0
+
+
+def round_line(done: int, rule: Stopping, trials: Sequence[Trial], per_round: int) -> str:
+    parts = [f"{t.precision} {t.energy_per_token_mj:,.0f} mJ/tok" for t in trials[-per_round:]]
+    of = f"/{rule.rounds}" if rule.target_pts is None else f" (min {rule.rounds})"
+    line = f"round {done}{of}: " + ", ".join(parts)
+    est = paired_estimate(trials)
+    if est is not None:
         line += f"; running delta {est.mean_pct:+.1f}%"
         if est.ci95_pct is not None:
-            line += f" (95% CI {est.ci95_pct[0]:+.1f}..{est.ci95_pct[1]:+.1f}%)"
+            lo, hi = est.ci95_pct
+            line += f" (95% CI {lo:+.1f}..{hi:+.1f}%, +-{(hi - lo) / 2:.1f} pts"
+            line += ")" if rule.target_pts is None else f" vs target +-{rule.target_pts:g})"
     return line

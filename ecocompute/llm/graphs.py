@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ecocompute.errors import DecodeCaptureFailed
-from ecocompute.llm.decode import Decoder
+from ecocompute.llm.decoder import Decoder
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,11 @@ class GraphDecoder(Decoder):
         except Exception as exc:  # any capture failure is this format's answer
             raise DecodeCaptureFailed(self.label, one_line(exc)) from exc
         self._ready = True
+
+    def record(self) -> dict[str, Any]:
+        """The regime's record, and whether the step really was captured (False only on
+        a CPU stand-in, where the same static-cache step runs eagerly)."""
+        return {**super().record(), "graph_captured": self._graph is not None}
 
     # -- inside measured windows ------------------------------------------------------
     def run(self) -> Any:

@@ -7,18 +7,13 @@ import logging
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ecocompute.errors import RunError
 from ecocompute.llm.cuda import Accelerator
+from ecocompute.llm.decoder import Decoder
 
 log = logging.getLogger(__name__)
-
-
-class Decode(Protocol):
-    def run(self) -> Any: ...
-
-    def new_tokens(self, output: Any) -> int: ...
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -82,7 +77,7 @@ class OutOfMemoryNamed:
     """A decode whose out-of-memory error names its model and format. The context
     manager costs microseconds, inside a window of a decode of hundreds of tokens."""
 
-    decode: Decode
+    decode: Decoder
     model_name: str
     precision: str
     accelerator: Accelerator

@@ -225,10 +225,13 @@ def measured_sections(run: MeasuredRun) -> dict[str, Any]:
         "measurement": {
             "method": method_text(run.counter, run.power_field, p.sample_rate_hz),
             "iterations_note": (
-                f"{p.iterations} measured decode runs per format after {p.warmup} "
-                f"warm-ups; each run is one trial; pairs are FP16 and {p.precision} "
-                "trials of the same round."
+                f"{run.rounds} measured decode runs per format after {p.warmup} warm-ups "
+                f"(iterations {p.iterations} is the "
+                f"{'minimum' if run.stopping.rule == 'ci_target' else 'planned count'}); "
+                f"each run is one trial; pairs are FP16 and {p.precision} trials of the "
+                "same round."
             ),
+            "stopping": asdict(run.stopping),
             "energy_source": "nvml_energy_counter" if run.counter else "sampled_power",
             "power_field": run.power_field,
             "order": run.order,
@@ -262,9 +265,10 @@ def measured_note(run: MeasuredRun) -> str:
     note = (
         f"Measured on this machine: GPU-package energy of "
         f"{', '.join(sorted({g.name for g in hardware.gpus}))} (GPU {indices} by NVML index) "
-        f"from {source}, {len(run.trials)} trials ({p.iterations} per format, {run.order}), "
-        f"{p.tokens} new tokens each at batch {p.batch_size}, after {p.warmup} warm-ups per "
-        f"format; {run.checkpoint.weights} weights; torch {run.versions.get('torch')}."
+        f"from {source}, {len(run.trials)} trials ({run.rounds} per format, {run.order}), "
+        f"{p.tokens} new tokens each at batch {p.batch_size} ({run.decode.get('regime')} "
+        f"decode), after {p.warmup} warm-ups per format; {run.checkpoint.weights} weights; "
+        f"torch {run.versions.get('torch')}."
     )
     if run.checkpoint.weights == "synthetic" and p.precision is Precision.INT8:
         note += " Synthetic weights understate the INT8 outlier-path penalty."

@@ -58,6 +58,8 @@ def render(report: dict[str, Any], path: str) -> str:
         why = f"{why}: NVML read this machine's GPU during the run ({_trials(res)})"
     lines.append(f"  why        {why}")
     if basis == "measured" and res.get("trials"):
+        lines.extend(_where_the_energy_goes(work["precision"], res))
+        lines.append(f"  protocol   {_protocol(report['measurement'])}")
         lines.append(f"  check      {_cross_check(res)}")
         gpus = _gpus_by_format(res)
         if gpus:
@@ -71,6 +73,39 @@ def render(report: dict[str, Any], path: str) -> str:
     lines.append("  scope      GPU-package energy only (not wall power); not a certified result")
     lines.append(f"  report     {path}")
     return "\n".join(lines)
+
+
+def _where_the_energy_goes(precision: str, res: dict[str, Any]) -> list[str]:
+    """Each format's idle share and energy above idle, and the delta above idle beside
+    the total delta: at batch 1 most of a token's energy can be the GPU idling."""
+    per = res.get("per_format") or {}
+    lines = []
+    for fmt, stats in per.items():
+        share, above = stats.get("idle_share_pct"), stats.get("energy_above_idle_per_token_mj")
+        if share is None or above is None:
+            continue
+        lines.append(
+            f"  idle       {fmt}: {share:.0f}% of its energy is idle power; "
+            f"above idle {above:,.1f} mJ/token"
+        )
+    above_delta, total = res.get("vs_fp16_above_idle_pct"), res.get("vs_fp16_energy_pct")
+    if precision != Precision.FP16 and above_delta is not None and total is not None:
+        lines.append(
+            f"  above idle {precision} {above_delta:+.1f}% vs FP16 in energy above idle "
+            f"(total: {total:+.1f}%)"
+        )
+    return lines
+
+
+def _protocol(measurement: dict[str, Any]) -> str:
+    regime = (measurement.get("decode") or {}).get("regime", "eager")
+    stopping = measurement.get("stopping")
+    if not stopping:
+        return f"{regime} decode"
+    text = f"{regime} decode; {stopping['rounds']} rounds ({stopping['rule']}"
+    if stopping.get("target_ci_pts") is not None and stopping["rule"] == "ci_target":
+        text += f", target +-{stopping['target_ci_pts']:g} pts"
+    return f"{text}): stopped on {stopping['stopped_because']}"
 
 
 def _size(work: dict[str, Any]) -> str:

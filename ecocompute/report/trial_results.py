@@ -11,7 +11,7 @@ from ecocompute.estimate.measured_path import MeasuredRun
 from ecocompute.estimate.trials import Trial
 from ecocompute.precision import Precision
 from ecocompute.stats import CI_METHOD, DeltaEstimate, estimate_delta, paired_deltas_pct, summarise
-from ecocompute.units import energy_per_token_mj
+from ecocompute.units import energy_per_token_mj, pct_change
 
 
 def _r(x: float | None, digits: int = 3) -> float | None:
@@ -33,12 +33,13 @@ def format_stats(
     total_j = sum(t.reading.energy_j for t in trials)
     total_s = sum(t.reading.duration_s for t in trials)
     tokens = sum(t.tokens for t in trials)
-    above_idle = None
+    above_idle = idle_share = None
     if idle_w is not None:
         above_idle = statistics.fmean(
             energy_per_token_mj(t.reading.energy_j - idle_w * t.reading.duration_s, t.tokens)
             for t in trials
         )
+        idle_share = 100.0 * idle_w * total_s / total_j if total_j > 0 else None
     sampled = statistics.fmean(energy_per_token_mj(t.reading.sampled_j, t.tokens) for t in trials)
     return {
         "n_trials": len(trials),
@@ -48,6 +49,7 @@ def format_stats(
         "throughput_tokens_per_s": _r(tokens / total_s),
         "avg_power_watts": _r(total_j / total_s),
         "energy_above_idle_per_token_mj": _r(above_idle),
+        "idle_share_pct": _r(idle_share),
         "total_energy_joules": _r(total_j),
         "tokens_generated": tokens,
         "sampled_energy_per_token_mj": _r(sampled),
@@ -119,6 +121,10 @@ def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
     fp16 = per_format[Precision.FP16]
     pairs, delta = paired(by_format, precision)
     known = [x for x in (t.reading.sampled_vs_counter_pct for t in run.trials) if x is not None]
+    above = [
+        target.get("energy_above_idle_per_token_mj"),
+        fp16.get("energy_above_idle_per_token_mj"),
+    ]
     return {
         "total_energy_joules": target["total_energy_joules"],
         "tokens_generated": target["tokens_generated"],
@@ -138,6 +144,7 @@ def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
         "ci_method": None if delta is None else CI_METHOD,
         "n_pairs": None if delta is None else delta.n_pairs,
         "idle_power_watts": None if run.idle is None else _r(run.idle.power_w),
+        "vs_fp16_above_idle_pct": _above_idle_delta(precision, *above),
         "sampled_vs_counter_pct": _r(statistics.fmean(known)) if known else None,
         "sampled_vs_counter_max_abs_pct": _r(max(abs(x) for x in known)) if known else None,
         "dropped_samples": sum(t.reading.dropped for t in run.trials),
@@ -145,3 +152,13 @@ def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
         "pairs": pairs,
         "trials": [trial_record(t) for t in run.trials],
     }
+
+
+def _above_idle_delta(
+    precision: Precision, quantized_mj: float | None, fp16_mj: float | None
+) -> float | None:
+    """Energy above idle per token, the format vs FP16 in percent (a ratio of the two
+    formats' means, not a paired estimate); None without an idle window or for FP16."""
+    if not precision.quantized or quantized_mj is None or fp16_mj is None or fp16_mj <= 0:
+        return None
+    return _r(pct_change(quantized_mj, fp16_mj))

@@ -105,12 +105,20 @@ class Report:
         return software_fingerprint(self.doc["software"])
 
     @property
+    def regime(self) -> str:
+        """The decode regime measured ("eager" for reports older than the regimes)."""
+        return str((self.doc["measurement"].get("decode") or {}).get("regime", "eager"))
+
+    @property
     def protocol(self) -> str:
-        """New tokens per run, batch size, and for a measurement over several GPUs their
-        number: reports of different workloads or placements never pool."""
+        """New tokens per run, batch size, the decode regime of a measurement, and for a
+        measurement over several GPUs their number: reports of different workloads,
+        regimes or placements never pool."""
         work = self.doc["workload"]
         tokens = work.get("max_new_tokens", self.doc["measurement"]["tokens_per_run"])
         text = f"{tokens} tok, batch {work['batch_size']}"
+        if self.measured and self.regime != "eager":
+            text += f", {self.regime}"
         gpus = self.doc["system_under_test"].get("accelerator_count") or 1
         return f"{text}, {gpus} GPUs" if self.measured and gpus > 1 else text
 
