@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ecocompute.cli import main
-from ecocompute.published.figures import curve_for
+from ecocompute.published.figures import curve_for, project_curve_for
 from ecocompute.results.check import DEFAULT_SPREAD_PCT, curve_spread
 
 from .conftest import REPO
@@ -57,6 +57,20 @@ def test_hopper_is_not_graded_against_borrowed_ampere(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "no published curve was measured on hopper; ampere's is only borrowed" in out
     assert "NOT GRADEABLE (exit 2)" in out
+
+
+def test_hopper_is_not_graded_against_our_own_h200_figures(tmp_path, capsys):
+    # the no-GPU path ships this project's H200 anchors for Hopper; a report that sits on
+    # them exactly is still not graded: they come from this project's own reports
+    doc = measured(params_b=1.1, precision="FP16", fp16_mj=2436.227)
+    assert _check(tmp_path, doc) == 2
+    out = capsys.readouterr().out
+    assert "the hopper anchors shipped are this project's H200 measurements" in out
+    assert "circular" in out and "NOT GRADEABLE (exit 2)" in out
+    nf4 = measured(params_b=3.0, delta=round(project_curve_for("hopper", "NF4").delta_pct(3), 3))
+    assert _check(tmp_path, nf4) == 2
+    out = capsys.readouterr().out
+    assert "ampere's is only borrowed" in out and "would be circular" in out
 
 
 def test_committed_h200_reports_are_not_gradeable():

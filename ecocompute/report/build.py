@@ -133,10 +133,7 @@ def published_sections(run: PublishedRun) -> dict[str, Any]:
     note = fig.note
     if run.arch.headline_default and fig.basis != "unavailable":
         note = f"{run.arch.source}. {note}"
-    note = (
-        f"Derived from the published EcoCompute dataset, not measured on this machine "
-        f"({run.reason.text}). {note}."
-    )
+    note = f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). {note}."
     return {
         "system_under_test": {
             "gpu": hardware.gpu_name,
@@ -153,11 +150,7 @@ def published_sections(run: PublishedRun) -> dict[str, Any]:
             **_int8_threshold(params),
         },
         "measurement": {
-            "method": (
-                "none in this run: figure derived from the published EcoCompute dataset "
-                "(NVML power at 10 Hz integrated over the decode loop, batch 1, 256 tokens, "
-                "10 iterations after 2 warm-ups, n = 2 per configuration)"
-            ),
+            "method": fig.method,
             "iterations_note": (
                 "No decode ran. tokens_per_run, iterations and warmup record the requested "
                 "protocol; the published figures followed the published protocol."

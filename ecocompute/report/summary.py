@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ecocompute.precision import Precision
+from ecocompute.published.figures import is_project_card
 from ecocompute.report.labels import card_with_arch, formats_on_gpus
 from ecocompute.report.software import stack_in_words
 
@@ -19,6 +20,13 @@ _BASIS_WORDS = {
     "borrowed from another architecture (not measured here)",
     "unavailable": "no figure: the published dataset has no curve for this combination",
 }
+
+
+def _basis_words(basis: str, reference_card: str | None) -> str:
+    words = _BASIS_WORDS[basis]
+    if is_project_card(reference_card):  # Hopper: this project's H200 figures, not published
+        words = words.replace("the published dataset", "this project's own measurements")
+    return words
 
 
 def _mj(value: float | None) -> str:
@@ -34,7 +42,8 @@ def render(report: dict[str, Any], path: str) -> str:
         f"  card       {card_with_arch(sut['gpu'], sut['gpu_arch'])}",
     ]
     if res.get("reference_card"):
-        lines.append(f"  data from  published {res['reference_card']} measurements")
+        whose = "this project's" if is_project_card(res["reference_card"]) else "published"
+        lines.append(f"  data from  {whose} {res['reference_card']} measurements")
     lines.append(
         "  format     FP16 alone"
         if work["precision"] == Precision.FP16
@@ -52,7 +61,7 @@ def render(report: dict[str, Any], path: str) -> str:
             lines.append(f"  delta      {delta:+.1f}% energy per token vs FP16{ci_text}")
     if res.get("verdict"):
         lines.append(f"  verdict    {_verdict_words(work['precision'], res)}")
-    lines.append(f"  basis      {basis}: {_BASIS_WORDS[basis]}")
+    lines.append(f"  basis      {basis}: {_basis_words(basis, res.get('reference_card'))}")
     why = report["measurement_source"]
     if basis == "measured":
         why = f"{why}: NVML read this machine's GPU during the run ({_trials(res)})"

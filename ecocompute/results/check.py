@@ -11,11 +11,14 @@ What is graded, and against what:
   single-card points of that arch and format about the curve where there are any, else
   a project default (DEFAULT_SPREAD_PCT, not a published figure); the output names which.
 
-Never graded: a derived report (it is the published figure itself: circular), and any
+Never graded: a derived report (it is the published figure itself: circular), any
 comparison with a borrowed curve or borrowed anchors (Hopper has no published curve;
 the Ampere one is only borrowed, so a Hopper report would be graded against another
-architecture). Exit status: 0 every graded comparison within tolerance, 1 one or more
-outside, 2 nothing gradeable (or an invalid report).
+architecture), and any comparison with this project's own figures (the Hopper anchors
+and NF4 fit the no-GPU path ships are derived from this project's H200 reports, so
+grading a measured report against them would compare that data with itself, as for a
+derived report). Exit status: 0 every graded comparison within tolerance, 1 one or
+more outside, 2 nothing gradeable (or an invalid report).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ecocompute.errors import InputError
-from ecocompute.published.figures import DeltaCurve, curve_for, published
+from ecocompute.published.figures import DeltaCurve, curve_for, project_measurements, published
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Invalid, Report, read_one
 
@@ -87,12 +90,20 @@ def grade_anchor(r: Report, k: float) -> Grade:
     entry = _own_anchors(r.arch)
     if entry is None:
         borrowed = published().get("borrowed_curves", {}).get(r.arch)
-        why = (
-            f"the published FP16 anchors for {r.arch} are {borrowed['from']}'s, borrowed: a "
-            "cross-architecture comparison is not a grade"
-            if borrowed
-            else f"the published dataset has no FP16 anchors for arch class '{r.arch}'"
-        )
+        own = project_measurements(r.arch)
+        if own is not None:
+            why = (
+                f"the published dataset has no FP16 anchors for {r.arch}; the {r.arch} "
+                f"anchors shipped are {own['label']}, derived from this project's own "
+                "reports, so grading against them would be circular"
+            )
+        elif borrowed:
+            why = (
+                f"the published FP16 anchors for {r.arch} are {borrowed['from']}'s, "
+                "borrowed: a cross-architecture comparison is not a grade"
+            )
+        else:
+            why = f"the published dataset has no FP16 anchors for arch class '{r.arch}'"
         return Grade(what, None, f"not graded: {why}")
     if size is None or fp16 is None:
         return Grade(what, None, "not graded: the report has no size or no FP16 energy")
@@ -136,11 +147,18 @@ def grade_curve(r: Report, k: float) -> Grade:
             f"'{r.arch}'",
         )
     if curve.borrowed_from:
+        mine = project_measurements(r.arch)
         return Grade(
             what,
             None,
             f"not graded: no published curve was measured on {r.arch}; {curve.arch}'s is only "
-            "borrowed, so grading against it would not be a fair grade",
+            "borrowed, so grading against it would not be a fair grade"
+            + (
+                f"; {mine['label']} are this project's own data, so grading against them "
+                "would be circular"
+                if mine is not None
+                else ""
+            ),
         )
     delta, size = r.delta_pct, r.params_b
     if delta is None or size is None:
