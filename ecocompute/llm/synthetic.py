@@ -49,6 +49,10 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
+    "smollm2-135m": Preset("llama", "HuggingFaceTB/SmolLM2-135M",
+                           576, 1536, 30, 9, 3, 49152, 8192, 100000.0, 1e-5, True),
+    "smollm2-360m": Preset("llama", "HuggingFaceTB/SmolLM2-360M",
+                           960, 2560, 32, 15, 5, 49152, 8192, 100000.0, 1e-5, True),
     "tinyllama-1.1b": Preset("llama", "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
                              2048, 5632, 22, 32, 4, 32000, 2048, 10000.0, 1e-5, False),
     "qwen2.5-0.5b": Preset("qwen2", "Qwen/Qwen2.5-0.5B",
