@@ -13,6 +13,7 @@ from typing import Any
 
 from ecocompute.errors import RunError
 from ecocompute.llm.cuda import Accelerator
+from ecocompute.llm.gguf_checkpoint import origin_note
 from ecocompute.llm.synthetic import PRESETS, WEIGHTS_NOTE, is_synthetic, materialise, preset_for
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,8 @@ def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
         folder = materialise(model_name, init_device)
         return Checkpoint(model_name, str(folder), "synthetic", WEIGHTS_NOTE)
     location = str(Path(model_name).expanduser()) if model_name.startswith("~") else model_name
-    return Checkpoint(model_name, location, "pretrained", None)
+    # a folder made from a GGUF file says so (package, file, sha256, round trip)
+    return Checkpoint(model_name, location, "pretrained", origin_note(location))
 
 
 def quantization_config(precision: str, llm_int8_threshold: float) -> Any:
