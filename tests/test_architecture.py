@@ -17,6 +17,7 @@ RANK = {
     "units": 0,
     "precision": 0,
     "progress": 0,
+    "packages": 0,
     "interrupts": 1,
     "stats": 1,
     "published": 2,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import ecocompute.packages as packages
 import ecocompute.report.job as task
 from ecocompute.cli import main
 from ecocompute.errors import MeasurementRefused
@@ -496,6 +497,11 @@ def nothing_loads(monkeypatch):
 
 def test_bitsandbytes_missing_is_a_preflight_error(cli, tmp_path, monkeypatch, nothing_loads):
     monkeypatch.setitem(sys.modules, "bitsandbytes", None)  # import bitsandbytes fails
+    # and its metadata is gone too (the test environment installs it: test_real_weights)
+    real_version = packages.installed_version
+    monkeypatch.setattr(
+        packages, "installed_version", lambda n: None if n == "bitsandbytes" else real_version(n)
+    )
     install_fakes(monkeypatch.setattr, FakeTelemetry, backend=ModelBackend)
     out = tmp_path / "out"
     ran = cli("energy_estimate", *MEASURE, "--precision", "NF4", "--output_dir", str(out))

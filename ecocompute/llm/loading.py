@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecocompute import packages
 from ecocompute.errors import RunError
 from ecocompute.llm.cuda import Accelerator
+from ecocompute.llm.gguf_checkpoint import origin_note
 from ecocompute.llm.memory import out_of_memory_named
 from ecocompute.llm.synthetic import PRESETS, WEIGHTS_NOTE, is_synthetic, materialise, preset_for
 from ecocompute.precision import Precision
@@ -57,7 +59,8 @@ def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
         folder = materialise(model_name, init_device)
         return Checkpoint(model_name, str(folder), "synthetic", WEIGHTS_NOTE)
     location = str(Path(model_name).expanduser()) if model_name.startswith("~") else model_name
-    return Checkpoint(model_name, location, "pretrained", None)
+    # a folder made from a GGUF file says so (package, file, sha256, round trip)
+    return Checkpoint(model_name, location, "pretrained", origin_note(location))
 
 
 def quantization_config(precision: Precision, llm_int8_threshold: float) -> Any:
@@ -223,13 +226,8 @@ def load_tokenizer(checkpoint: Checkpoint) -> Any:
 
 
 def stack_versions(accelerator: Accelerator) -> str:
-    from importlib import metadata
-
     v = accelerator.versions()
-    try:
-        bnb = metadata.version("bitsandbytes")
-    except metadata.PackageNotFoundError:
-        bnb = "not installed"
+    bnb = packages.installed_version("bitsandbytes") or "not installed"
     return f"torch {v.get('torch')}, CUDA {v.get('cuda')}, bitsandbytes {bnb}"
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import platform
 import re
-from importlib import metadata
 from typing import Any
 
+from ecocompute import packages
 from ecocompute.report.packaged import packaged_text
 
 # The packages whose versions change what is measured, as their distributions are named.
@@ -37,15 +37,8 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def installed_version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def package_versions() -> dict[str, str | None]:
-    return {name: installed_version(name) for name in REPORTED_PACKAGES}
+    return {name: packages.installed_version(name) for name in REPORTED_PACKAGES}
 
 
 def parse_lock(text: str) -> dict[str, str]:
