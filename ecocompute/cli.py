@@ -40,6 +40,7 @@ _VALUE_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("--warmup",), "warmup", "N"),
     (("--sample_rate_hz", "--sample-rate-hz"), "sample_rate_hz", "HZ"),
     (("--quality_seq_len", "--quality-seq-len"), "quality_seq_len", "N"),
+    (("--quality_text", "--quality-text"), "quality_text", "FILE"),
     (("--llm_int8_threshold", "--llm-int8-threshold"), "llm_int8_threshold", "X"),
     (("--idle_seconds", "--idle-seconds"), "idle_seconds", "S"),
     (("--max_gpu_memory_gib", "--max-gpu-memory-gib"), "max_gpu_memory_gib", "GIB"),

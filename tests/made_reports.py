@@ -47,12 +47,14 @@ def measured(
     doc["software"]["packages"]["torch"] = torch
     res["fp16_energy_per_token_mj"] = fp16_mj
     res["energy_per_token_mj"] = round(fp16_mj * (1 + delta / 100.0), 3)
-    res["vs_fp16_energy_pct"] = delta
+    res["vs_fp16_energy_pct"] = round(delta, 1)  # one decimal, as 1.1
+    res["vs_fp16_energy_pct_3dp"] = delta  # what the tools read (not rounded here)
     res["n_pairs"] = n_pairs
     res["vs_fp16_ci95_pct"] = None if half_ci is None else [delta - half_ci, delta + half_ci]
     if precision == "FP16":
         res["per_format"] = {"FP16": res["per_format"]["FP16"]}
         res["vs_fp16_energy_pct"], res["vs_fp16_ci95_pct"], res["verdict"] = 0.0, None, None
+        res["vs_fp16_energy_pct_3dp"] = 0.0
         res["n_pairs"] = None
         res["energy_per_token_mj"] = fp16_mj
     elif precision != "NF4":
