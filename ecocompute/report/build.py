@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import platform
+import socket
 from dataclasses import asdict
 from typing import Any
 
@@ -78,7 +79,11 @@ def envelope(
             "driven by MLPerf LoadGen."
         ),
         "timestamp_utc": utc_now(),
-        "system_under_test": {"host": platform.platform(), **sections["system_under_test"]},
+        "system_under_test": {
+            "host": platform.platform(),
+            "hostname": socket.gethostname(),  # which machine of a fleet ran it
+            **sections["system_under_test"],
+        },
         "workload": {
             "model_name": params.model_name,
             "precision": params.precision,
