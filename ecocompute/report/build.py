@@ -119,7 +119,7 @@ def envelope(
         "share_url": None,
         "system_under_test": {
             "host": platform.platform(),
-            "hostname": socket.gethostname(),
+            "hostname": socket.gethostname(),  # which machine of a fleet ran it
             **sections["system_under_test"],
         },
         "workload": {
