@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.schema import validation_errors
