@@ -157,9 +157,12 @@ def _free_device_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def existing_records(output_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """For --fit_only: the reports already under output_dir, as run records."""
-    reports, invalid = read_reports([output_dir])
+def existing_records(
+    output_dir: Path, sources: Sequence[str] | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """For --fit_only: the reports under sources (default: under output_dir), as run
+    records."""
+    reports, invalid = read_reports(list(sources) if sources else [output_dir])
     records = [
         {
             "model_name": r.model,
@@ -435,6 +438,7 @@ def sweep(
     n_boot: int | None = None,
     out: Any = None,
     fleet: FleetOptions | None = None,
+    reports_from: Sequence[str] | None = None,
 ) -> int:
     """The whole command: run (unless fit_only), fit, plot, write sweep.json, summarise.
     Returns 0, or 1 when a run failed (sweep.json is written either way). fleet: run the
@@ -453,9 +457,10 @@ def sweep(
             "(pip install 'ecocompute[plot]'; `sweep --fit_only` can fit later)"
         )
     if fit_only:
-        if not root.is_dir():
+        if not root.is_dir() and not reports_from:
             raise InputError("output_dir", output_dir, "does not exist; nothing to fit")
-        records, skipped = existing_records(root)
+        root.mkdir(parents=True, exist_ok=True)
+        records, skipped = existing_records(root, reports_from)
         for line in skipped:
             progress(f"skipped invalid report {line}")
         if not records:
