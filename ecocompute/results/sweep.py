@@ -241,57 +241,9 @@ def summarise(
     if not measured and reports:
         card = reports[0].card
 
-    fits = []
     missing = missing_fit_stack()
-    for fmt in sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index):
-        ours = [r for r in reports if r.precision == fmt]
-        used = [r for r in ours if r.measured and r.delta_pct is not None and r.params_b]
-        left_out = [
-            f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
-            for r in ours
-            if not r.measured
-        ]
-        points = [
-            Point(
-                float(r.params_b or 0.0),
-                float(r.delta_pct or 0.0),
-                se_from_ci(r.ci95_pct, r.n_pairs),
-                r.model,
-            )
-            for r in used
-        ]
-        entry: dict[str, Any] = {
-            "precision": fmt,
-            "points": [
-                {
-                    "model_name": r.model,
-                    "params_b": p.params_b,
-                    "delta_pct": p.delta_pct,
-                    "se_pct": None if p.se_pct is None else round(p.se_pct, 4),
-                    "ci95_pct": list(r.ci95_pct) if r.ci95_pct else None,
-                    "report": _relative(r.path, output_dir),
-                }
-                for r, p in zip(used, points, strict=True)
-            ],
-            "left_out": left_out,
-        }
-        if not used and left_out:
-            entry.update(
-                status="skipped",
-                reason="every point is derived from the published curve (published path), "
-                "not measured: fitting them would only give back the published curve",
-            )
-        elif "scipy" in missing or "numpy" in missing:
-            entry.update(
-                status="skipped",
-                reason="the fit needs numpy and scipy: pip install 'ecocompute[plot]', then "
-                "run `ecocompute sweep --fit_only --output_dir` on this folder",
-            )
-        else:
-            kwargs = {} if n_boot is None else {"n_boot": n_boot}
-            entry.update(fit_points(points, **kwargs))
-        entry["published_curve"] = _published_curve(arch, fmt)
-        fits.append(entry)
+    formats = sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index)
+    fits = [_fit_entry(fmt, reports, output_dir, arch, missing, n_boot) for fmt in formats]
 
     doc: dict[str, Any] = {
         "schema_version": SWEEP_SCHEMA_VERSION,
@@ -308,6 +260,64 @@ def summarise(
         "plot": None,
     }
     return doc, reports
+
+
+def _fit_entry(
+    fmt: str,
+    reports: Sequence[Report],
+    output_dir: Path,
+    arch: str | None,
+    missing: Sequence[str],
+    n_boot: int | None,
+) -> dict[str, Any]:
+    """One format's fit over the measured reports (or why it was skipped)."""
+    ours = [r for r in reports if r.precision == fmt]
+    used = [r for r in ours if r.measured and r.delta_pct is not None and r.params_b]
+    left_out = [
+        f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
+        for r in ours
+        if not r.measured
+    ]
+    points = [
+        Point(
+            float(r.params_b or 0.0),
+            float(r.delta_pct or 0.0),
+            se_from_ci(r.ci95_pct, r.n_pairs),
+            r.model,
+        )
+        for r in used
+    ]
+    entry: dict[str, Any] = {
+        "precision": fmt,
+        "points": [
+            {
+                "model_name": r.model,
+                "params_b": p.params_b,
+                "delta_pct": p.delta_pct,
+                "se_pct": None if p.se_pct is None else round(p.se_pct, 4),
+                "ci95_pct": list(r.ci95_pct) if r.ci95_pct else None,
+                "report": _relative(r.path, output_dir),
+            }
+            for r, p in zip(used, points, strict=True)
+        ],
+        "left_out": left_out,
+    }
+    if not used and left_out:
+        entry.update(
+            status="skipped",
+            reason="every point is derived from the published curve (published path), "
+            "not measured: fitting them would only give back the published curve",
+        )
+    elif "scipy" in missing or "numpy" in missing:
+        entry.update(
+            status="skipped",
+            reason="the fit needs numpy and scipy: pip install 'ecocompute[plot]', then "
+            "run `ecocompute sweep --fit_only --output_dir` on this folder",
+        )
+    else:
+        entry.update(fit_points(points, **({} if n_boot is None else {"n_boot": n_boot})))
+    entry["published_curve"] = _published_curve(arch, fmt)
+    return entry
 
 
 def write_sweep(doc: dict[str, Any], output_dir: Path) -> Path:
