@@ -47,8 +47,7 @@ TOKENS_PER_RUN = 256
 WARMUP = 2
 MIN_ITERATIONS = 6
 # Above the largest measured size the NF4 fit is not used: its bend (Nstar) is not
-# identified by points that end at 7B, and the fitted line would pass -100% near 45B.
-NF4_USED_UP_TO_B = 7.0
+# identified by the points; it is used up to the largest size measured, no further.
 
 
 def selection_problem(doc: dict[str, Any]) -> str | None:
@@ -61,6 +60,8 @@ def selection_problem(doc: dict[str, Any]) -> str | None:
         return f"card {sut.get('gpu')!r}, not {CARD}"
     if meas.get("tokens_per_run") != TOKENS_PER_RUN:
         return f"smoke run: {meas.get('tokens_per_run')} tokens per run, not {TOKENS_PER_RUN}"
+    if work.get("weights") != "synthetic":
+        return f"{work.get('weights')} weights: these figures are the synthetic-weight runs'"
     regime = (meas.get("decode") or {}).get("regime", "eager")
     if regime != "eager":
         return f"{regime} decode regime: these figures are the eager (published) protocol's"
@@ -189,6 +190,7 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
     fit = fit_points(points)
     if fit["status"] == "fitted":
         p = fit["parameters"]
+        low, top = fit["measured_range_b"]
         from ecocompute.published.figures import delta_pct
 
         curves["NF4"] = {
@@ -196,11 +198,11 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
             "S": p["S"],
             "Nstar": p["Nstar"],
             "fitted_range_b": fit["measured_range_b"],
-            "used_up_to_b": NF4_USED_UP_TO_B,
+            "used_up_to_b": top,
             "used_up_to_note": "Nstar sits at the edge of the fitter's search range: the "
-            "points fix the curve's values over 0.5-7B, not its bend, so it is not extended "
-            "above 7B (nearly a straight line there, it would pass -100% near 45B); below "
-            "0.5B it flattens towards A and is extended, labelled extrapolated",
+            f"points fix the curve's values over {low:g}-{top:g}B, not its bend, so it is not "
+            f"extended above {top:g}B (the largest size measured); below {low:g}B it "
+            "flattens towards A and is extended, labelled extrapolated",
             "regime": "eager: transformers generate() at batch 1 without compilation or CUDA "
             "graphs; on an H200 decode ran at 25-60 tokens/s, far below the memory-bandwidth "
             "bound, so per-token time is set by kernel launches and host work; a compiled or "

@@ -56,7 +56,7 @@ def test_measured_derived_software_and_protocol_never_share_a_row(tmp_path, run_
         "energy_estimate",
         "--dry_run",
         "--model",
-        "synthetic:made-1.1b",
+        "made-1.1b",
         "--params_b",
         "1.1",
         "--precision",

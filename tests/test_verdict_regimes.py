@@ -106,7 +106,8 @@ def test_an_unreachable_target_runs_to_max_rounds_and_records_why():
 
 @pytest.mark.slow
 def test_a_generous_target_stops_at_the_minimum():
-    report = _run(precision="NF4", ci_target_pts="1000", max_rounds="9")
+    # 2 pairs of CPU timings can differ by tens of percent: a target no interval misses
+    report = _run(precision="NF4", ci_target_pts="1000000", max_rounds="9")
     stopping = report["measurement"]["stopping"]
     assert stopping["rounds"] == 2 and stopping["stopped_because"].startswith("95% interval")
 

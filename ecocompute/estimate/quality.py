@@ -52,7 +52,10 @@ class ScoreSheet:
         try:
             tokenizer = self.backend.tokenizer(self.checkpoint)
             device = self.accelerator.input_device()
-            self.scores.update(score_models(models, tokenizer, self.params.quality_seq_len, device))
+            p = self.params
+            self.scores.update(
+                score_models(models, tokenizer, p.quality_seq_len, device, p.quality_text)
+            )
         except Exception as exc:  # optional probe: reported as unavailable, never fatal
             self.error = f"{type(exc).__name__}: {str(exc)[:300]}"
 
