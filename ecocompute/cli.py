@@ -49,6 +49,8 @@ _VALUE_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("--max_rounds", "--max-rounds"), "max_rounds", "N"),
     (("--max_minutes", "--max-minutes"), "max_minutes", "MIN"),
     (("--output_dir", "--output-dir"), "output_dir", "DIR"),
+    (("--site",), "site", "URL"),
+    (("--api_base", "--api-base"), "api_base", "URL"),
 )
 _SWITCHES: tuple[tuple[tuple[str, ...], str, bool, str], ...] = (
     (("--dry_run", "--dry-run"), "dry_run", True, help_for("dry_run")),
@@ -59,6 +61,8 @@ _SWITCHES: tuple[tuple[tuple[str, ...], str, bool, str], ...] = (
         "skip the perplexity probe",
     ),
     (("--quiet", "-q"), "quiet", True, help_for("quiet")),
+    (("--share",), "share", True, help_for("share")),
+    (("--prefetch",), "prefetch", True, help_for("prefetch")),
 )
 
 
@@ -102,7 +106,7 @@ def _run_flags_given(args: argparse.Namespace, *, leave_out: tuple[str, ...] = (
 def _add_energy_estimate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "energy_estimate",
-        aliases=["energy-estimate"],
+        aliases=["energy-estimate", "run"],  # run: the published container's name
         help="measure (or, without a usable GPU, look up) energy per token vs FP16",
         description="Measure GPU-package energy per generated token of FP16 and a quantized "
         "format of the same model with NVML; without a usable GPU, write a labelled figure "

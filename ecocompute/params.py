@@ -13,6 +13,7 @@ import math
 import os
 import re
 import tempfile
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,13 +21,14 @@ from typing import Any
 
 from ecocompute.errors import InputError
 from ecocompute.precision import Precision
-from ecocompute.published.archs import ARCH_CLASSES, normalise_arch_choice
+from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch_choice
 
 PRECISIONS = tuple(p.value for p in Precision)
 MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes
 MAX_QUALITY_TEXT_BYTES = 16 * 2**20
 SAMPLE_RATE_RANGE_HZ = (1, 100)
 DECODE_REGIMES = ("eager", "graphs")
+SITE = "https://quantenergy.tech"  # the published EcoCompute site
 
 
 def _f(default: Any, help: str, *, yaml: bool = True) -> Any:
@@ -52,8 +54,8 @@ class RunParams:
     batch_size: int = _f(1, "sequences decoded at once (the published protocol uses 1)")
     gpu_arch: str = _f(
         "auto",
-        "auto (from NVML), an arch class (" + ", ".join(ARCH_CLASSES) + ") or a product "
-        "name such as 'RTX 4090'",
+        "auto (from NVML), an arch class (" + ", ".join(ARCH_CLASSES) + "), a product "
+        "name such as 'RTX 4090', or a short name such as 4090, a800, t4, h200",
     )
     context_length: int = _f(2048, "context window the prompt plus new tokens must fit in")
     tokens: int = _f(256, "new tokens generated per decode run (min_new_tokens = max)")
@@ -97,6 +99,19 @@ class RunParams:
     max_minutes: float = _f(
         30.0, "with --ci_target_pts: start no new round after this many minutes of trials"
     )
+    # The published container's website flags: they change nothing that is measured.
+    share: bool = _f(
+        False,
+        "after the run, put a link that overlays this result on the site's curve in "
+        "energy.json (share_url) and share_url.txt, and print it; nothing is sent",
+    )
+    site: str = _f(SITE, "the site --share links to")
+    prefetch: bool = _f(
+        False,
+        "before measuring, ask the site's estimator (<api_base>/v1/estimate) for its "
+        "predicted delta vs FP16 (best effort, 3 s; offline the run goes on without it)",
+    )
+    api_base: str = _f(SITE + "/api", "the site's API, asked by --prefetch")
     output_dir: str = _f("outputs", "folder for energy.json", yaml=False)
     dry_run: bool = _f(False, "skip the GPU: report the published figure", yaml=False)
     quiet: bool = _f(False, "no progress lines on stderr", yaml=False)
@@ -192,9 +207,11 @@ def _validate(p: RunParams) -> RunParams:
         raise InputError(
             "gpu_arch",
             p.gpu_arch,
-            "allowed: auto, " + ", ".join(ARCH_CLASSES) + ", or a known NVIDIA product "
-            "name such as 'RTX 4090' or 'NVIDIA H200'",
+            "allowed: auto, " + ", ".join(ARCH_CLASSES) + ", a known NVIDIA product "
+            "name such as 'RTX 4090' or 'NVIDIA H200', or a short name: " + ", ".join(SHORT_NAMES),
         ) from None
+    for name in ("site", "api_base"):
+        check_http_url(name, getattr(p, name))
     for name in ("tokens", "iterations", "batch_size", "context_length", "quality_seq_len"):
         if getattr(p, name) <= 0:
             raise InputError(name, getattr(p, name), "must be a positive whole number")
@@ -328,6 +345,23 @@ def check_quality_text(path: str) -> None:
         raise InputError("quality_text", path, "is not UTF-8 text") from None
     if len(text.split()) < 2:
         raise InputError("quality_text", path, "holds too little text to score")
+
+
+def check_http_url(name: str, url: str) -> None:
+    """--site and --api_base: an http(s) address of a host, with no spaces, query or
+    fragment (a path is appended to it). Raises InputError."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise InputError(name, url, "must be an http(s) URL without spaces")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:  # a bad port or bracketed host
+        port_ok = False
+        parts = urllib.parse.urlsplit("")
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise InputError(name, url, "must be an http(s) URL such as https://quantenergy.tech")
+    if "?" in url or "#" in url:
+        raise InputError(name, url, "must not carry a query or fragment (? or #)")
 
 
 def check_output_dir(path: str) -> Path:

@@ -3,13 +3,14 @@ point of a sweep take.
 
 Everything that can fail is done before the rename that puts energy.json in place: the
 run, the report's validation, its JSON text, the summary and its encoding. After the
-rename only printing is left, and whether the report was written is read from the
-file itself (a new file has a new identity), so an interrupt or a failure at any
-moment is described truthfully.
+rename only share_url.txt (--share, a copy of the report's share_url) and printing
+are left, and whether the report was written is read from the file itself (a new file
+has a new identity), so an interrupt or a failure at any moment is described truthfully.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,11 @@ from typing import Any
 from ecocompute.errors import RunError
 from ecocompute.estimate.machine import Machine
 from ecocompute.estimate.run import run_energy_estimate
-from ecocompute.params import RunParams, check_output_dir
+from ecocompute.params import RunParams, check_output_dir, params_b_from_model_name
 from ecocompute.progress import Progress
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
+from ecocompute.report.share import SHARE_FILE, attach_share_url
 from ecocompute.report.summary import render
 from ecocompute.report.write import REPORT_NAME, report_text
 
@@ -57,14 +59,68 @@ class ReportJob:
     ) -> Written:
         """Run, build, validate, render; then write. Raises InputError, RunError or
         ReportInvalid with nothing written, or an interrupt (see written())."""
+        # Before anything is loaded or measured: never inside a measured window.
+        prefetched = _prefetch(self.params, progress) if self.params.prefetch else None
         outcome = run_energy_estimate(self.params, progress, machine=machine)
         report = build_report(outcome, command)
+        if prefetched is not None:
+            report["provenance"]["prefetch"] = prefetched
+        # The link goes in the report before validation, so the file and
+        # share_url.txt hold the same one.
+        link = _share_link(report, self.params.site) if self.params.share else None
         text = report_text(report)
         summary = render(report, str(self.target))
         if summary_encoding is not None:
             _check_encodable(summary, summary_encoding)
         write_text_atomic(self.target, text, create_dir=not self.folder_existed)
+        if link is not None:
+            _write_share_file(self.target.parent / SHARE_FILE, link)
         return Written(self.target, report, summary)
+
+
+def _prefetch(params: RunParams, progress: Progress) -> dict[str, Any]:
+    """--prefetch: the site's predicted delta, or one line saying why there is none."""
+    from ecocompute.published.prefetch import (
+        EstimateInputs,
+        answered_line,
+        prefetch,
+        skipped_line,
+    )
+
+    inputs = EstimateInputs(
+        model_name=params.model_name,
+        params_b=params.params_b or params_b_from_model_name(params.model_name),
+        precision=str(params.precision),
+        batch_size=params.batch_size,
+        gpu_arch=params.gpu_arch,
+    )
+    result = prefetch(params.api_base, inputs)
+    if result.predicted_vs_fp16_pct is None:
+        print(skipped_line(result), file=sys.stderr, flush=True)
+    else:
+        progress(answered_line(result))
+    return result.record()
+
+
+def _share_link(report: dict[str, Any], site: str) -> str | None:
+    link = attach_share_url(report, site)
+    if link is None:
+        print(
+            f"share: no delta vs FP16 in this report (basis {report['results']['basis']}); "
+            "no link written",
+            file=sys.stderr,
+            flush=True,
+        )
+    return link
+
+
+def _write_share_file(path: Path, link: str) -> None:
+    """After energy.json is in place: a failure here is one line, never an error, since
+    the report (which holds the link as share_url) is already written."""
+    try:
+        write_text_atomic(path, link + "\n", create_dir=False)
+    except RunError as exc:
+        print(f"share: {exc}; the link is in energy.json (share_url)", file=sys.stderr)
 
 
 def _check_encodable(summary: str, encoding: str) -> None:

@@ -80,8 +80,21 @@ def render(report: dict[str, Any], path: str) -> str:
         lines.append(f"  weights    {work['weights']}{_weights_caveat(work)}")
     lines.append(f"  software   {_software(report['software'])}")
     lines.append("  scope      GPU-package energy only (not wall power); not a certified result")
+    lines.extend(_site_lines(report))
     lines.append(f"  report     {path}")
     return "\n".join(lines)
+
+
+def _site_lines(report: dict[str, Any]) -> list[str]:
+    """--prefetch's prediction and --share's link, where the report holds them."""
+    lines = []
+    predicted = (report["provenance"].get("prefetch") or {}).get("predicted_vs_fp16_pct")
+    if predicted is not None:
+        lines.append(f"  site said  {predicted:+.1f}% vs FP16 (its estimator, before the run)")
+    if report.get("share_url"):
+        lines.append(f"  share      {report['share_url']}")
+        lines.append("             (also in share_url.txt; the point is in the link; nothing sent)")
+    return lines
 
 
 def _where_the_energy_goes(precision: str, res: dict[str, Any]) -> list[str]:
