@@ -106,3 +106,24 @@ def test_the_import_graph_has_no_cycles():
 def test_each_subpackage_says_what_it_holds_and_may_import(name):
     doc = ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text()))
     assert doc and doc.startswith(f"{name}:") and "May import:" in doc
+
+
+def _calls_of(name: str) -> list[str]:
+    """Where the package calls a function of this name (module: line)."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if called == name:
+                    found.append(f"{module_name(path)}:{node.lineno}")
+    return found
+
+
+def test_measured_or_published_is_decided_in_one_place():
+    # the published path's outcome is made at one call site (estimate/run.py), and its
+    # report sections at one (report/build.py's build_report)
+    assert [c.split(":")[0] for c in _calls_of("published_run")] == ["ecocompute.estimate.run"]
+    assert [c.split(":")[0] for c in _calls_of("published_sections")] == ["ecocompute.report.build"]
+    assert [c.split(":")[0] for c in _calls_of("measured_sections")] == ["ecocompute.report.build"]
