@@ -2,8 +2,9 @@
 plot, check and sweep.
 
 A folder is searched recursively for files named energy.json; a file named on the
-command line is read whatever its name. Every file is checked against the schema;
-an invalid one is listed with its reasons and skipped, never fatal.
+command line is read whatever its name. Every file is checked as `validate` checks it
+(report/checks.py: schema, sane numbers, its own arithmetic); an invalid one is listed
+with its reasons and skipped, never fatal.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.precision import Precision
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.software import STACK_PACKAGES, stack_in_words
 from ecocompute.report.validate import files_under, read_document
 from ecocompute.report.write import REPORT_NAME
@@ -165,7 +166,7 @@ def report_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 def read_one(path: str | os.PathLike[str]) -> Report | Invalid:
     document, problems = read_document(path)
     if document is not None:
-        problems = validation_errors(document)
+        problems = energy_report_problems(document)
     if document is None or problems:
         return Invalid(str(path), problems)
     return Report(Path(path), document)
