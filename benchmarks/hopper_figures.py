@@ -61,6 +61,9 @@ def selection_problem(doc: dict[str, Any]) -> str | None:
         return f"card {sut.get('gpu')!r}, not {CARD}"
     if meas.get("tokens_per_run") != TOKENS_PER_RUN:
         return f"smoke run: {meas.get('tokens_per_run')} tokens per run, not {TOKENS_PER_RUN}"
+    regime = (meas.get("decode") or {}).get("regime", "eager")
+    if regime != "eager":
+        return f"{regime} decode regime: these figures are the eager (published) protocol's"
     if work.get("batch_size") != 1:
         return f"batch {work.get('batch_size')}, not 1"
     if sut.get("accelerator_count") != 1 or meas.get("max_gpu_memory_gib") is not None:
@@ -93,6 +96,12 @@ def load_reports(root: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[dic
         else:
             excluded.append({"report": rel, "why": why})
     return kept, excluded
+
+
+def _delta(doc: dict[str, Any]) -> float:
+    """The delta at the precision the report holds (three decimals since format 1.3)."""
+    res = doc["results"]
+    return float(res.get("vs_fp16_energy_pct_3dp", res["vs_fp16_energy_pct"]))
 
 
 def _one_or_list(values: set[str]) -> str | list[str]:
@@ -136,7 +145,12 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
                 "n_trials": sum(d["results"]["per_format"]["FP16"]["n_trials"] for _, d in rows),
                 "values": [round(v, 3) for v in values],
                 "models": sorted({d["workload"]["model_name"] for _, d in rows}),
-                "counted_params_b": sorted({d["workload"]["params_b"] for _, d in rows}),
+                "counted_params_b": sorted(
+                    {
+                        d["workload"].get("params_b_counted", d["workload"]["params_b"])
+                        for _, d in rows
+                    }
+                ),
                 "reports": [rel for rel, _ in rows],
             }
         )
@@ -146,7 +160,7 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
         out = []
         for size in sorted(deltas[precision]):
             rows = deltas[precision][size]
-            values = [float(d["results"]["vs_fp16_energy_pct"]) for _, d in rows]
+            values = [_delta(d) for _, d in rows]
             out.append(
                 {
                     "params_b": size,
@@ -166,7 +180,7 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
     points = [
         Point(
             size,
-            float(doc["results"]["vs_fp16_energy_pct"]),
+            _delta(doc),
             se_from_ci(doc["results"]["vs_fp16_ci95_pct"], doc["results"]["n_pairs"]),
             rel,
         )

@@ -43,6 +43,7 @@ _VALUE_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("--warmup",), "warmup", "N"),
     (("--sample_rate_hz", "--sample-rate-hz"), "sample_rate_hz", "HZ"),
     (("--quality_seq_len", "--quality-seq-len"), "quality_seq_len", "N"),
+    (("--quality_text", "--quality-text"), "quality_text", "FILE"),
     (("--llm_int8_threshold", "--llm-int8-threshold"), "llm_int8_threshold", "X"),
     (("--idle_seconds", "--idle-seconds"), "idle_seconds", "S"),
     (("--max_gpu_memory_gib", "--max-gpu-memory-gib"), "max_gpu_memory_gib", "GIB"),
@@ -203,13 +204,54 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
         default=SWEEP_DIR,
         help=f"folder for the runs' reports, sweep.json and sweep.png (default: {SWEEP_DIR})",
     )
+    _add_fleet_flags(p)
     _add_run_flags(p, skip=("model_name", "params_b", "precision", "output_dir"))
     p.set_defaults(handler=_cmd_sweep)
 
 
+def _add_fleet_flags(p: argparse.ArgumentParser) -> None:
+    """The sweep on Dask (the [fleet] extra; docs/fleet.md)."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run the points on the workers of this Dask scheduler (e.g. tcp://host:8786), "
+        "one point per GPU at a time; needs ecocompute[fleet]",
+    )
+    where.add_argument(
+        "--local_cluster",
+        "--local-cluster",
+        action="store_true",
+        help="start a Dask cluster here, one worker per visible GPU, and run the points on "
+        "it; needs ecocompute[fleet]",
+    )
+    p.add_argument(
+        "--one_per_host",
+        "--one-per-host",
+        action="store_true",
+        help="with --scheduler/--local_cluster: at most one point per host at a time (eager "
+        "decode is host-bound: a busy neighbour disturbs the measurement)",
+    )
+    p.add_argument("--workers", type=int, default=None, help=argparse.SUPPRESS)  # tests
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    from ecocompute.results.fleet import options_from_flags
     from ecocompute.results.sweep import split_list, sweep
 
+    fleet = options_from_flags(
+        scheduler=args.scheduler,
+        local_cluster=args.local_cluster,
+        one_per_host=args.one_per_host,
+        workers=args.workers,
+        fit_only=args.fit_only,
+    )
+    if fleet is not None:
+        args.after_interrupt = lambda name: (
+            f"interrupted by {name}: the runs that finished keep their energy.json; "
+            "sweep.json lists them and the cancelled ones"
+        )
     models = None if args.fit_only else split_list("models", args.models)
     return sweep(
         models,
@@ -219,6 +261,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         parameters_file=args.parameters_file,
         fit_only=args.fit_only,
         command=sys.argv[1:],
+        fleet=fleet,
     )
 
 

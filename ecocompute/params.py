@@ -26,7 +26,8 @@ from ecocompute.user_paths import check_creatable, kind_of, lstat_or_none, stat_
 
 PRECISIONS = tuple(p.value for p in Precision)
 MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes
-SAMPLE_RATE_RANGE_HZ = (1.0, 100.0)
+MAX_QUALITY_TEXT_BYTES = 16 * 2**20
+SAMPLE_RATE_RANGE_HZ = (1, 100)
 # Upper bounds far beyond any real run, so that no user value can overflow the
 # arithmetic of a run or a report (a report holds no number above 1e15:
 # report/numbers.py). 1e5 B is 100 trillion parameters; 2**20 GiB is a pebibyte.
@@ -87,9 +88,16 @@ class RunParams:
         10, "measured decode runs per format (the minimum when --ci_target_pts is set)"
     )
     warmup: int = _f(2, "unmeasured warm-up decode runs per format")
-    sample_rate_hz: float = _f(10.0, "power sampler rate, 1 to 100 Hz")
+    sample_rate_hz: int = _f(10, "power sampler rate, a whole number of Hz from 1 to 100")
     quality_probe: bool = _f(True, "score perplexity of FP16 and the quantized model")
-    quality_seq_len: int = _f(512, "tokens per perplexity window")
+    quality_seq_len: int = _f(
+        1024, "tokens per perplexity window (as published; capped at the model's context)"
+    )
+    quality_text: str | None = _f(
+        None,
+        "a UTF-8 text file to score instead of the published corpus (its name, size and "
+        "sha256 go in the report; default: the published corpus, sha256 22ac091a...5504)",
+    )
     llm_int8_threshold: float = _f(
         6.0, "LLM.int8() outlier threshold (0.0 = the pure INT8 variant)"
     )
@@ -194,6 +202,8 @@ def _coerce(name: str, value: object) -> object:
         raise InputError(name, str(value), "a number far too long to be this value")
     if name in ("params_b", "max_gpu_memory_gib", "ci_target_pts"):
         return None if value is None else _as_float(name, value)
+    if name == "quality_text":
+        return None if value is None else _as_str(name, value)
     if name == "precision":
         return _as_precision(name, value)
     kind = {int: _as_int, float: _as_float, bool: _as_bool, str: _as_str}
@@ -238,6 +248,8 @@ def _validate(p: RunParams) -> RunParams:
         raise InputError("max_gpu_memory_gib", p.max_gpu_memory_gib, "must be a positive GiB")
     if p.idle_seconds < 0:
         raise InputError("idle_seconds", p.idle_seconds, "must be 0 or more seconds")
+    if p.quality_text is not None:
+        check_quality_text(p.quality_text)
     if p.decode not in DECODE_REGIMES:
         raise InputError("decode", p.decode, "allowed: " + ", ".join(DECODE_REGIMES))
     if p.ci_target_pts is not None:
@@ -360,6 +372,26 @@ def resolve(parameters_file: str | None, flags: Mapping[str, object]) -> RunPara
     return _validate(dataclasses.replace(DEFAULTS, **coerced))  # type: ignore[arg-type]
 
 
+def check_quality_text(path: str) -> None:
+    """--quality_text must be a readable UTF-8 text file of reasonable size."""
+    file = Path(path)
+    st = stat_or_none("quality_text", path)  # a name too long, a NUL byte: InputError
+    if st is None or not stat.S_ISREG(st.st_mode):
+        raise InputError("quality_text", path, "is not a file; give a UTF-8 text file")
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InputError("quality_text", path, f"cannot be read ({exc.strerror})") from None
+    if len(data) > MAX_QUALITY_TEXT_BYTES:
+        raise InputError("quality_text", path, "is larger than 16 MiB; not a scoring text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("quality_text", path, "is not UTF-8 text") from None
+    if len(text.split()) < 2:
+        raise InputError("quality_text", path, "holds too little text to score")
+
+
 def check_output_dir(path: str) -> Path:
     """The output folder must be a folder we can write, or creatable. Writes nothing.
     Raises InputError for anything else, including a path the system cannot look up
@@ -395,11 +427,15 @@ def _kind_words(st: os.stat_result) -> str:
     return "file" if kind == "file" else kind
 
 
-_SIZE_IN_NAME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z0-9])")
+_SIZE_IN_NAME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")
 
 
 def params_b_from_model_name(model_name: str) -> float | None:
-    """A size written in a model name ("TinyLlama-1.1B-Chat", "llama-2-7b"), in billions."""
+    """A size written in a model name, in billions: "TinyLlama-1.1B-Chat" 1.1,
+    "llama-2-7b" 7, "SmolLM2-135M-Instruct" 0.135."""
     tail = model_name.replace("\\", "/").rsplit("/", 1)[-1]
     matches = _SIZE_IN_NAME.findall(tail.replace("_", "-"))
-    return float(matches[-1]) if matches else None
+    if not matches:
+        return None
+    number, unit = matches[-1]
+    return float(number) / (1000.0 if unit in "mM" else 1.0)

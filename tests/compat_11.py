@@ -1,5 +1,5 @@
 """The 1.1 compatibility check used by the tests: the reconstructed schema
-(tests/schema/energy-1.1-compat.schema.json) plus what a schema cannot say reliably."""
+(schema/energy-1.1.schema.json) plus what a schema cannot say reliably."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "energy-1.1-compat.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "energy-1.1.schema.json"
 EXAMPLES = Path(__file__).resolve().parent / "data" / "reports-1.1"
 
 

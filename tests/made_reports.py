@@ -151,6 +151,7 @@ def measured(
         }
         res["pairs"] = []
         res.update(vs_fp16_energy_pct=0.0, vs_fp16_ci95_pct=None, verdict=None, n_pairs=None)
+        res["vs_fp16_energy_pct_3dp"] = 0.0
         res["vs_fp16_above_idle_pct"] = None
     else:
         deltas = pair_deltas(delta, half_ci, n_pairs)
@@ -176,7 +177,8 @@ def measured(
         ]
         ci = None if half_ci is None else [delta - half_ci, delta + half_ci]
         res.update(
-            vs_fp16_energy_pct=delta,
+            vs_fp16_energy_pct=round(delta, 1),  # one decimal, as 1.1
+            vs_fp16_energy_pct_3dp=delta,  # what the tools read (not rounded here)
             vs_fp16_ci95_pct=ci,
             verdict=verdict_for(None if ci is None else (ci[0], ci[1])),
             n_pairs=n,

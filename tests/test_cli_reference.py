@@ -10,6 +10,8 @@ import pytest
 
 from .conftest import PARAMS_FILE, REPO, read_report
 
+DERIVED = "ecocompute-dataset (no local GPU): "  # a figure derived, not measured
+
 
 def test_shipped_parameters_write_a_valid_reference_report(run_cli, tmp_path):
     out = tmp_path / "outputs"
@@ -19,7 +21,7 @@ def test_shipped_parameters_write_a_valid_reference_report(run_cli, tmp_path):
     assert done.returncode == 0, done.stderr
     report = read_report(out)
     assert report["results"]["basis"] in ("interpolated", "extrapolated")
-    assert report["measurement_source"].startswith("published-dataset (no GPU found")
+    assert report["measurement_source"].startswith(DERIVED + "no GPU found")
     assert report["results"]["fallback_reason"] == "no_gpu"
     assert "pass --gpu_arch to choose another" in report["results"]["note"]
     assert "pass --gpu_arch to choose another" in done.stdout
@@ -48,7 +50,7 @@ def test_acceptance_dry_run_tinyllama_nf4_ada(run_cli, tmp_path):
     assert res["fp16_energy_per_token_mj"] == pytest.approx(1600.58, abs=0.005)
     assert round(res["vs_fp16_energy_pct"], 1) == 36.6  # the refitted Ada curve
     assert res["basis"] == "interpolated"
-    assert read_report(tmp_path / "x")["measurement_source"] == "published-dataset (--dry_run)"
+    assert read_report(tmp_path / "x")["measurement_source"] == DERIVED + "--dry_run"
     assert "+36.6%" in done.stdout
 
 

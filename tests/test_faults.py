@@ -41,6 +41,8 @@ from .fakes import (
     install_fakes,
 )
 
+DERIVED = "ecocompute-dataset (no local GPU): "  # a figure derived, not measured
+
 # A measured run that takes well under a second on the CPU.
 MEASURE = (
     "--model",
@@ -169,7 +171,7 @@ def test_nvml_init_fails_with_a_driver_present(cli, tmp_path, nvml_fails, monkey
     ran = cli("energy_estimate", "--precision", "NF4", "--output_dir", str(tmp_path), "-q")
     assert ran.status == 0, ran.err
     report = report_in(tmp_path)
-    assert report["measurement_source"].startswith("published-dataset (NVML unavailable: ")
+    assert report["measurement_source"].startswith(DERIVED + "NVML unavailable: ")
     assert "NVML Shared Library Not Found" in report["measurement_source"]
     assert report["results"]["fallback_reason"] == "nvml_unavailable"
     assert report["results"]["basis"] == "interpolated"
@@ -182,7 +184,7 @@ def test_nvml_init_fails_without_any_driver(cli, tmp_path, nvml_fails, monkeypat
     assert ran.status == 0, ran.err
     report = report_in(tmp_path)
     assert report["measurement_source"].startswith(
-        "published-dataset (no GPU found: no NVIDIA driver or device on this machine (NVML: "
+        DERIVED + "no GPU found: no NVIDIA driver or device on this machine (NVML: "
     )
     assert report["results"]["fallback_reason"] == "no_gpu"
 
@@ -192,7 +194,7 @@ def test_nvml_library_not_importable(cli, tmp_path, monkeypatch):
     ran = cli("energy_estimate", "--output_dir", str(tmp_path), "-q")
     assert ran.status == 0, ran.err
     source = report_in(tmp_path)["measurement_source"]
-    assert source.startswith("published-dataset (NVML unavailable: nvidia-ml-py not importable")
+    assert source.startswith(DERIVED + "NVML unavailable: nvidia-ml-py not importable")
 
 
 def test_nvml_starts_but_the_gpu_is_lost(cli, tmp_path, nvml_fails, monkeypatch):
@@ -209,7 +211,7 @@ def test_nvml_starts_but_the_gpu_is_lost(cli, tmp_path, nvml_fails, monkeypatch)
     ran = cli("energy_estimate", "--output_dir", str(tmp_path), "-q")
     assert ran.status == 0, ran.err
     source = report_in(tmp_path)["measurement_source"]
-    assert source.startswith("published-dataset (NVML unavailable: ")
+    assert source.startswith(DERIVED + "NVML unavailable: ")
     assert "GPU is lost" in source
 
 
@@ -222,9 +224,7 @@ def test_power_unsupported_falls_back_before_anything_is_loaded(cli, tmp_path, m
     ran = cli("energy_estimate", *MEASURE, "--params_b", "1.1", "--output_dir", str(tmp_path))
     assert ran.status == 0, ran.err
     report = report_in(tmp_path)
-    assert report["measurement_source"] == (
-        "published-dataset (power telemetry unsupported on NVIDIA H200)"
-    )
+    assert report["measurement_source"] == (DERIVED + "power telemetry unsupported on NVIDIA H200")
     assert report["results"]["fallback_reason"] == "power_unsupported"
     assert report["results"]["basis"] != "measured"
     assert spy.calls == []  # no preflight, no checkpoint, no load
@@ -294,9 +294,9 @@ def test_persistent_read_failures_refuse_the_measurement(cli, tmp_path, monkeypa
     assert report["results"]["basis"] != "measured"
     assert report["results"]["fallback_reason"] == "measurement_failed"
     assert report["measurement_source"].startswith(
-        "published-dataset (on-device measurement failed: power reads kept failing on GPU 0"
+        DERIVED + "on-device measurement failed: power reads kept failing on GPU 0"
     )
-    assert re.search(r"\(read \d+ failed \(scripted\)\)\)$", report["measurement_source"])
+    assert re.search(r"\(read \d+ failed \(scripted\)\)$", report["measurement_source"])
     assert report["results"]["trials"] == []
 
 
@@ -669,7 +669,7 @@ def test_disk_fills_while_writing(cli, tmp_path, monkeypatch, fail_on):
         (b"tokens: abc\n", "tokens", "expected a whole number"),
         (b"tokens: 2.5\n", "tokens", "expected a whole number"),
         (b"batch_size: true\n", "batch_size", "not true/false"),
-        (b"sample_rate_hz: fast\n", "sample_rate_hz", "expected a finite number"),
+        (b"sample_rate_hz: fast\n", "sample_rate_hz", "expected a whole number"),
         (b"quality_probe: maybe\n", "quality_probe", "expected true or false"),
         (b"model_name: 7\n", "model_name", "expected a non-empty string"),
         (b"precision: [NF4]\n", "precision", "expected a non-empty string"),
@@ -750,7 +750,7 @@ def _valid_report(cli, folder: Path) -> Path:
         (lambda p, good: p.write_text(""), "not JSON (Expecting value"),
         (lambda p, good: p.write_bytes(b"\xff\xd8\xff\xe0 a jpeg"), "not UTF-8 text"),
         (lambda p, good: p.write_text("[" * 100_000), "not a report (JSON nested too deeply)"),
-        (lambda p, good: p.write_text("{}"), "'schema_version' is a required property"),
+        (lambda p, good: p.write_text("{}"), "is not a report format this tool reads"),
         (lambda p, good: p.mkdir(), "no energy.json or sweep.json in this folder"),
         (lambda p, good: None, "cannot read: No such file or directory"),
     ],

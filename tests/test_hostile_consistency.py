@@ -170,16 +170,25 @@ def test_the_writers_rounding_always_passes(energies, tokens, precision):
 
 
 def test_the_issues_forged_report_is_invalid_with_reasons(tmp_path, capsys):
+    """The current format's schema already refuses a null GPU; the arithmetic says the
+    rest, and says it for a report that names a GPU it does not list too."""
     forged = write(forged_from_the_issue(), tmp_path / "forged")
+    claims = forged_from_the_issue()
+    claims["system_under_test"]["gpu"] = "NVIDIA H200"
+    claims["system_under_test"]["accelerator_count"] = 1
+    named = write(claims, tmp_path / "named")
     good = write(committed(), tmp_path / "good")
     assert main(["validate", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert f"{good}: valid" in out
-    (line,) = [ln for ln in out.splitlines() if ln.startswith(f"{forged}: ")]
-    assert line.startswith(f"{forged}: INVALID $.system_under_test.gpu: None")
-    text = "\n".join(problems_in(forged))  # every reason, where the line lists five
+    for bad in (forged, named):
+        (line,) = [ln for ln in out.splitlines() if ln.startswith(f"{bad}: ")]
+        assert line.startswith(f"{bad}: INVALID $.system_under_test.")
+    text = "\n".join(consistency_problems(forged_from_the_issue()))
     assert "$.system_under_test.gpu: None, but a measured report names its GPU" in text
     assert "$.system_under_test.accelerator_count: 0, but a measured report was measured" in text
+    text = "\n".join(problems_in(named))  # every reason, where the line lists five
+    assert "$.system_under_test.gpus: lists 0 GPU(s), accelerator_count says 1" in text
     assert "$.results.per_format.NF4.n_trials: 10, but the report holds 1 NF4 trial(s)" in text
     assert "energy_joules: 0 J, but a GPU decoding tokens draws power" in text
     assert "formats ['NF4'], but a NF4 report holds trials of ['FP16', 'NF4']" in text
@@ -226,7 +235,8 @@ EDITS = [
     ("results/per_format/NF4/total_energy_joules", lambda v: v * 1.01, "NF4.total_energy_joules"),
     ("results/energy_per_token_mj", lambda v: v * 0.9, "$.results.energy_per_token_mj"),
     ("results/fp16_energy_per_token_mj", lambda v: v * 1.1, "$.results.fp16_energy_per_token"),
-    ("results/vs_fp16_energy_pct", lambda v: v - 0.01, "$.results.vs_fp16_energy_pct"),
+    ("results/vs_fp16_energy_pct", lambda v: v - 0.1, "$.results.vs_fp16_energy_pct"),
+    ("results/vs_fp16_energy_pct_3dp", lambda v: v - 0.01, "$.results.vs_fp16_energy_pct_3dp"),
     ("results/vs_fp16_ci95_pct", lambda v: [v[0] - 0.1, v[1]], "$.results.vs_fp16_ci95_pct"),
     ("results/verdict", lambda v: "saves", "$.results.verdict"),
     ("results/n_pairs", lambda v: v + 1, "$.results.n_pairs"),

@@ -12,6 +12,8 @@ from ecocompute.report.summary import render
 
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report, fake_devices
 
+DERIVED = "ecocompute-dataset (no local GPU): "  # a figure derived, not measured
+
 pytestmark = pytest.mark.slow
 
 
@@ -129,9 +131,7 @@ def test_power_unsupported_falls_back_before_loading():
     )
     assert report["results"]["basis"] != "measured"
     assert report["results"]["fallback_reason"] == "power_unsupported"
-    assert report["measurement_source"] == (
-        "published-dataset (power telemetry unsupported on NVIDIA H200)"
-    )
+    assert report["measurement_source"] == (DERIVED + "power telemetry unsupported on NVIDIA H200")
     assert backend.loads == [] and backend.preflights == []
     assert report["system_under_test"]["gpu_arch"] == "hopper"
 
@@ -146,7 +146,7 @@ def test_persistent_read_failures_refuse_the_measurement():
     assert validation_errors(report) == []
     assert report["results"]["fallback_reason"] == "measurement_failed"
     assert report["measurement_source"].startswith(
-        "published-dataset (on-device measurement failed: power reads kept failing"
+        DERIVED + "on-device measurement failed: power reads kept failing"
     )
 
 

@@ -69,7 +69,10 @@ FLAGS: dict[str, tuple[list[str], list[str]]] = {
     "--iterations": (["1", "2"], ["0", "-2", "x", "1" + "0" * 30]),
     "--warmup": (["0", "1"], ["-1", "x", "0.5", "-" + HUGE_INT]),
     # valid rates stop at 50 Hz: with 30 ms queue drains a window always gets its reads
-    "--sample_rate_hz": (["1", "10", "20.5", "50"], ["0.5", "101", "nan", "inf", "x", "1e308"]),
+    "--sample_rate_hz": (
+        ["1", "10", "20", "50"],
+        ["0.5", "20.5", "101", "nan", "inf", "x", "1e308"],
+    ),
     "--quality_seq_len": (["16", "512"], ["0", "x"]),
     "--llm_int8_threshold": (["0", "6.0", "1000000"], ["-1", "nan", "x", "inf", "1e308"]),
     "--idle_seconds": (["0", "0.05"], ["-0.1", "x", "inf", "1e308"]),

@@ -60,17 +60,18 @@ def _run(folder, **flags):
     )
 
 
-def test_perplexity_of_both_formats_on_the_vendored_text(local_checkpoint):
+def test_perplexity_of_both_formats_on_the_published_corpus(local_checkpoint):
     report = _run(local_checkpoint, precision="NF4")
     assert validation_errors(report) == []
     q = report["quality"]
-    assert q["basis"] == "measured"
+    assert q["basis"] == "measured" and q["metric"] == "perplexity"
     assert q["corpus"] == corpus_record()
-    assert q["corpus"]["sha256"] == (
-        "1e9cd0be64f68df3ad7418aeed35dd16a8eb524c1d2e7d42f7fbe7ea597788fb"
+    assert q["corpus"]["sha256"] == (  # the published corpus, byte for byte
+        "22ac091a6383740d30f8e41ae144032c873c772db5e1c901112c1c330fdc5504"
     )
-    assert q["windows"] >= 2 and q["tokens_scored"] > 100
-    assert q["fp16_perplexity"] > 1.0
+    assert q["corpus"]["bytes"] == 60600
+    assert q["windows"] >= 2 and q["tokens_evaluated"] > 100
+    assert q["fp16_value"] > 1.0 and q["mean_nll"] > 0
     # the stand-in "NF4" arm is the same FP16 weights: no quality difference
     assert q["delta_vs_fp16_pct"] == pytest.approx(0.0, abs=1e-6)
     assert report["workload"]["weights"] == "pretrained"
@@ -86,11 +87,13 @@ def test_a_failing_probe_leaves_the_energy_alone(local_checkpoint, monkeypatch):
     report = _run(local_checkpoint, precision="FP16")
     assert validation_errors(report) == []
     assert report["quality"]["basis"] == "unavailable"
-    assert "out of memory" in report["quality"]["reason"]
+    assert "out of memory" in report["quality"]["error"]
     assert report["results"]["basis"] == "measured"
     assert len(report["results"]["trials"]) == 2
 
 
 def test_no_quality_probe_flag(local_checkpoint):
     report = _run(local_checkpoint, precision="FP16", quality_probe=False)
-    assert report["quality"] == {"basis": "not requested", "reason": "--no_quality_probe"}
+    q = report["quality"]
+    assert (q["basis"], q["requested"], q["note"]) == ("unavailable", False, "--no_quality_probe")
+    assert q["value"] is None and q["error"] is None

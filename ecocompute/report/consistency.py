@@ -8,10 +8,13 @@ energy over its tokens. A report derived from the published dataset holds no tri
 pairs, interval or verdict, and its delta follows from its two energies.
 
 Tolerances are the rounding the writer does (report/trial_results.py rounds energies
-per token, deltas and interval bounds to 3 decimals, joules to 4; report/build.py rounds
-a derived delta to 2), carried through the arithmetic: a report our writer made always
-passes, and a figure changed by more than its rounding does not. Called on documents
-that already passed the schema; anything missing is reported, never raised.
+per token, pair deltas and interval bounds to 3 decimals, joules to 4; the headline
+delta is rounded to 1 decimal in formats 1.1 and 1.3, with the 3-decimal one beside it
+in 1.3, and to 3 (measured) or 2 (derived) in 1.2), carried through the arithmetic: a
+report our writer made always passes, and a figure changed by more than its rounding
+does not. A 1.1 report (the published container's format) holds no trials: only what
+it does hold is checked. Called on documents that already passed the schema; anything
+missing is reported, never raised.
 """
 
 from __future__ import annotations
@@ -25,7 +28,11 @@ from ecocompute.stats import estimate_delta, t_quantile, verdict_for
 HALF_MJ = 0.0005  # energies per token: 3 decimals
 HALF_J = 0.00005  # joules: 4 decimals
 HALF_PCT = 0.0005  # measured deltas and interval bounds: 3 decimals
-HALF_DERIVED_PCT = 0.005  # a derived report's delta: 2 decimals
+HALF_DERIVED_PCT = 0.005  # a derived report's delta in format 1.2: 2 decimals
+HALF_ONE_DECIMAL = 0.05  # the headline delta of formats 1.1 and 1.3 (and 1.1's energies)
+FORMAT_12 = "ecocompute-energy/1.2"
+FORMAT_11 = "ecocompute-energy/1.1"
+DELTA_3DP = "vs_fp16_energy_pct_3dp"
 _SLACK = 1e-9  # float arithmetic on top of the rounding
 FP16 = "FP16"
 
@@ -43,9 +50,24 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[str]:
     results = doc.get("results")
     if not isinstance(results, Mapping):
         return []
-    if results.get("basis") == "measured":
-        return _measured(doc, results)
-    return _derived(doc, results)
+    if results.get("basis") != "measured":
+        return _derived(doc, results)
+    if "trials" not in results:  # format 1.1: a single run, no trials recorded
+        return _gpus(doc.get("system_under_test") or {}) + _delta_from_energies(doc, results)
+    return _measured(doc, results)
+
+
+def delta_fields(doc: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """The report's headline delta fields, each with half of its rounding."""
+    results = doc.get("results") or {}
+    if doc.get("schema_version") == FORMAT_12:
+        half = HALF_PCT if results.get("basis") == "measured" else HALF_DERIVED_PCT
+    else:
+        half = HALF_ONE_DECIMAL
+    fields = [("vs_fp16_energy_pct", half)]
+    if DELTA_3DP in results:
+        fields.append((DELTA_3DP, HALF_PCT))
+    return fields
 
 
 # -- derived (published-path) reports ---------------------------------------------------
@@ -65,17 +87,24 @@ def _derived(doc: Mapping[str, Any], res: Mapping[str, Any]) -> list[str]:
                 f"$.results.{key}: present in a report derived from the published dataset, "
                 "which ran no trials"
             )
-    energy, fp16 = (
-        _number(res.get("energy_per_token_mj")),
-        _number(res.get("fp16_energy_per_token_mj")),
-    )
-    delta = _number(res.get("vs_fp16_energy_pct"))
-    if energy is not None and fp16 is not None and delta is not None and fp16 > 0:
-        low, high = _pct_range(energy, fp16, HALF_MJ)
-        if not low - HALF_DERIVED_PCT - _SLACK <= delta <= high + HALF_DERIVED_PCT + _SLACK:
+    return problems + _delta_from_energies(doc, res)
+
+
+def _delta_from_energies(doc: Mapping[str, Any], res: Mapping[str, Any]) -> list[str]:
+    """Without trials, the delta follows from the two energies (each rounded)."""
+    energy = _number(res.get("energy_per_token_mj"))
+    fp16 = _number(res.get("fp16_energy_per_token_mj"))
+    half_mj = HALF_ONE_DECIMAL if doc.get("schema_version") == FORMAT_11 else HALF_MJ
+    if energy is None or fp16 is None or fp16 <= half_mj:
+        return []
+    problems = []
+    low, high = _pct_range(energy, fp16, half_mj)
+    for key, half in delta_fields(doc):
+        delta = _number(res.get(key))
+        if delta is not None and not low - half - _SLACK <= delta <= high + half + _SLACK:
             problems.append(
-                f"$.results.vs_fp16_energy_pct: {delta:g}%, but its energies "
-                f"({energy:g} vs FP16 {fp16:g} mJ/token) give {100 * (energy / fp16 - 1):.3f}%"
+                f"$.results.{key}: {delta:g}%, but its energies ({energy:g} vs FP16 "
+                f"{fp16:g} mJ/token) give {100 * (energy / fp16 - 1):.3f}%"
             )
     return problems
 
@@ -104,7 +133,7 @@ def _measured(doc: Mapping[str, Any], res: Mapping[str, Any]) -> list[str]:
     if precision == FP16:
         problems += _fp16_alone(res)
     else:
-        problems += _pairs(res, trials, precision)
+        problems += _pairs(doc, res, trials, precision)
     return problems
 
 
@@ -121,7 +150,7 @@ def _gpus(sut: Mapping[str, Any]) -> list[str]:
             f"$.system_under_test.accelerator_count: {count!r}, but a measured report was "
             "measured on at least one GPU"
         )
-    if len(gpus) != count:
+    if "gpus" in sut and len(gpus) != count:
         problems.append(
             f"$.system_under_test.gpus: lists {len(gpus)} GPU(s), accelerator_count says {count!r}"
         )
@@ -275,16 +304,17 @@ def _fp16_alone(res: Mapping[str, Any]) -> list[str]:
             problems.append(f"$.results.{key}: {res.get(key)!r}, but FP16 alone has no pairs")
     if res.get("pairs"):
         problems.append("$.results.pairs: present, but FP16 alone has no pairs")
-    if _number(res.get("vs_fp16_energy_pct")) not in (0.0, None):
-        problems.append(
-            f"$.results.vs_fp16_energy_pct: {res.get('vs_fp16_energy_pct')!r}, but FP16 vs "
-            "itself is 0"
-        )
+    for key in ("vs_fp16_energy_pct", DELTA_3DP):
+        if _number(res.get(key)) not in (0.0, None):
+            problems.append(f"$.results.{key}: {res.get(key)!r}, but FP16 vs itself is 0")
     return problems
 
 
 def _pairs(
-    res: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], precision: str
+    doc: Mapping[str, Any],
+    res: Mapping[str, Any],
+    trials: Sequence[Mapping[str, Any]],
+    precision: str,
 ) -> list[str]:
     """Pairs from the trials of the same round; the delta, interval and verdict from them."""
     problems: list[str] = []
@@ -311,7 +341,7 @@ def _pairs(
             deltas.append(d)
     if problems or len(deltas) != len(pairs) or not deltas:
         return problems
-    return _estimate(res, deltas)
+    return _estimate(doc, res, deltas)
 
 
 def _is_index(value: object) -> bool:
@@ -344,18 +374,18 @@ def _one_pair(
     return problems
 
 
-def _estimate(res: Mapping[str, Any], deltas: Sequence[float]) -> list[str]:
+def _estimate(doc: Mapping[str, Any], res: Mapping[str, Any], deltas: Sequence[float]) -> list[str]:
     """The mean delta, interval and verdict, recomputed from the pairs' (rounded) deltas
     with the writer's own estimator (stats.estimate_delta)."""
     problems = []
     n = len(deltas)
     estimate = estimate_delta(deltas)
-    mean = _number(res.get("vs_fp16_energy_pct"))
-    if mean is None or not _close(mean, estimate.mean_pct, 2 * HALF_PCT):
-        problems.append(
-            f"$.results.vs_fp16_energy_pct: {mean!r}, but the mean of its pairs is "
-            f"{estimate.mean_pct:.3f}%"
-        )
+    for key, half in delta_fields(doc):  # the pairs' deltas are rounded too
+        mean = _number(res.get(key))
+        if mean is None or not _close(mean, estimate.mean_pct, half + HALF_PCT):
+            problems.append(
+                f"$.results.{key}: {mean!r}, but the mean of its pairs is {estimate.mean_pct:.3f}%"
+            )
     ci = res.get("vs_fp16_ci95_pct")
     verdict = res.get("verdict")
     if estimate.ci95_pct is None:

@@ -14,7 +14,15 @@ from ecocompute.report.packaged import packaged_text
 
 ENERGY_SCHEMA = "energy.schema.json"
 SWEEP_SCHEMA = "sweep.schema.json"
-SCHEMA_VERSION = "ecocompute-energy/1.2"
+SCHEMA_VERSION = "ecocompute-energy/1.3"
+# Every energy-report format this tool reads, and the schema each validates against:
+# 1.3 is what it writes; 1.2 is what ecocompute 0.2 wrote; 1.1 is the published
+# container's format (schema reconstructed from its published facts: a lower bound).
+ENERGY_SCHEMAS = {
+    SCHEMA_VERSION: ENERGY_SCHEMA,
+    "ecocompute-energy/1.2": "energy-1.2.schema.json",
+    "ecocompute-energy/1.1": "energy-1.1.schema.json",
+}
 SWEEP_SCHEMA_VERSION = "ecocompute-sweep/1.0"
 
 
@@ -42,8 +50,14 @@ def schema_errors(document: object, name: str) -> list[str]:
 
 
 def validation_errors(document: object) -> list[str]:
-    """Every energy-report schema violation; empty when valid."""
-    return schema_errors(document, ENERGY_SCHEMA)
+    """Every violation of the schema of the report's own format version; empty when
+    valid. A format this tool does not know is one problem."""
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    name = ENERGY_SCHEMAS.get(version) if isinstance(version, str) else None
+    if name is None:
+        known = ", ".join(sorted(ENERGY_SCHEMAS))
+        return [f"$.schema_version: {version!r} is not a report format this tool reads ({known})"]
+    return schema_errors(document, name)
 
 
 def sweep_errors(document: object) -> list[str]:

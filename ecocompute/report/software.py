@@ -37,8 +37,24 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def package_versions() -> dict[str, str | None]:
-    return {name: packages.installed_version(name) for name in REPORTED_PACKAGES}
+NOT_INSTALLED = "not installed"  # 1.1 writes every package version as a string
+DRIVER_UNAVAILABLE = "unavailable"
+COMPARABILITY_NOTE = (
+    "Compare energy per token only between reports of the same protocol (tokens per run, "
+    "batch, decode regime), the same software stack and the same card; the delta vs FP16 "
+    "is comparable more widely, and perplexity deltas only where the corpus sha256 agrees."
+)
+
+
+def package_versions() -> dict[str, str]:
+    return {name: packages.installed_version(name) or NOT_INSTALLED for name in REPORTED_PACKAGES}
+
+
+def version_of(installed: dict[str, Any], name: str) -> str | None:
+    """A package's version in a report's packages block; None when it was not installed
+    (older reports write null, 1.1 and newer 'not installed')."""
+    version = installed.get(name)
+    return None if not version or version == NOT_INSTALLED else str(version)
 
 
 def parse_lock(text: str) -> dict[str, str]:
@@ -67,9 +83,9 @@ def _public(version: str) -> str:
     return version.split("+", 1)[0]
 
 
-def pin_differences(installed: dict[str, str | None], pins: dict[str, str]) -> list[str]:
+def pin_differences(installed: dict[str, str], pins: dict[str, str]) -> list[str]:
     """One line per reported package that differs from its pin."""
-    by_name = {canonical(k): v for k, v in installed.items()}
+    by_name = {canonical(k): version_of(installed, k) for k in installed}
     out = []
     for name, pinned in sorted(pins.items()):
         have = by_name.get(name)
@@ -80,18 +96,22 @@ def pin_differences(installed: dict[str, str | None], pins: dict[str, str]) -> l
     return out
 
 
-def software_block(*, torch_cuda: str | None, nvidia_driver: str | None) -> dict[str, Any]:
-    """The report's software section."""
-    packages = package_versions()
+def software_block(
+    *, torch_cuda: str | None, nvidia_driver: str | None, measured: bool
+) -> dict[str, Any]:
+    """The report's software section. matches_reference_pins is written for measured runs
+    only: a published-path report ran no measurement stack (as in 1.1's dry runs)."""
+    installed = package_versions()
     pins = image_pins()
-    differs = pin_differences(packages, pins) if pins else ["no reference lock shipped"]
+    differs = pin_differences(installed, pins) if pins else ["no reference lock shipped"]
     return {
         "python": platform.python_version(),
-        "packages": packages,
+        "packages": installed,
         "torch_cuda": torch_cuda,
-        "nvidia_driver": nvidia_driver,
+        "nvidia_driver": nvidia_driver or DRIVER_UNAVAILABLE,
+        "comparability_note": COMPARABILITY_NOTE,
         "reference_pins": pins,
-        "matches_reference_pins": bool(pins) and not differs,
+        **({"matches_reference_pins": bool(pins) and not differs} if measured else {}),
         "differs_from_reference_pins": differs,
     }
 
@@ -103,8 +123,13 @@ STACK_PACKAGES = (("torch", "torch"), ("transformers", "tf"), ("bitsandbytes", "
 def stack_in_words(software: dict[str, Any]) -> list[str]:
     """A report's measurement stack as "name version" parts (installed packages only),
     then the driver: ["torch 2.11.0", "transformers 5.17.0", ..., "driver 580.159.04"]."""
-    packages = software.get("packages") or {}
-    parts = [f"{name} {packages[name]}" for name, _ in STACK_PACKAGES if packages.get(name)]
-    if software.get("nvidia_driver"):
-        parts.append(f"driver {software['nvidia_driver']}")
+    installed = software.get("packages") or {}
+    parts = [
+        f"{name} {version_of(installed, name)}"
+        for name, _ in STACK_PACKAGES
+        if version_of(installed, name)
+    ]
+    driver = software.get("nvidia_driver")
+    if driver and driver != DRIVER_UNAVAILABLE:
+        parts.append(f"driver {driver}")
     return parts

@@ -167,6 +167,6 @@ def _weights_caveat(work: dict[str, Any]) -> str:
 
 def _software(sw: dict[str, Any]) -> str:
     text = ", ".join([f"python {sw['python']}", *stack_in_words(sw)])
-    if not sw["matches_reference_pins"]:
+    if sw.get("matches_reference_pins") is False:
         text += " (differs from the container image's pins: see software in the report)"
     return text

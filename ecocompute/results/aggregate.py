@@ -47,6 +47,11 @@ class Group:
         return len(self.reports)
 
     @property
+    def origin(self) -> str:
+        """Who wrote the reports (ours, or the published container's 1.1 format)."""
+        return self.reports[0].origin
+
+    @property
     def bases(self) -> str:
         return "+".join(sorted({r.basis for r in self.reports}))
 
@@ -98,14 +103,15 @@ def group_reports(reports: Sequence[Report]) -> list[Group]:
     buckets: dict[tuple[Any, ...], list[Report]] = {}
     for r in reports:
         key = (r.kind, r.card, r.arch, r.model, r.params_b, r.precision, r.fingerprint, r.protocol)
-        buckets.setdefault(key, []).append(r)
+        buckets.setdefault((r.origin, *key), []).append(r)
     groups = [
         Group(kind, card, arch, model, size, fmt, stack, protocol, tuple(rs))
-        for (kind, card, arch, model, size, fmt, stack, protocol), rs in buckets.items()
+        for (_, kind, card, arch, model, size, fmt, stack, protocol), rs in buckets.items()
     ]
     groups.sort(
         key=lambda g: (
             KIND_ORDER[g.kind],
+            g.origin != "ecocompute",
             g.card,
             g.precision,
             g.params_b if g.params_b is not None else math.inf,
@@ -205,13 +211,15 @@ def render_table(groups: Sequence[Group]) -> str:
         f"{'mJ/token':>9} {'sd':>7} {'CV%':>5} {'trCV%':>5}  {'vs FP16':>8} {'sd':>6} {'CV%':>6} "
         f"{'95% CI':>17}  basis"
     )
-    current: tuple[str, str, str] | None = None
+    current: tuple[str, ...] | None = None
     for g in groups:
-        block = (g.kind, g.card, g.fingerprint)
+        block = (g.kind, g.card, g.fingerprint, g.origin)
         if block != current:
             if lines:
                 lines.append("")
             what = "measured" if g.kind == "measured" else "DERIVED from the published dataset"
+            if g.origin != "ecocompute":
+                what += f" ({g.origin}: single runs, n = 1, no interval)"
             lines.append(f"{g.card}  |  {g.fingerprint}  |  {what}")
             lines.append(header)
             current = block

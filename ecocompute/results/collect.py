@@ -16,27 +16,35 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.precision import Precision
+from ecocompute.published.archs import arch_from_product_name
 from ecocompute.report.checks import energy_report_problems
-from ecocompute.report.software import STACK_PACKAGES, stack_in_words
+from ecocompute.report.software import (
+    DRIVER_UNAVAILABLE,
+    STACK_PACKAGES,
+    stack_in_words,
+    version_of,
+)
 from ecocompute.report.validate import files_under, read_document
 from ecocompute.report.write import REPORT_NAME
+from ecocompute.results.upgrade import upgrade
 
 BASIS_MEASURED = "measured"
+PUBLISHED_FORMAT = "ecocompute-energy/1.1"
 
 
 def software_fingerprint(software: dict[str, Any]) -> str:
     """A short, readable label of the stack that produced a report, e.g.
     "py3.12.3 torch2.11.0 tf5.17.0 bnb0.50.2 cu13.0 drv580.159.04". Packages that were
     not installed are left out (a published-path report may have none of them)."""
-    packages = software.get("packages") or {}
+    installed = software.get("packages") or {}
     parts = [f"py{software.get('python', '?')}"]
     for name, short in STACK_PACKAGES:
-        version = packages.get(name)
+        version = version_of(installed, name)
         if version:
             parts.append(f"{short}{version}")
     if software.get("torch_cuda"):
         parts.append(f"cu{software['torch_cuda']}")
-    if software.get("nvidia_driver"):
+    if software.get("nvidia_driver") not in (None, DRIVER_UNAVAILABLE):
         parts.append(f"drv{software['nvidia_driver']}")
     return " ".join(parts)
 
@@ -52,6 +60,20 @@ class Report:
 
     path: Path
     doc: dict[str, Any]
+
+    @property
+    def format(self) -> str:
+        return str(self.doc.get("schema_version"))
+
+    @property
+    def from_published_container(self) -> bool:
+        """Written by the published EcoCompute container (format 1.1): one run, no
+        trials, so n = 1 and no interval."""
+        return self.format == PUBLISHED_FORMAT
+
+    @property
+    def origin(self) -> str:
+        return "published container, format 1.1" if self.from_published_container else "ecocompute"
 
     @property
     def results(self) -> dict[str, Any]:
@@ -72,21 +94,27 @@ class Report:
 
     @property
     def arch(self) -> str:
-        return str(self.doc["system_under_test"]["gpu_arch"])
+        sut = self.doc["system_under_test"]
+        arch = sut.get("gpu_arch")
+        return str(arch) if arch else arch_from_product_name(str(sut.get("gpu", "")))
 
     @property
     def card(self) -> str:
         """The GPU's product name; for a report made without a GPU, what it stands for."""
-        gpu = self.doc["system_under_test"].get("gpu")
+        sut = self.doc["system_under_test"]
+        gpu = sut.get("gpu")
         if gpu and self.measured:
             return str(gpu)
+        local = sut.get("local_accelerator_count", sut.get("accelerator_count"))
+        if "no local GPU" in str(self.doc.get("measurement_source", "")) and not local:
+            gpu = None
         ref = self.doc["results"].get("reference_card")
         stand_in = f"published {ref}" if ref else "no published card"
         return f"{gpu or 'no GPU'} [{self.arch}, {stand_in}]"
 
     @property
     def model(self) -> str:
-        return str(self.doc["workload"]["model_name"])
+        return str(self.doc["workload"].get("model_name", "unknown model"))
 
     @property
     def params_b(self) -> float | None:
@@ -95,7 +123,7 @@ class Report:
 
     @property
     def precision(self) -> str:
-        return str(self.doc["workload"]["precision"])
+        return str(self.doc["workload"].get("precision", "?"))
 
     @property
     def quantized(self) -> bool:
@@ -115,9 +143,9 @@ class Report:
         """New tokens per run, batch size, the decode regime of a measurement, and for a
         measurement over several GPUs their number: reports of different workloads,
         regimes or placements never pool."""
-        work = self.doc["workload"]
-        tokens = work.get("max_new_tokens", self.doc["measurement"]["tokens_per_run"])
-        text = f"{tokens} tok, batch {work['batch_size']}"
+        work, meas = self.doc["workload"], self.doc["measurement"]
+        tokens = work.get("max_new_tokens", meas.get("tokens_per_run", "?"))
+        text = f"{tokens} tok, batch {work.get('batch_size', '?')}"
         if self.measured and self.regime != "eager":
             text += f", {self.regime}"
         gpus = self.doc["system_under_test"].get("accelerator_count") or 1
@@ -125,12 +153,12 @@ class Report:
 
     @property
     def energy_per_token_mj(self) -> float | None:
-        value = self.doc["results"]["energy_per_token_mj"]
+        value = self.doc["results"].get("energy_per_token_mj")
         return None if value is None else float(value)
 
     @property
     def fp16_energy_per_token_mj(self) -> float | None:
-        value = self.doc["results"]["fp16_energy_per_token_mj"]
+        value = self.doc["results"].get("fp16_energy_per_token_mj")
         return None if value is None else float(value)
 
     @property
@@ -138,7 +166,8 @@ class Report:
         """Energy per token vs FP16 in percent; None for FP16 itself or no figure."""
         if not self.quantized:
             return None
-        value = self.doc["results"]["vs_fp16_energy_pct"]
+        res = self.doc["results"]
+        value = res.get("vs_fp16_energy_pct_3dp", res.get("vs_fp16_energy_pct"))
         return None if value is None else float(value)
 
     @property
@@ -164,12 +193,14 @@ def report_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 
 def read_one(path: str | os.PathLike[str]) -> Report | Invalid:
+    """A valid report of any format this tool reads (1.1, 1.2, 1.3), 1.2 converted to
+    the current format in memory; or why the file is not one."""
     document, problems = read_document(path)
     if document is not None:
         problems = energy_report_problems(document)
     if document is None or problems:
         return Invalid(str(path), problems)
-    return Report(Path(path), document)
+    return Report(Path(path), upgrade(document))
 
 
 def read_reports(

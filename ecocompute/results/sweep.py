@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecocompute import __version__
 from ecocompute.errors import EcoComputeError, InputError, ReportInvalid, RunError
@@ -41,7 +41,12 @@ from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.collect import Report, read_one, read_reports
 from ecocompute.results.curvefit import Point, crossover_of, fit_points, se_from_ci
+from ecocompute.results.records import new_record, run_fields
+from ecocompute.results.records import relative as _relative
 from ecocompute.user_paths import check_creatable
+
+if TYPE_CHECKING:
+    from ecocompute.results.fleet import FleetOptions  # imports Dask only when it runs
 
 SWEEP_NAME = "sweep.json"
 PLOT_NAME = "sweep.png"
@@ -134,13 +139,7 @@ def run_sweep(
         progress(
             f"sweep {i}/{total}: {params.model_name} {params.precision} -> {params.output_dir}"
         )
-        record: dict[str, Any] = {
-            "model_name": params.model_name,
-            "precision": params.precision,
-            "status": "failed",
-            "error": None,
-            "report": None,
-        }
+        record = new_record(params)
         try:
             written = ReportJob(params).run(
                 Progress(params.quiet), machine=machine, command=command
@@ -149,7 +148,7 @@ def run_sweep(
             record["error"] = str(exc)
             progress(f"sweep {i}/{total}: {params.model_name} {params.precision} FAILED: {exc}")
         else:
-            record.update(_run_fields(Report(written.path, written.report), the_plan.output_dir))
+            record.update(run_fields(Report(written.path, written.report), the_plan.output_dir))
             record["status"] = "ok"
         finally:
             _free_device_memory()
@@ -165,26 +164,6 @@ def _free_device_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
-
-
-def _run_fields(r: Report, root: Path) -> dict[str, Any]:
-    res = r.results
-    return {
-        "report": _relative(r.path, root),
-        "params_b": r.params_b,
-        "basis": r.basis,
-        "vs_fp16_energy_pct": r.delta_pct,
-        "vs_fp16_ci95_pct": list(r.ci95_pct) if r.ci95_pct else None,
-        "n_pairs": r.n_pairs,
-        "verdict": res.get("verdict"),
-    }
-
-
 def existing_records(output_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """For --fit_only: the reports already under output_dir, as run records."""
     reports, invalid = read_reports([output_dir])
@@ -194,7 +173,7 @@ def existing_records(output_dir: Path) -> tuple[list[dict[str, Any]], list[str]]
             "precision": r.precision,
             "status": "ok",
             "error": None,
-            **_run_fields(r, output_dir),
+            **run_fields(r, output_dir),
         }
         for r in reports
     ]
@@ -425,6 +404,31 @@ def render(doc: dict[str, Any], path: Path) -> str:
     return "\n".join(lines)
 
 
+def _run_on_fleet(
+    the_plan: Plan,
+    fleet: FleetOptions,
+    progress: Progress,
+    command: list[str] | None,
+    n_boot: int | None,
+) -> list[dict[str, Any]]:
+    """The fleet's records; on Ctrl-C / SIGTERM, sweep.json with what finished (no plot),
+    then the interrupt again (exit 130 / 143)."""
+    from ecocompute.results.fleet import FleetInterrupted, run_fleet
+
+    try:
+        return run_fleet(the_plan.output_dir, the_plan.runs, fleet, progress)
+    except FleetInterrupted as stop:
+        kept = sum(r["status"] == "ok" for r in stop.records)
+        try:
+            doc, _ = summarise(stop.records, the_plan.output_dir, command=command, n_boot=n_boot)
+            doc["plot_note"] = "no plot: the sweep was interrupted"
+            written = f"; {write_sweep(doc, the_plan.output_dir)}"
+        except EcoComputeError as exc:  # the interrupt is what the exit status must say
+            written = f"; no {SWEEP_NAME}: {exc}"
+        progress(f"sweep interrupted: {kept} of {len(stop.records)} point(s) finished{written}")
+        raise stop.interrupt from None
+
+
 def sweep(
     models: Sequence[str] | None,
     precisions: Sequence[str],
@@ -438,10 +442,14 @@ def sweep(
     machine: Machine | None = None,
     n_boot: int | None = None,
     out: Any = None,
+    fleet: FleetOptions | None = None,
 ) -> int:
     """The whole command: run (unless fit_only), fit, plot, write sweep.json, summarise.
     Returns 0, or 3 when sweep.json was written but its summary could not be printed;
-    raises RunError (exit 1) when a run failed (sweep.json is written either way)."""
+    raises RunError (exit 1) when a run failed (sweep.json is written either way).
+    fleet: run the points on Dask workers (results/fleet.py) instead of one after
+    another here; on Ctrl-C it writes sweep.json with the finished and cancelled
+    points, then re-raises."""
     from ecocompute.params import check_output_dir
 
     if flags.get("quiet"):
@@ -470,7 +478,10 @@ def sweep(
             output_dir,
             parameters_file,
         )
-        records = run_sweep(the_plan, progress, machine=machine, command=command)
+        if fleet is None:
+            records = run_sweep(the_plan, progress, machine=machine, command=command)
+        else:
+            records = _run_on_fleet(the_plan, fleet, progress, command, n_boot)
     doc, reports = summarise(records, root, command=command, n_boot=n_boot)
     add_plot(doc, reports, root, PLOT_NAME)
     text = render(doc, root / SWEEP_NAME)  # rendered before the write: only printing after

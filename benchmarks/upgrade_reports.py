@@ -1,0 +1,49 @@
+"""Rewrite ecocompute-energy/1.2 reports in the current format, in place (atomically).
+
+The numbers stay as they were; see ecocompute/results/upgrade.py for what moves where.
+Used once on docs/validation when the format became 1.3 (1.1-compatible):
+
+    python benchmarks/upgrade_reports.py docs/validation
+
+Prints one line per file: upgraded, already current, or why not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ecocompute.report.atomic import write_text_atomic
+from ecocompute.report.schema import validation_errors
+from ecocompute.report.validate import files_under, read_document
+from ecocompute.results.upgrade import PREVIOUS, upgrade
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+")
+    args = parser.parse_args()
+    status = 0
+    for path in files_under(args.paths, ("energy.json",)):
+        doc, problems = read_document(path)
+        if doc is None or validation_errors(doc):
+            print(f"{path}: not a valid report, left alone {problems[:1]}")
+            status = 1
+            continue
+        if doc.get("schema_version") != PREVIOUS:
+            print(f"{path}: already {doc.get('schema_version')}")
+            continue
+        new = upgrade(doc)
+        problems = validation_errors(new)
+        if problems:
+            print(f"{path}: upgrade would be invalid, left alone: {problems[:3]}")
+            status = 1
+            continue
+        write_text_atomic(path, json.dumps(new, indent=2) + "\n", create_dir=False)
+        print(f"{path}: upgraded from {PREVIOUS}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
