@@ -5,6 +5,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= outputs
 PARAMS ?= workspace/parameters/energy_params.yaml
+# Extra pip options for the test stack, e.g. the CPU build of torch:
+# make test PIP_EXTRA="--index-url https://download.pytorch.org/whl/cpu --extra-index-url https://pypi.org/simple"
+PIP_EXTRA ?=
 
 .PHONY: run test lint clean
 
@@ -17,7 +20,7 @@ $(VENV)/.core-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml requirements-test.txt | $(BIN)/python
-	$(BIN)/python -m pip install -q -r requirements-test.txt
+	$(BIN)/python -m pip install -q $(PIP_EXTRA) -r requirements-test.txt
 	touch $@ $(VENV)/.core-installed
 
 run: $(VENV)/.core-installed

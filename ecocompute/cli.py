@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ecocompute import __version__
-from ecocompute.errors import EcoComputeError, Interrupted
+from ecocompute.errors import EcoComputeError, InputError, Interrupted
 from ecocompute.interrupts import describe as describe_interrupt
 from ecocompute.interrupts import sigterm_raises
 from ecocompute.params import FIELDS, help_for
@@ -195,7 +195,15 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
         "--fit-only",
         action="store_true",
         help="run nothing: fit the reports already under --output_dir (e.g. "
-        "written by sweeps on several GPUs into one folder)",
+        "written by sweeps on several GPUs into one folder), or under --reports",
+    )
+    p.add_argument(
+        "--reports",
+        nargs="+",
+        metavar="PATH",
+        default=None,
+        help="with --fit_only: fit the reports under these files and folders instead of "
+        "--output_dir's (sweep.json and sweep.png still go to --output_dir)",
     )
     p.add_argument(
         "--output_dir",
@@ -252,6 +260,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             f"interrupted by {name}: the runs that finished keep their energy.json; "
             "sweep.json lists them and the cancelled ones"
         )
+    if args.reports and not args.fit_only:
+        raise InputError("reports", args.reports, "only with --fit_only")
     models = None if args.fit_only else split_list("models", args.models)
     return sweep(
         models,
@@ -262,6 +272,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         fit_only=args.fit_only,
         command=sys.argv[1:],
         fleet=fleet,
+        reports_from=args.reports,
     )
 
 

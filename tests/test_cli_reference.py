@@ -157,3 +157,38 @@ def test_reference_path_does_not_import_torch():
         )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_an_unknown_synthetic_preset_is_named_without_a_gpu(tmp_path, capsys):
+    from ecocompute.cli import main
+
+    status = main(
+        [
+            "energy_estimate",
+            "--dry_run",
+            "--model",
+            "synthetic:nope",
+            "--output_dir",
+            str(tmp_path / "o"),
+        ]
+    )
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and "\n" not in err
+    assert err.startswith(
+        "ecocompute: error: invalid model_name 'synthetic:nope': unknown synthetic preset"
+    )
+    assert "synthetic:tinyllama-1.1b" in err and "params_b" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_help_states_each_default_once(capsys):
+    import pytest
+
+    from ecocompute.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["energy_estimate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: None)" not in text
+    for flag_help in text.split(" --")[1:]:  # each flag's help names its default at most once
+        assert flag_help.count("default:") <= 1, flag_help

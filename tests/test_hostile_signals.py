@@ -41,7 +41,11 @@ pytestmark = pytest.mark.slow
 OURS = "ecocompute: "
 # Python's own start-up (site, runpy, finding the package) runs before the first line of
 # ecocompute: a Ctrl-C there is Python's, with Python's traceback (entry.py says so).
-PYTHON_STARTUP = re.compile(r'  File "(<frozen [\w.]+>|[^"]*/lib/python3\.\d+/[^"]*)", line')
+# Its frames: frozen modules, the standard library, and "<string>" (a .pth line that
+# site.py executes, the source namedtuple evaluates).
+PYTHON_STARTUP = re.compile(
+    r'  File "(<frozen [\w.]+>|<string>|[^"]*/lib/python3\.\d+/[^"]*)", line'
+)
 
 
 def random_moments(runs: int, sig: str, max_ms: float = 300.0) -> list[dict]:

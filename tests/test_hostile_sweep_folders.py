@@ -61,8 +61,8 @@ def test_a_format_listed_twice_is_refused(tmp_path, capsys, precisions):
 
 def test_distinct_names_get_distinct_folders(tmp_path, capsys):
     out = tmp_path / "sw"
-    models = "synthetic:m-1b,synthetic:m-2b"
+    models = "synthetic:tinyllama-1.1b,synthetic:qwen2.5-0.5b"
     assert main(["sweep", "--dry_run", "--models", models, "--output_dir", str(out), "-q"]) == 0
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == sorted(
-        [slug("synthetic:m-1b", "NF4"), slug("synthetic:m-2b", "NF4")]
+        [slug("synthetic:tinyllama-1.1b", "NF4"), slug("synthetic:qwen2.5-0.5b", "NF4")]
     )

@@ -4,11 +4,12 @@ its reason, and then the published path answers, labelled with that reason."""
 
 from __future__ import annotations
 
-from ecocompute.errors import CannotMeasure
+from ecocompute.errors import CannotMeasure, InputError
 from ecocompute.estimate.hardware import Hardware
 from ecocompute.estimate.machine import Machine, this_machine
 from ecocompute.estimate.measured_path import MeasuredRun, measure
 from ecocompute.estimate.published_path import FallbackReason, PublishedRun, published_run
+from ecocompute.llm.synthetic import PRESETS, is_synthetic, preset_for
 from ecocompute.params import RunParams
 from ecocompute.progress import Progress
 
@@ -21,9 +22,24 @@ def run_energy_estimate(
     """Measure on this machine's GPU(s), or derive the published figure where that cannot
     be done. Raises InputError (bad input) or RunError (a measurement that started and
     failed in a way the published figure must not hide, e.g. out of memory)."""
+    check_model_name(params.model_name)
     try:
         return measure(params, progress, machine or this_machine())
     except CannotMeasure as exc:
         progress(f"published path: {exc.reason}")
         hardware = exc.hardware if isinstance(exc.hardware, Hardware) else Hardware()
         return published_run(params, FallbackReason(exc.code, exc.reason), hardware)
+
+
+def check_model_name(model_name: str) -> None:
+    """A synthetic:<preset> must name a preset, whichever path answers. Raises
+    InputError listing the presets."""
+    if not is_synthetic(model_name):
+        return
+    try:
+        preset_for(model_name)
+    except KeyError:
+        presets = ", ".join(f"synthetic:{name}" for name in PRESETS)
+        raise InputError(
+            "model_name", model_name, f"unknown synthetic preset; presets: {presets}"
+        ) from None

@@ -133,5 +133,16 @@ def validate_paths(paths: Iterable[str], out: TextIO) -> int:
             status = 1
             print(f"{printable(path)}: INVALID {printable(_listed(problems))}", file=out)
         else:
-            print(f"{printable(path)}: valid", file=out)
+            print(f"{printable(path)}: valid{_format_note(path)}", file=out)
     return status
+
+
+def _format_note(path: Path) -> str:
+    """What a valid file is, where it is not this tool's current report format."""
+    document, _ = read_document(path)
+    version = (document or {}).get("schema_version")
+    if version == "ecocompute-energy/1.1":
+        return " (published container's format 1.1: a single run, no trials)"
+    if version == "ecocompute-energy/1.2":
+        return " (format 1.2, ecocompute 0.2: read as 1.3 by the results tools)"
+    return ""

@@ -189,6 +189,8 @@ def check(r: Report, k: float = DEFAULT_K) -> tuple[int, list[str]]:
         head += f", {r.delta_pct:+.1f}% vs FP16" + (
             f" (95% CI {ci[0]:+.1f} .. {ci[1]:+.1f}%)" if ci else ""
         )
+    if r.from_published_container:
+        head += "; written by the published container (format 1.1): one run, n = 1, no interval"
     lines = [f"ecocompute check: {r.path}", head]
     if not r.measured:
         lines.append(

@@ -143,6 +143,38 @@ def fit_points(
     at_bound = nstar <= grid[0] * 1.001 or nstar >= grid[-1] / 1.001
 
     search = (lo_n / EXTRAPOLATION_FACTOR, hi_n * EXTRAPOLATION_FACTOR)
+    crossover = _crossover_record(a, s, nstar, (lo_n, hi_n), search)
+    crossover.update(_bootstrap(n, y, se, w, grid, search, weighted, n_boot, seed))
+
+    notes = _notes(dof, at_bound, weighted)
+    fit: dict[str, Any] = {
+        "status": "fitted",
+        "formula": "dE%(N) = A - S * x / (1 + x), x = N / Nstar, N in billions of parameters",
+        "parameters": {"A": round(a, 4), "S": round(s, 4), "Nstar": round(nstar, 4)},
+        "n_points": len(points),
+        "dof": dof,
+        "chi2": round(chi2, 4),
+        "reduced_chi2": round(chi2 / dof, 4) if dof > 0 and weighted else None,
+        "weighting": "1/se^2, se from each point's paired Student-t 95% interval"
+        if weighted
+        else "uniform",
+        "measured_range_b": [lo_n, hi_n],
+        "crossover": crossover,
+        "notes": notes,
+    }
+    return fit
+
+
+def _crossover_record(
+    a: float,
+    s: float,
+    nstar: float,
+    measured: tuple[float, float],
+    search: tuple[float, float],
+) -> dict[str, Any]:
+    """Where the fitted curve crosses zero: inside the measured sizes, a little outside
+    them (extrapolated), or nowhere in the search range (and on which side)."""
+    lo_n, hi_n = measured
     value, why_none = _position(a, s, nstar, *search)
     if why_none is None:
         status = WITHIN if lo_n <= value <= hi_n else EXTRAPOLATED
@@ -163,8 +195,11 @@ def fit_points(
         )
         beyond = crossover_of(a, s, nstar)
         crossover["fitted_curve_crossover_b"] = None if beyond is None else round(beyond, 4)
-    crossover.update(_bootstrap(n, y, se, w, grid, search, weighted, n_boot, seed))
+    return crossover
 
+
+def _notes(dof: int, at_bound: bool, weighted: bool) -> list[str]:
+    """What a reader must know about the fit's strength."""
     notes = []
     if dof == 0:
         notes.append(
@@ -179,22 +214,7 @@ def fit_points(
         )
     if not weighted:
         notes.append("unweighted: at least one point has no confidence interval")
-    fit: dict[str, Any] = {
-        "status": "fitted",
-        "formula": "dE%(N) = A - S * x / (1 + x), x = N / Nstar, N in billions of parameters",
-        "parameters": {"A": round(a, 4), "S": round(s, 4), "Nstar": round(nstar, 4)},
-        "n_points": len(points),
-        "dof": dof,
-        "chi2": round(chi2, 4),
-        "reduced_chi2": round(chi2 / dof, 4) if dof > 0 and weighted else None,
-        "weighting": "1/se^2, se from each point's paired Student-t 95% interval"
-        if weighted
-        else "uniform",
-        "measured_range_b": [lo_n, hi_n],
-        "crossover": crossover,
-        "notes": notes,
-    }
-    return fit
+    return notes
 
 
 def _bootstrap(

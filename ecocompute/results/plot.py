@@ -21,6 +21,7 @@ from ecocompute.errors import InputError, RunError
 from ecocompute.printing import print_after_write
 from ecocompute.published.figures import DeltaCurve, anchors_for, curve_for, delta_pct
 from ecocompute.report.atomic import atomic_path
+from ecocompute.report.labels import card_with_arch
 from ecocompute.results.aggregate import Group, group_reports
 from ecocompute.results.collect import Report, software_title
 from ecocompute.user_paths import check_output_file
@@ -134,71 +135,83 @@ def build_figure(
     groups = group_reports(points)
     formats = [f for f in FORMATS if any(g.precision == f for g in groups)]
     arch = points[0].arch
-    card_name = points[0].card
     stacks = sorted({g.fingerprint for g in groups})
-    several = len(stacks) > 1
 
     fig = Figure(figsize=(7.5 * len(formats), 7.2), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(formats), squeeze=False)[0]
     for ax, fmt in zip(axes, formats, strict=True):
-        mine = [g for g in groups if g.precision == fmt]
-        sizes = [g.params_b for g in mine if g.params_b]
-        curve = curve_for(arch, fmt)
-        context = curve_for(CONTEXT_ARCH, fmt) if arch != CONTEXT_ARCH else None
-        fit = (fits or {}).get(fmt)
-        ranges = list(sizes)
-        for c in (curve, context):
-            if c is not None:
-                ranges.extend(c.fitted_range_b)
-        span = (min(ranges) / 1.6, max(ranges) * 1.6)
+        panel = [g for g in groups if g.precision == fmt]
+        _draw_panel(ax, fmt, panel, arch, (fits or {}).get(fmt), stacks)
+    fig.suptitle(_title(points, groups, arch, stacks), fontsize=9)
+    return fig
 
-        if curve is not None:
-            _draw_curve(ax, curve, span, _curve_label(curve, arch), "#444444", 0.9)
-        if context is not None:
-            _draw_curve(
-                ax,
-                context,
-                span,
-                _curve_label(context, CONTEXT_ARCH) + " (context: another arch)",
-                "#e69f00",
-                0.7,
-            )
-        if curve is None:
-            ax.text(
-                0.02,
-                0.02,
-                f"no published {fmt} curve for {arch}",
-                transform=ax.transAxes,
-                fontsize=9,
-                color="#444444",
-                gid="no-curve-note",
-            )
-        if fit is not None and fit.get("status") == "fitted":
-            _draw_fit(ax, fit, span)
-        _draw_break_even(ax, fmt)
-        for i, g in enumerate(mine):
-            _draw_point(ax, g, i, _point_label(g, several), stacks.index(g.fingerprint))
 
-        ax.set_xscale("log")
-        ax.set_xlim(*span)
-        ticks = [t for t in _SIZE_TICKS if span[0] <= t <= span[1]]
-        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-        ax.set_xticks([], minor=True)
-        low, high = ax.get_ylim()
-        pad = 0.12 * (high - low)
-        ax.set_ylim(min(low, -pad), max(high, pad))  # break-even and both sides in view
-        ax.axhspan(0.0, ax.get_ylim()[1], color="#d62728", alpha=0.04, zorder=0)
-        ax.axhspan(ax.get_ylim()[0], 0.0, color="#2ca02c", alpha=0.06, zorder=0)
-        ax.set_xlabel("model size (billions of parameters, log scale)")
-        ax.set_ylabel(f"{fmt} energy per token vs FP16 (%)")
-        ax.set_title(f"{fmt} vs FP16")
-        ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=1)
+def _draw_panel(
+    ax: Any,
+    fmt: str,
+    mine: Sequence[Group],
+    arch: str,
+    fit: Mapping[str, Any] | None,
+    stacks: Sequence[str],
+) -> None:
+    """One format's panel: the published curve (and Ada's for context), the user's fit,
+    break-even, the points."""
+    curve = curve_for(arch, fmt)
+    context = curve_for(CONTEXT_ARCH, fmt) if arch != CONTEXT_ARCH else None
+    ranges = [g.params_b for g in mine if g.params_b]
+    for c in (curve, context):
+        if c is not None:
+            ranges.extend(c.fitted_range_b)
+    span = (min(ranges) / 1.6, max(ranges) * 1.6)
+    if curve is not None:
+        _draw_curve(ax, curve, span, _curve_label(curve, arch), "#444444", 0.9)
+    else:
+        ax.text(
+            0.02,
+            0.02,
+            f"no published {fmt} curve for {arch}",
+            transform=ax.transAxes,
+            fontsize=9,
+            color="#444444",
+            gid="no-curve-note",
+        )
+    if context is not None:
+        label = _curve_label(context, CONTEXT_ARCH) + " (context: another arch)"
+        _draw_curve(ax, context, span, label, "#e69f00", 0.7)
+    if fit is not None and fit.get("status") == "fitted":
+        _draw_fit(ax, fit, span)
+    _draw_break_even(ax, fmt)
+    several = len(stacks) > 1
+    for i, g in enumerate(mine):
+        _draw_point(ax, g, i, _point_label(g, several), list(stacks).index(g.fingerprint))
+    _dress_axes(ax, fmt, span)
 
+
+def _dress_axes(ax: Any, fmt: str, span: tuple[float, float]) -> None:
+    ax.set_xscale("log")
+    ax.set_xlim(*span)
+    ticks = [t for t in _SIZE_TICKS if span[0] <= t <= span[1]]
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.set_xticks([], minor=True)
+    low, high = ax.get_ylim()
+    pad = 0.12 * (high - low)
+    ax.set_ylim(min(low, -pad), max(high, pad))  # break-even and both sides in view
+    ax.axhspan(0.0, ax.get_ylim()[1], color="#d62728", alpha=0.04, zorder=0)
+    ax.axhspan(ax.get_ylim()[0], 0.0, color="#2ca02c", alpha=0.06, zorder=0)
+    ax.set_xlabel("model size (billions of parameters, log scale)")
+    ax.set_ylabel(f"{fmt} energy per token vs FP16 (%)")
+    ax.set_title(f"{fmt} vs FP16")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=1)
+
+
+def _title(
+    points: Sequence[Report], groups: Sequence[Group], arch: str, stacks: Sequence[str]
+) -> str:
     software = (
         software_title(points[0].doc["software"])
-        if not several
+        if len(stacks) == 1
         else f"{len(stacks)} software stacks (see legend)"
     )
     kinds = {g.kind for g in groups}
@@ -208,12 +221,8 @@ def build_figure(
         what = "DERIVED from the published dataset, nothing measured here"
     else:
         what = "measured (NVML GPU-package energy) and derived points"
-    card_text = card_name if f"[{arch}" in card_name else f"{card_name} [{arch}]"
-    fig.suptitle(
-        f"{card_text}\n{software}\n{what}; bars: 95% CI; filled: n >= 2 reports, hollow: n = 1",
-        fontsize=9,
-    )
-    return fig
+    card = card_with_arch(points[0].card, arch)
+    return f"{card}\n{software}\n{what}; bars: 95% CI; filled: n >= 2 reports, hollow: n = 1"
 
 
 def _draw_break_even(ax: Any, fmt: str) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,9 @@ def new_record(params: RunParams) -> dict[str, Any]:
 
 
 def relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
+    """path as seen from root (with ../ where it lies outside), so that root / the
+    result finds the file again."""
+    return os.path.relpath(path.resolve(), root.resolve())
 
 
 def run_fields(r: Report, root: Path) -> dict[str, Any]:

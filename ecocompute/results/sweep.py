@@ -164,9 +164,12 @@ def _free_device_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def existing_records(output_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """For --fit_only: the reports already under output_dir, as run records."""
-    reports, invalid = read_reports([output_dir])
+def existing_records(
+    output_dir: Path, sources: Sequence[str] | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """For --fit_only: the reports under sources (default: under output_dir), as run
+    records."""
+    reports, invalid = read_reports(list(sources) if sources else [output_dir])
     records = [
         {
             "model_name": r.model,
@@ -245,57 +248,9 @@ def summarise(
     if not measured and reports:
         card = reports[0].card
 
-    fits = []
     missing = missing_fit_stack()
-    for fmt in sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index):
-        ours = [r for r in reports if r.precision == fmt]
-        used = [r for r in ours if r.measured and r.delta_pct is not None and r.params_b]
-        left_out = [
-            f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
-            for r in ours
-            if not r.measured
-        ]
-        points = [
-            Point(
-                float(r.params_b or 0.0),
-                float(r.delta_pct or 0.0),
-                se_from_ci(r.ci95_pct, r.n_pairs),
-                r.model,
-            )
-            for r in used
-        ]
-        entry: dict[str, Any] = {
-            "precision": fmt,
-            "points": [
-                {
-                    "model_name": r.model,
-                    "params_b": p.params_b,
-                    "delta_pct": p.delta_pct,
-                    "se_pct": None if p.se_pct is None else round(p.se_pct, 4),
-                    "ci95_pct": list(r.ci95_pct) if r.ci95_pct else None,
-                    "report": _relative(r.path, output_dir),
-                }
-                for r, p in zip(used, points, strict=True)
-            ],
-            "left_out": left_out,
-        }
-        if not used and left_out:
-            entry.update(
-                status="skipped",
-                reason="every point is derived from the published curve (published path), "
-                "not measured: fitting them would only give back the published curve",
-            )
-        elif "scipy" in missing or "numpy" in missing:
-            entry.update(
-                status="skipped",
-                reason="the fit needs numpy and scipy: pip install 'ecocompute[plot]', then "
-                "run `ecocompute sweep --fit_only --output_dir` on this folder",
-            )
-        else:
-            kwargs = {} if n_boot is None else {"n_boot": n_boot}
-            entry.update(fit_points(points, **kwargs))
-        entry["published_curve"] = _published_curve(arch, fmt)
-        fits.append(entry)
+    formats = sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index)
+    fits = [_fit_entry(fmt, reports, output_dir, arch, missing, n_boot) for fmt in formats]
 
     doc: dict[str, Any] = {
         "schema_version": SWEEP_SCHEMA_VERSION,
@@ -312,6 +267,64 @@ def summarise(
         "plot": None,
     }
     return doc, reports
+
+
+def _fit_entry(
+    fmt: str,
+    reports: Sequence[Report],
+    output_dir: Path,
+    arch: str | None,
+    missing: Sequence[str],
+    n_boot: int | None,
+) -> dict[str, Any]:
+    """One format's fit over the measured reports (or why it was skipped)."""
+    ours = [r for r in reports if r.precision == fmt]
+    used = [r for r in ours if r.measured and r.delta_pct is not None and r.params_b]
+    left_out = [
+        f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
+        for r in ours
+        if not r.measured
+    ]
+    points = [
+        Point(
+            float(r.params_b or 0.0),
+            float(r.delta_pct or 0.0),
+            se_from_ci(r.ci95_pct, r.n_pairs),
+            r.model,
+        )
+        for r in used
+    ]
+    entry: dict[str, Any] = {
+        "precision": fmt,
+        "points": [
+            {
+                "model_name": r.model,
+                "params_b": p.params_b,
+                "delta_pct": p.delta_pct,
+                "se_pct": None if p.se_pct is None else round(p.se_pct, 4),
+                "ci95_pct": list(r.ci95_pct) if r.ci95_pct else None,
+                "report": _relative(r.path, output_dir),
+            }
+            for r, p in zip(used, points, strict=True)
+        ],
+        "left_out": left_out,
+    }
+    if not used and left_out:
+        entry.update(
+            status="skipped",
+            reason="every point is derived from the published curve (published path), "
+            "not measured: fitting them would only give back the published curve",
+        )
+    elif "scipy" in missing or "numpy" in missing:
+        entry.update(
+            status="skipped",
+            reason="the fit needs numpy and scipy: pip install 'ecocompute[plot]', then "
+            "run `ecocompute sweep --fit_only --output_dir` on this folder",
+        )
+    else:
+        entry.update(fit_points(points, **({} if n_boot is None else {"n_boot": n_boot})))
+    entry["published_curve"] = _published_curve(arch, fmt)
+    return entry
 
 
 def write_sweep(doc: dict[str, Any], output_dir: Path) -> Path:
@@ -443,6 +456,7 @@ def sweep(
     n_boot: int | None = None,
     out: Any = None,
     fleet: FleetOptions | None = None,
+    reports_from: Sequence[str] | None = None,
 ) -> int:
     """The whole command: run (unless fit_only), fit, plot, write sweep.json, summarise.
     Returns 0, or 3 when sweep.json was written but its summary could not be printed;
@@ -463,9 +477,10 @@ def sweep(
             "(pip install 'ecocompute[plot]'; `sweep --fit_only` can fit later)"
         )
     if fit_only:
-        if not root.is_dir():
+        if not root.is_dir() and not reports_from:
             raise InputError("output_dir", output_dir, "does not exist; nothing to fit")
-        records, skipped = existing_records(root)
+        root.mkdir(parents=True, exist_ok=True)
+        records, skipped = existing_records(root, reports_from)
         for line in skipped:
             progress(f"skipped invalid report {line}")
         if not records:
