@@ -1,3 +1,20 @@
-from ecocompute.cli import main
+"""`python -m ecocompute`. Its first statements hold SIGINT, SIGTERM and SIGHUP, before
+even entry.py is imported: a signal from here on ends the run with its one-line message
+(entry.py says why and how)."""
 
-raise SystemExit(main())
+import _signal
+
+_arrived: list[int] = []
+
+
+def _note(signum: int, frame: object) -> None:
+    _arrived.append(signum)
+
+
+for _signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+    if _signal.getsignal(_signum) != _signal.SIG_IGN:
+        _signal.signal(_signum, _note)
+
+from ecocompute.entry import main  # noqa: E402 - only once the signals are held
+
+raise SystemExit(main(arrived=_arrived))

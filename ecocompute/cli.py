@@ -2,15 +2,16 @@
 
 Exit status: 0 a report was written (or every file valid), 2 bad input (nothing
 written), 1 the run failed after its input was accepted (and said why), 3 the report
-was written but the summary could not be printed, 130 / 143 interrupted by SIGINT /
-SIGTERM (the message says whether the report had been written).
+was written but the summary could not be printed, 129 / 130 / 143 interrupted by
+SIGHUP / SIGINT / SIGTERM (the message says whether the report had been written).
+Every failure is one line on stderr. The process starts in ecocompute/entry.py, which
+holds the signals before this module is imported.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -20,11 +21,13 @@ from ecocompute.errors import EcoComputeError, InputError, Interrupted
 from ecocompute.interrupts import describe as describe_interrupt
 from ecocompute.interrupts import sigterm_raises
 from ecocompute.params import FIELDS, help_for
+from ecocompute.printable import printable
+from ecocompute.printing import WRITTEN_NOT_PRINTED, flush_stdout, print_after_write, stdout_failure
 
 log = logging.getLogger("ecocompute")
 
 SWEEP_DIR = "outputs/sweep"
-WRITTEN_NOT_PRINTED = 3
+__all__ = ["WRITTEN_NOT_PRINTED", "build_parser", "main"]
 
 # (flag spellings, RunParams field, metavar). Values stay strings here: params.py
 # converts and validates flags and YAML values the same way.
@@ -70,7 +73,9 @@ class OneLineParser(argparse.ArgumentParser):
     """Usage mistakes are one `ecocompute: error:` line and exit 2; usage is in --help."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"ecocompute: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        print(
+            f"ecocompute: error: {printable(message)} (see `{self.prog} --help`)", file=sys.stderr
+        )
         raise SystemExit(2)
 
 
@@ -140,29 +145,7 @@ def _cmd_energy_estimate(args: argparse.Namespace) -> int:
 def _print_after_write(text: str, path: str) -> int:
     """Print the summary of a report already in place; if stdout cannot take it, say the
     report was written (exit 3), never that nothing was."""
-    try:
-        print(text)
-        sys.stdout.flush()
-    except OSError as exc:
-        _discard_stdout()
-        print(
-            f"ecocompute: {path} was written (complete and valid), but its summary could not "
-            f"be printed: {exc.strerror or exc}",
-            file=sys.stderr,
-        )
-        return WRITTEN_NOT_PRINTED
-    return 0
-
-
-def _discard_stdout() -> None:
-    """Point stdout at /dev/null so the text stuck in its buffer is dropped quietly
-    instead of failing again (and printing a traceback) when Python exits."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        log.debug("could not redirect stdout after a failed print", exc_info=True)
+    return print_after_write(text, [path])
 
 
 # -- validate ------------------------------------------------------------------------
@@ -412,8 +395,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with sigterm_raises():
             status: int = args.handler(args)
+            failed = flush_stdout()
+        if failed is not None:
+            print(
+                f"ecocompute: error: could not print the output: {failed.strerror or failed}",
+                file=sys.stderr,
+            )
+            return status or 1
     except EcoComputeError as exc:
-        print(f"ecocompute: error: {exc}", file=sys.stderr)
+        print(f"ecocompute: error: {printable(exc)}", file=sys.stderr)
         return exc.exit_status
     except (KeyboardInterrupt, Interrupted) as exc:
         name, status = describe_interrupt(exc)
@@ -424,15 +414,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             else f"interrupted by {name}: the file being written, if any, was not, and "
             "earlier files are untouched"
         )
-        print(f"ecocompute: {what}", file=sys.stderr)
+        print(f"ecocompute: {printable(what)}", file=sys.stderr)
         return status
     except Exception as exc:
+        failed = stdout_failure(exc)
+        if failed is not None:
+            print(
+                f"ecocompute: error: could not print the output: {failed.strerror or failed}; "
+                "nothing was written",
+                file=sys.stderr,
+            )
+            return 1
         if args.verbose:
             raise
         print(
-            f"ecocompute: internal error: {type(exc).__name__}: {str(exc)[:300]} (a bug in "
-            "ecocompute; run `ecocompute --verbose ...` for the traceback and report it); "
-            "nothing was written",
+            f"ecocompute: internal error: {type(exc).__name__}: {printable(str(exc)[:300])} "
+            "(a bug in ecocompute; run `ecocompute --verbose ...` for the traceback and "
+            "report it); nothing was written",
             file=sys.stderr,
         )
         return 1

@@ -49,13 +49,14 @@ class RunError(EcoComputeError):
 
 
 class ReportInvalid(RunError):
-    """A report failed its schema: it is an error, never a file."""
+    """A report failed validation (its schema, its numbers or its own arithmetic): it is
+    an error, never a file."""
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         listed = "; ".join(problems[:5])
         more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
-        super().__init__(f"report failed schema validation, nothing written: {listed}{more}")
+        super().__init__(f"report failed validation, nothing written: {listed}{more}")
 
 
 class DecodeCaptureFailed(RunError):

@@ -1,47 +1,169 @@
-"""SIGINT and SIGTERM as exceptions, so that an interrupted run unwinds like any failure:
-every `with PowerSampler(...)` stops its thread, NVML is shut down, the temp file of a
-report being written is removed, and no energy.json is written for the run.
+"""SIGINT, SIGTERM and SIGHUP as exceptions, so that an interrupted run unwinds like any
+failure: every `with PowerSampler(...)` stops its thread, NVML is shut down, the temp
+file of a report being written is removed, and no energy.json is written for the run.
 
 SIGINT is Python's own KeyboardInterrupt. SIGTERM (what `kill`, `timeout`, Docker and
-Kubernetes send) would end the process at once without unwinding, so the CLI turns it
-into errors.Interrupted for the duration of a command. Both are BaseExceptions: no
-`except Exception` on the way up can swallow them.
+Kubernetes send) and SIGHUP (a closed terminal or SSH session) would end the process
+at once without unwinding, so the CLI turns them into errors.Interrupted for the
+duration of a command. Both are BaseExceptions: no `except Exception` on the way up
+can swallow them. Before the CLI is even imported, ecocompute/entry.py holds all three.
+
+Raised the way Python raises KeyboardInterrupt (at any bytecode), an interrupt can
+land where it is lost or misreported: inside the import system (a module-lock weakref
+callback prints "Exception ignored" and the run carries on; a dataclass being created
+by exec() marks the interrupt "unhandled", so Python kills itself with SIGINT at exit
+after our message and exit status). So the process's handlers (on_signal) defer an
+interrupt that arrives during an import: it is delivered again a few milliseconds
+later, until no import is running, and then raised. And an interrupt that is raised
+where Python can only print it (a __del__, a weakref callback) is caught by
+unraisable_hook and delivered again, never dropped.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import Any
 
 from ecocompute.errors import Interrupted
 
+log = logging.getLogger(__name__)
+
 SIGINT_EXIT = 128 + signal.SIGINT  # 130
+# The signals that end a run with errors.Interrupted (SIGINT is KeyboardInterrupt).
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
+REDELIVER_S = 0.005  # how soon a deferred or swallowed interrupt is delivered again
+_IMPORT_SYSTEM = ("<frozen importlib._bootstrap", "importlib/_bootstrap")
+
+
+def _importing(frame: FrameType | None) -> bool:
+    """Whether the interrupted code is inside the import system (any frame of it)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(_IMPORT_SYSTEM):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def deliver_again(signum: int, delay_s: float = REDELIVER_S) -> None:
+    """Send signum to this process again after delay_s (from a daemon thread)."""
+    timer = threading.Timer(delay_s, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
+
+
+def _raise_for(signum: int) -> None:
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Interrupted(signum, signal.Signals(signum).name)
+
+
+_deferred: list[int] = []  # signals deferred and not raised yet (at most one of each)
+_holding = [0]  # how many held() blocks are open
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """A few statements that must not be cut in two (creating a temp file and taking
+    note of its name): an interrupt arriving meanwhile is raised just after."""
+    _holding[0] += 1
+    try:
+        yield
+    finally:
+        _holding[0] -= 1
+
+
+def on_signal(signum: int, frame: FrameType | None) -> None:
+    """The process's handler of SIGINT, SIGTERM and SIGHUP: the interrupt is raised here
+    (KeyboardInterrupt or Interrupted), or, while an import runs or a held() block is
+    open, deferred."""
+    if _holding[0] or _importing(frame):
+        if signum not in _deferred:
+            _deferred.append(signum)
+        deliver_again(signum)
+        return
+    _deferred.clear()
+    _raise_for(signum)
+
+
+def deferred_signal() -> int | None:
+    """A signal that arrived, was deferred and has not been raised yet (the command
+    ended first): the caller must still report it."""
+    return _deferred[0] if _deferred else None
 
 
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
-    raise Interrupted(signum, signal.Signals(signum).name)
+    on_signal(signum, frame)
+
+
+def unraisable_hook(unraisable: Any) -> None:
+    """sys.unraisablehook for the CLI's process: an interrupt raised where Python could
+    only print it (a __del__, a weakref callback) is delivered again instead of being
+    lost; anything else unraisable (a library's noise) goes to the debug log, not to
+    stderr in several lines."""
+    exc = unraisable.exc_value
+    if isinstance(exc, KeyboardInterrupt):
+        deliver_again(signal.SIGINT)
+    elif isinstance(exc, Interrupted):
+        deliver_again(exc.signum)
+    else:
+        log.debug(
+            "ignored in %r: %s: %s",
+            unraisable.object,
+            getattr(unraisable.exc_type, "__name__", unraisable.exc_type),
+            exc,
+        )
+
+
+@contextlib.contextmanager
+def process_handlers() -> Iterator[None]:
+    """For the CLI's own process (entry.py): SIGINT, SIGTERM and SIGHUP go to on_signal
+    and unraisable exceptions to unraisable_hook while the block runs (a signal the
+    parent ignored stays ignored)."""
+    previous = {}
+    for signum in (signal.SIGINT, *TERMINATING):
+        handler = signal.getsignal(signum)
+        if handler != signal.SIG_IGN:
+            previous[signum] = signal.SIG_DFL if handler is None else handler
+            signal.signal(signum, on_signal)
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = unraisable_hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous_hook
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
-    """While the block runs, SIGTERM raises Interrupted in the main thread; the previous
-    handler is restored afterwards. Does nothing off the main thread (Python delivers
-    signals only there) or where SIGTERM was deliberately ignored by the parent."""
+    """While the block runs, SIGTERM and SIGHUP raise Interrupted in the main thread; the
+    previous handlers are restored afterwards. Does nothing off the main thread (Python
+    delivers signals only there), and leaves alone a signal the parent deliberately
+    ignored (`nohup` ignores SIGHUP: the run must go on)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.getsignal(signal.SIGTERM)
-    if previous == signal.SIG_IGN:
-        yield
-        return
-    signal.signal(signal.SIGTERM, _raise_terminated)
+    previous = {}
+    for signum in TERMINATING:
+        handler = signal.getsignal(signum)
+        if handler != signal.SIG_IGN:
+            previous[signum] = signal.SIG_DFL if handler is None else handler
+            signal.signal(signum, _raise_terminated)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def describe(exc: BaseException) -> tuple[str, int]:

@@ -12,6 +12,7 @@ import difflib
 import math
 import os
 import re
+import stat
 import tempfile
 import urllib.parse
 from collections.abc import Mapping
@@ -22,11 +23,37 @@ from typing import Any
 from ecocompute.errors import InputError
 from ecocompute.precision import Precision
 from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch_choice
+from ecocompute.user_paths import check_creatable, kind_of, lstat_or_none, stat_or_none
 
 PRECISIONS = tuple(p.value for p in Precision)
 MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes
 MAX_QUALITY_TEXT_BYTES = 16 * 2**20
 SAMPLE_RATE_RANGE_HZ = (1, 100)
+# Upper bounds far beyond any real run, so that no user value can overflow the
+# arithmetic of a run or a report (a report holds no number above 1e15:
+# report/numbers.py). 1e5 B is 100 trillion parameters; 2**20 GiB is a pebibyte.
+MAX_COUNT = 10**9
+MIN_PARAMS_B = 1e-4
+UPPER_BOUNDS: dict[str, float] = {
+    "params_b": 1e5,
+    "llm_int8_threshold": 1e6,
+    "idle_seconds": 86_400.0,
+    "max_gpu_memory_gib": float(2**20),
+    "ci_target_pts": 1e6,
+    "max_minutes": 1e6,
+    **{
+        name: MAX_COUNT
+        for name in (
+            "batch_size",
+            "context_length",
+            "tokens",
+            "iterations",
+            "warmup",
+            "quality_seq_len",
+            "max_rounds",
+        )
+    },
+}
 DECODE_REGIMES = ("eager", "graphs")
 SITE = "https://quantenergy.tech"  # the published EcoCompute site
 
@@ -186,6 +213,8 @@ def _as_precision(name: str, value: object) -> Precision:
 
 
 def _coerce(name: str, value: object) -> object:
+    if isinstance(value, TooLongNumber):
+        raise InputError(name, str(value), "a number far too long to be this value")
     if name in ("params_b", "max_gpu_memory_gib", "ci_target_pts"):
         return None if value is None else _as_float(name, value)
     if name == "quality_text":
@@ -201,6 +230,10 @@ def _coerce(name: str, value: object) -> object:
 
 
 def _validate(p: RunParams) -> RunParams:
+    for name, bound in UPPER_BOUNDS.items():
+        value = getattr(p, name)
+        if value is not None and value > bound:
+            raise InputError(name, value, f"must be at most {bound:g}")
     try:
         normalise_arch_choice(p.gpu_arch)
     except ValueError:
@@ -217,6 +250,10 @@ def _validate(p: RunParams) -> RunParams:
             raise InputError(name, getattr(p, name), "must be a positive whole number")
     if p.params_b is not None and p.params_b <= 0:
         raise InputError("params_b", p.params_b, "must be a positive number of billions")
+    if p.params_b is not None and p.params_b < MIN_PARAMS_B:
+        raise InputError(
+            "params_b", p.params_b, f"must be at least {MIN_PARAMS_B:g} (100,000 parameters)"
+        )
     if p.warmup < 0:
         raise InputError("warmup", p.warmup, "must be 0 or more")
     lo, hi = SAMPLE_RATE_RANGE_HZ
@@ -259,27 +296,47 @@ def _validate(p: RunParams) -> RunParams:
 # --- the parameters file ----------------------------------------------------------
 
 
+class TooLongNumber(str):
+    """A YAML integer too long for Python to convert (more digits than
+    sys.get_int_max_str_digits()): kept as its text, refused by _coerce naming its key."""
+
+
+def _parameters_loader() -> type:
+    """yaml.SafeLoader, except that an integer too long to convert becomes TooLongNumber
+    instead of a ValueError from inside the parser."""
+    import yaml
+
+    class ParametersLoader(yaml.SafeLoader):
+        def construct_int_or_text(self, node: Any) -> object:
+            try:
+                return self.construct_yaml_int(node)
+            except ValueError:
+                return TooLongNumber(self.construct_scalar(node))
+
+    ParametersLoader.add_constructor(
+        "tag:yaml.org,2002:int", ParametersLoader.construct_int_or_text
+    )
+    return ParametersLoader
+
+
 def read_parameters_file(path: str | os.PathLike[str]) -> dict[str, object]:
     """Read and check the YAML mapping of parameters. Raises InputError (exit 2)."""
     import yaml  # light, but only the file path needs it
 
     file = Path(path)
-    if not file.is_file():
-        what = (
-            "is a folder"
-            if file.is_dir()
-            else "is not a regular file"
-            if file.exists()
-            else "does not exist"
+    st = stat_or_none("parameters_file", path)  # a name too long, a NUL byte: InputError
+    if st is None or not stat.S_ISREG(st.st_mode):
+        what = {"folder": "is a folder", "missing": "does not exist"}.get(
+            kind_of(st), "is not a regular file"
         )
         raise InputError("parameters_file", str(path), f"{what}; give a YAML file")
+    if st.st_size > MAX_PARAMETERS_BYTES:
+        raise InputError(
+            "parameters_file",
+            str(path),
+            f"is larger than {MAX_PARAMETERS_BYTES // 1024} KiB; not a parameters file",
+        )
     try:
-        if file.stat().st_size > MAX_PARAMETERS_BYTES:
-            raise InputError(
-                "parameters_file",
-                str(path),
-                f"is larger than {MAX_PARAMETERS_BYTES // 1024} KiB; not a parameters file",
-            )
         raw = file.read_bytes()
     except OSError as exc:
         raise InputError("parameters_file", str(path), f"cannot be read ({exc.strerror})") from None
@@ -292,11 +349,15 @@ def read_parameters_file(path: str | os.PathLike[str]) -> dict[str, object]:
     if "\x00" in text:
         raise InputError("parameters_file", str(path), "is not text (binary?)")
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_parameters_loader())  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}" if where is not None else ""
         raise InputError("parameters_file", str(path), f"is not valid YAML{at}") from None
+    except RecursionError:
+        raise InputError(
+            "parameters_file", str(path), "is nested too deeply to be a parameters file"
+        ) from None
     if data is None:
         raise InputError("parameters_file", str(path), "holds no parameters")
     if not isinstance(data, Mapping):
@@ -331,7 +392,8 @@ def resolve(parameters_file: str | None, flags: Mapping[str, object]) -> RunPara
 def check_quality_text(path: str) -> None:
     """--quality_text must be a readable UTF-8 text file of reasonable size."""
     file = Path(path)
-    if not file.is_file():
+    st = stat_or_none("quality_text", path)  # a name too long, a NUL byte: InputError
+    if st is None or not stat.S_ISREG(st.st_mode):
         raise InputError("quality_text", path, "is not a file; give a UTF-8 text file")
     try:
         data = file.read_bytes()
@@ -365,21 +427,38 @@ def check_http_url(name: str, url: str) -> None:
 
 
 def check_output_dir(path: str) -> Path:
-    """The output folder must be a folder we can write, or creatable. Writes nothing."""
+    """The output folder must be a folder we can write, or creatable. Writes nothing.
+    Raises InputError for anything else, including a path the system cannot look up
+    (a name too long, a NUL byte, a loop of links)."""
     out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise InputError("output_dir", path, "is a file; give a folder")
+    st = stat_or_none("output_dir", path)
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise InputError("output_dir", path, f"is a {_kind_words(st)}; give a folder")
+    if st is None and lstat_or_none("output_dir", path) is not None:
+        raise InputError("output_dir", path, "is a symbolic link to nothing; give a folder")
     existing = out
-    while not existing.exists():
+    while (found := stat_or_none("output_dir", existing)) is None:
         existing = existing.parent
-    if not existing.is_dir():
-        raise InputError("output_dir", path, f"{existing} is a file, not a folder")
+    if not stat.S_ISDIR(found.st_mode):
+        raise InputError("output_dir", path, f"{existing} is a {_kind_words(found)}, not a folder")
+    # each missing folder's name, and room for the files it will hold
+    check_creatable("output_dir", out, room=len(_LONGEST_NAME_INSIDE) + 1)
     try:  # root ignores permission bits, so try for real; the probe file is removed
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as exc:
         raise InputError("output_dir", path, f"cannot be written ({exc.strerror})") from None
     return out
+
+
+# As long as the longest name written inside an output folder (a report's temp file,
+# report/atomic.py): a folder whose path leaves no room for it is refused up front.
+_LONGEST_NAME_INSIDE = "." + "x" * 63
+
+
+def _kind_words(st: os.stat_result) -> str:
+    kind = kind_of(st)
+    return "file" if kind == "file" else kind
 
 
 _SIZE_IN_NAME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")

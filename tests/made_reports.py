@@ -1,25 +1,105 @@
 """Measured reports for the result tools' tests: copies of a committed H200 report
-(docs/validation) with the fields a test cares about rewritten. Every one stays valid
-against the schema; the numbers are made up, the structure is real."""
+(docs/validation) with the fields a test cares about rewritten. Every one stays valid:
+against the schema, and against its own arithmetic (report/consistency.py), because
+its trials, pairs, per-format figures, interval and verdict are made together from the
+figures asked for. The numbers are made up, the structure is real.
+
+How the trials are made: every FP16 trial at fp16_mj; the quantized trial of pair i at
+fp16_mj x (1 + d_i / 100), with d_i = delta + s e_i, e = (+1, -1, +1, ...) (a last 0
+when n is odd), so the mean delta is delta, and s is chosen so that the paired t
+interval is delta +- half_ci exactly (before the writer's rounding to 3 decimals).
+"""
 
 from __future__ import annotations
 
 import copy
 import functools
 import json
+import math
+import statistics
 from pathlib import Path
 from typing import Any
 
 from ecocompute.published.figures import delta_pct
+from ecocompute.stats import t_quantile, verdict_for
 
 from .conftest import REPO
 
 MEASURED = REPO / "docs" / "validation" / "h200-issue3" / "tinyllama-nf4" / "energy.json"
+TRIAL_S = 5.0  # each made trial lasts 5 s
 
 
 @functools.lru_cache(maxsize=1)
 def _base() -> dict[str, Any]:
     return json.loads(MEASURED.read_text())
+
+
+def pair_deltas(delta: float, half_ci: float | None, n_pairs: int) -> list[float]:
+    """n_pairs deltas whose mean is delta and whose paired t 95% interval is
+    delta +- half_ci (one delta when half_ci is None: no interval)."""
+    if half_ci is None:
+        return [delta]
+    if n_pairs < 2:
+        raise ValueError("an interval needs two pairs or more")
+    signs = [1.0 if i % 2 == 0 else -1.0 for i in range(n_pairs)]
+    if n_pairs % 2:
+        signs[-1] = 0.0
+    sd_signs = statistics.stdev(signs)
+    spread = half_ci * math.sqrt(n_pairs) / (t_quantile(0.975, n_pairs - 1) * sd_signs)
+    return [delta + spread * e for e in signs]
+
+
+def _trial(
+    base: dict[str, Any],
+    index: int,
+    pair: int | None,
+    fmt: str,
+    mj: float,
+    tokens: int,
+    gpus: list[int],
+) -> dict[str, Any]:
+    energy_j = mj * tokens / 1000.0
+    share = energy_j / len(gpus)
+    return {
+        **base,
+        "index": index,
+        "pair": pair,
+        "format": fmt,
+        "duration_s": TRIAL_S,
+        "tokens": tokens,
+        "energy_joules": round(energy_j, 4),
+        "energy_per_token_mj": round(mj, 3),
+        "energy_source": "nvml_energy_counter",
+        "counter_energy_joules": round(energy_j, 4),
+        "sampled_energy_joules": round(energy_j, 4),
+        "sampled_vs_counter_pct": 0.0,
+        "avg_power_watts": round(energy_j / TRIAL_S, 3),
+        "throughput_tokens_per_s": round(tokens / TRIAL_S, 3),
+        "samples": 50,
+        "dropped_samples": 0,
+        "per_gpu_energy_joules": [round(share, 4) for _ in gpus],
+    }
+
+
+def _format_stats(
+    base: dict[str, Any], trials: list[dict[str, Any]], gpus: list[int], per_token: list[float]
+) -> dict[str, Any]:
+    total_j = sum(mj * t["tokens"] / 1000.0 for mj, t in zip(per_token, trials, strict=True))
+    tokens = sum(t["tokens"] for t in trials)
+    mean = statistics.fmean(per_token)
+    sd = statistics.stdev(per_token) if len(per_token) > 1 else None
+    return {
+        **base,
+        "n_trials": len(trials),
+        "energy_per_token_mj": round(mean, 3),
+        "energy_per_token_mj_sd": None if sd is None else round(sd, 3),
+        "cv_pct": None if sd is None else round(100 * sd / mean, 3),
+        "throughput_tokens_per_s": round(tokens / (TRIAL_S * len(trials)), 3),
+        "avg_power_watts": round(total_j / (TRIAL_S * len(trials)), 3),
+        "total_energy_joules": round(total_j, 3),
+        "tokens_generated": tokens,
+        "nvml_indices": gpus,
+    }
 
 
 def measured(
@@ -37,28 +117,81 @@ def measured(
     tokens: int = 256,
     gpus: int = 1,
 ) -> dict[str, Any]:
+    """A measured report of these figures (half_ci None: one pair, no interval)."""
     doc = copy.deepcopy(_base())
-    sut, work, res = doc["system_under_test"], doc["workload"], doc["results"]
+    sut, work, meas, res = (
+        doc["system_under_test"],
+        doc["workload"],
+        doc["measurement"],
+        doc["results"],
+    )
+    gpu_base = sut["gpus"][0]
+    sut["gpus"] = [
+        {**gpu_base, "name": gpu, "nvml_index": i, "cuda_index": i, "uuid": f"GPU-made-{i}"}
+        for i in range(gpus)
+    ]
     sut["gpu"], sut["gpu_arch"], sut["accelerator_count"] = gpu, arch, gpus
-    for g in sut["gpus"]:
-        g["name"] = gpu
     work["model_name"] = model or f"synthetic:made-{params_b:g}b"
     work["params_b"], work["precision"], work["max_new_tokens"] = params_b, precision, tokens
+    meas["tokens_per_run"] = tokens
+    meas["decode"]["min_new_tokens"] = meas["decode"]["max_new_tokens"] = tokens
     doc["software"]["packages"]["torch"] = torch
-    res["fp16_energy_per_token_mj"] = fp16_mj
-    res["energy_per_token_mj"] = round(fp16_mj * (1 + delta / 100.0), 3)
-    res["vs_fp16_energy_pct"] = round(delta, 1)  # one decimal, as 1.1
-    res["vs_fp16_energy_pct_3dp"] = delta  # what the tools read (not rounded here)
-    res["n_pairs"] = n_pairs
-    res["vs_fp16_ci95_pct"] = None if half_ci is None else [delta - half_ci, delta + half_ci]
+
+    trial_base = res["trials"][0]
+    stats_base = res["per_format"]["FP16"]
+    all_gpus = list(range(gpus))
     if precision == "FP16":
-        res["per_format"] = {"FP16": res["per_format"]["FP16"]}
-        res["vs_fp16_energy_pct"], res["vs_fp16_ci95_pct"], res["verdict"] = 0.0, None, None
+        n = n_pairs
+        fp16_trials = [
+            _trial(trial_base, i, None, "FP16", fp16_mj, tokens, all_gpus) for i in range(n)
+        ]
+        res["trials"] = fp16_trials
+        res["per_format"] = {
+            "FP16": _format_stats(stats_base, fp16_trials, all_gpus, [fp16_mj] * n)
+        }
+        res["pairs"] = []
+        res.update(vs_fp16_energy_pct=0.0, vs_fp16_ci95_pct=None, verdict=None, n_pairs=None)
         res["vs_fp16_energy_pct_3dp"] = 0.0
-        res["n_pairs"] = None
-        res["energy_per_token_mj"] = fp16_mj
-    elif precision != "NF4":
-        res["per_format"][precision] = res["per_format"].pop("NF4")
+        res["vs_fp16_above_idle_pct"] = None
+    else:
+        deltas = pair_deltas(delta, half_ci, n_pairs)
+        n = len(deltas)
+        quantized = [fp16_mj * (1 + d / 100.0) for d in deltas]
+        trials = []
+        for k, q in enumerate(quantized):
+            trials.append(_trial(trial_base, 2 * k, k, "FP16", fp16_mj, tokens, all_gpus))
+            trials.append(_trial(trial_base, 2 * k + 1, k, precision, q, tokens, [0]))
+        res["trials"] = trials
+        res["per_format"] = {
+            "FP16": _format_stats(stats_base, trials[0::2], all_gpus, [fp16_mj] * n),
+            precision: _format_stats(stats_base, trials[1::2], [0], quantized),
+        }
+        res["pairs"] = [
+            {
+                "pair": k,
+                "fp16_energy_per_token_mj": round(fp16_mj, 3),
+                "energy_per_token_mj": round(q, 3),
+                "delta_pct": round(d, 3),
+            }
+            for k, (q, d) in enumerate(zip(quantized, deltas, strict=True))
+        ]
+        ci = None if half_ci is None else [delta - half_ci, delta + half_ci]
+        res.update(
+            vs_fp16_energy_pct=round(delta, 1),  # one decimal, as 1.1
+            vs_fp16_energy_pct_3dp=delta,  # what the tools read (not rounded here)
+            vs_fp16_ci95_pct=ci,
+            verdict=verdict_for(None if ci is None else (ci[0], ci[1])),
+            n_pairs=n,
+        )
+    meas["iterations"] = n
+    target = res["per_format"][precision]
+    res["energy_per_token_mj"] = target["energy_per_token_mj"]
+    res["fp16_energy_per_token_mj"] = res["per_format"]["FP16"]["energy_per_token_mj"]
+    res["total_energy_joules"] = target["total_energy_joules"]
+    res["tokens_generated"] = target["tokens_generated"]
+    res["avg_power_watts"] = target["avg_power_watts"]
+    res["throughput_tokens_per_s"] = target["throughput_tokens_per_s"]
+    res["dropped_samples"] = 0
     return doc
 
 

@@ -18,7 +18,11 @@ RANK = {
     "precision": 0,
     "progress": 0,
     "packages": 0,
+    "printable": 0,
+    "limits": 0,
     "interrupts": 1,
+    "user_paths": 1,
+    "printing": 1,
     "stats": 1,
     "published": 2,
     "params": 3,
@@ -29,7 +33,8 @@ RANK = {
     "report": 7,
     "results": 8,
     "cli": 9,
-    "__main__": 10,
+    "entry": 10,
+    "__main__": 11,
 }
 SUBPACKAGES = ("telemetry", "monitor", "llm", "estimate", "published", "report", "results")
 

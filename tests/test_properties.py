@@ -2,11 +2,14 @@
 
 Deterministic in CI: every property runs a bounded number of examples, derandomized
 (the examples follow from the test itself, not from a seed or an example database).
+The parameter sets include non-finite, huge and over-long values (issue 13).
 
 1. Random parameter sets, valid and invalid, through the real CLI with a fake machine:
    an accepted set writes exactly one schema-valid report, whose basis is "measured"
    only if a (fake) NVML device was read; a rejected set exits 2 and writes nothing.
-2. Random power traces and dropped-read patterns through the real PowerSampler (on a
+2. Any report with a non-finite or huge number put anywhere is invalid, for validate
+   and for every reader, and reading it never raises (issue 13).
+3. Random power traces and dropped-read patterns through the real PowerSampler (on a
    fake clock) and integrate_trapezoid: the energy equals the analytic integral within
    the stated tolerance, and dropped reads never raise the figure (see
    test_dropped_reads_never_raise_the_figure for what that means precisely).
@@ -15,9 +18,11 @@ Deterministic in CI: every property runs a bounded number of examples, derandomi
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import itertools
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -46,24 +51,31 @@ DETERMINISTIC = {
 
 # Per flag: values that must be accepted and values that must be refused, written down
 # here independently of params.py (the oracle). Valid values keep a measured run short.
+HUGE_INT = "9" * 5000  # more digits than Python converts (sys.get_int_max_str_digits())
 FLAGS: dict[str, tuple[list[str], list[str]]] = {
     "--model": (["synthetic:tiny-test"], ["", "   "]),
-    "--params_b": (["0.001", "1.1", "7"], ["0", "-1", "x", "nan", "inf"]),
+    "--params_b": (
+        ["0.001", "1.1", "7"],
+        ["0", "-1", "x", "nan", "inf", "-inf", "1e308", "1e999", "1e-300", HUGE_INT],
+    ),
     "--precision": (["FP16", "NF4", "INT8", "nf4", "int8"], ["FP8", "int4", ""]),
-    "--batch_size": (["1", "2"], ["0", "-1", "1.5", "two", "true"]),
+    "--batch_size": (["1", "2"], ["0", "-1", "1.5", "two", "true", "1" + "0" * 30]),
     "--gpu_arch": (
         ["auto", "ampere", "hopper", "ada", "turing", "RTX 4090"],
         ["pascal", "", "tpu"],
     ),
-    "--context_length": (["64", "2048"], ["0", "-5", "x"]),
-    "--tokens": (["1", "3", "6"], ["0", "-1", "2.5", "many", "100000"]),
-    "--iterations": (["1", "2"], ["0", "-2", "x"]),
-    "--warmup": (["0", "1"], ["-1", "x", "0.5"]),
+    "--context_length": (["64", "2048"], ["0", "-5", "x", HUGE_INT]),
+    "--tokens": (["1", "3", "6"], ["0", "-1", "2.5", "many", "100000", HUGE_INT]),
+    "--iterations": (["1", "2"], ["0", "-2", "x", "1" + "0" * 30]),
+    "--warmup": (["0", "1"], ["-1", "x", "0.5", "-" + HUGE_INT]),
     # valid rates stop at 50 Hz: with 30 ms queue drains a window always gets its reads
-    "--sample_rate_hz": (["1", "10", "20", "50"], ["0.5", "20.5", "101", "nan", "inf", "x"]),
+    "--sample_rate_hz": (
+        ["1", "10", "20", "50"],
+        ["0.5", "20.5", "101", "nan", "inf", "x", "1e308"],
+    ),
     "--quality_seq_len": (["16", "512"], ["0", "x"]),
-    "--llm_int8_threshold": (["0", "6.0"], ["-1", "nan", "x"]),
-    "--idle_seconds": (["0", "0.05"], ["-0.1", "x", "inf"]),
+    "--llm_int8_threshold": (["0", "6.0", "1000000"], ["-1", "nan", "x", "inf", "1e308"]),
+    "--idle_seconds": (["0", "0.05"], ["-0.1", "x", "inf", "1e308"]),
 }
 BASE = ["--tokens", "2", "--iterations", "1", "--warmup", "0", "--idle_seconds", "0"]
 MACHINES = ("no NVML", "measurable GPU", "GPU without power", "power reads fail")
@@ -173,7 +185,65 @@ def test_every_parameter_set_writes_one_honest_report_or_nothing(
         assert all(t.closed for t in opened)
 
 
-# --- 2. random power traces and dropped reads -------------------------------------
+# --- 2. non-finite and huge numbers anywhere in a report -----------------------------
+
+
+def _numeric_paths(doc, path=()):
+    """Every path to a number (not a bool) in a JSON document."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _numeric_paths(v, (*path, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _numeric_paths(v, (*path, i))
+    elif isinstance(doc, (int, float)) and not isinstance(doc, bool):
+        yield path
+
+
+def _base_reports() -> list[dict]:
+    from .made_reports import measured
+
+    return [measured(), measured(precision="FP16"), measured(delta=-30.0, gpus=2)]
+
+
+BASES = _base_reports()
+NUMERIC_PATHS = [list(_numeric_paths(doc)) for doc in BASES]
+unsafe_numbers = st.one_of(
+    st.sampled_from([math.nan, math.inf, -math.inf]),
+    st.floats(min_value=1.0001e15, max_value=1e308),
+    st.floats(max_value=-1.0001e15, min_value=-1e308),
+    st.integers(min_value=10**15 + 1, max_value=10**60),
+)
+
+
+@st.composite
+def reports_with_an_unsafe_number(draw):
+    k = draw(st.integers(min_value=0, max_value=len(BASES) - 1))
+    path = draw(st.sampled_from(NUMERIC_PATHS[k]))
+    doc = copy.deepcopy(BASES[k])
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = draw(unsafe_numbers)
+    return doc, path
+
+
+@settings(max_examples=150, **DETERMINISTIC)
+@given(case=reports_with_an_unsafe_number())
+def test_a_non_finite_or_huge_number_anywhere_makes_a_report_invalid(case):
+    from ecocompute.report.validate import problems_in
+    from ecocompute.results.collect import Invalid, read_one
+
+    doc, path = case
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / "energy.json"
+        file.write_text(json.dumps(doc))  # Python writes NaN and Infinity as bare words
+        problems = problems_in(file)
+        assert problems, path
+        assert isinstance(read_one(file), Invalid)
+
+
+# --- 3. random power traces and dropped reads -------------------------------------
 
 RATE_HZ = 10.0
 T0 = 100.0  # FakeClock's start
@@ -361,6 +431,7 @@ def test_the_properties_are_bounded_and_derandomized():
         test_energy_is_exact_for_traces_with_breakpoints_at_the_reads,
         test_dropped_reads_never_raise_the_figure,
         test_a_window_stands_only_with_enough_samples,
+        test_a_non_finite_or_huge_number_anywhere_makes_a_report_invalid,
     ):
         chosen = test._hypothesis_internal_use_settings  # type: ignore[attr-defined]
         assert chosen.derandomize and chosen.database is None and chosen.max_examples <= 200

@@ -12,7 +12,8 @@ from ecocompute.cli import main
 from ecocompute.errors import RunError
 from ecocompute.progress import Progress
 from ecocompute.published.figures import delta_pct
-from ecocompute.results.sweep import slug, sweep, sweep_errors
+from ecocompute.report.schema import sweep_errors
+from ecocompute.results.sweep import slug, sweep
 
 from .made_reports import measured, on_curve, write
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ecocompute.errors import InputError
+from ecocompute.estimate.figure_guard import check_possible
 from ecocompute.estimate.hardware import Hardware
 from ecocompute.params import RunParams, params_b_from_model_name
 from ecocompute.published.archs import arch_from_product_name, normalise_arch_choice
@@ -76,8 +77,9 @@ def resolve_params_b(params: RunParams) -> tuple[float, str]:
 
 def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware) -> PublishedRun:
     """The published figure for this run's card, size and format. Raises InputError
-    when no size is known."""
+    when no size is known, or when the curves give no possible figure at that size."""
     params_b, params_b_source = resolve_params_b(params)
     arch = resolve_arch(params.gpu_arch, hardware.gpu_name)
     figure = published_figure(arch.arch, params_b, params.precision)
+    check_possible(figure, params_b)  # far beyond its curves, a size is bad input
     return PublishedRun(params, reason, hardware, params_b, params_b_source, arch, figure)

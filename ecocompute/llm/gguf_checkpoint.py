@@ -237,7 +237,9 @@ def convert(source: Path, out_dir: Path, dtype: str = "float32") -> Path:
         header = describe_gguf(gguf_path)
         _save(gguf_path, staging, dtype)
         record = _origin_record(origin, header, dtype)
-        (staging / ORIGIN_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        (staging / ORIGIN_FILE).write_text(
+            json.dumps(record, indent=2, allow_nan=False) + "\n", encoding="utf-8"
+        )
         if out_dir.is_dir():
             out_dir.rmdir()  # empty (checked above); os.replace wants it gone or empty
         os.replace(staging, out_dir)

@@ -15,6 +15,7 @@ from ecocompute import packages
 from ecocompute.errors import RunError
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.gguf_checkpoint import origin_note
+from ecocompute.llm.library_messages import library_messages_to_debug
 from ecocompute.llm.memory import out_of_memory_named
 from ecocompute.llm.synthetic import PRESETS, WEIGHTS_NOTE, is_synthetic, materialise, preset_for
 from ecocompute.precision import Precision
@@ -128,7 +129,10 @@ def load(
 
     is_local = Path(checkpoint.location).is_dir()
     try:
-        with out_of_memory_named(checkpoint.model_name, precision, "loading", accelerator):
+        with (
+            library_messages_to_debug(),  # one voice: our error, not accelerate's warning too
+            out_of_memory_named(checkpoint.model_name, precision, "loading", accelerator),
+        ):
             model = AutoModelForCausalLM.from_pretrained(
                 checkpoint.location,
                 dtype=torch.float16,

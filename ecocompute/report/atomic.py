@@ -1,16 +1,56 @@
 """Atomic file writes (energy.json, CSV tables, sweep.json, pictures): write a temp
 file in the target's folder, fsync, rename. A failure leaves no partial file and any
-earlier file untouched."""
+earlier file untouched.
+
+What the target already is decides how it is written (write_mode):
+- nothing, or a regular file: replaced atomically, as above;
+- a symbolic link: the link stays; the file it points to is replaced atomically (a
+  dangling link: the file it names is created);
+- a character device or a FIFO (/dev/null, a terminal, a named pipe), or a name for an
+  open file descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N): written through,
+  never replaced: renaming a file onto /dev/stdout would turn the device link into a
+  regular file (as root). The content is made in full in a temp file first, so a
+  failure while making it writes nothing; a failure while writing through may leave
+  part of it in the pipe or device, and the error says so;
+- a folder, a block device or a socket: refused (RunError naming the path).
+
+Temp files are named .<name>.<pid>.<random>.tmp<suffix>. One left behind by a process
+killed outright (SIGKILL, a power cut) is removed by the next write of the same name in
+that folder, once it is certain to be stale: its writer's pid is not running on this
+machine and the file is older than the current process (remove_stale_temps). A temp
+file lives for the milliseconds of one write, so one older than this process whose
+writer is gone is certain to be left over.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
+import re
+import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from ecocompute.errors import RunError
+from ecocompute.interrupts import held
+from ecocompute.user_paths import kind_of, unusable_path_reason
+
+_NAME_CHARS = 100  # of the target's name in a temp file's name (a name may be 255 bytes)
+_SUFFIX_CHARS = 16
+_MKSTEMP_RANDOM = r"[a-z0-9_]{8}"  # tempfile's names: 8 of these characters
+LEGACY_STALE_S = 3600.0  # temp files named before the pid was in the name: an hour
+_DESCRIPTOR_ALIAS = re.compile(r"^/(?:dev|proc/(?:self|\d+))/fd/(\d+)$")
+_STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+# This process is older than this module: a temp file last written before it was
+# imported is not this process's, nor any live writer's that started after it.
+_STARTED_S = time.time()
+
+REPLACE = "replace"
+THROUGH = "through"
 
 
 def _umask() -> int:
@@ -19,34 +59,162 @@ def _umask() -> int:
     return mask
 
 
+def _temp_affixes(target: Path) -> tuple[str, str]:
+    suffix = target.suffix if len(target.suffix) <= _SUFFIX_CHARS else ""
+    return f".{target.name[:_NAME_CHARS]}.", ".tmp" + suffix
+
+
+# -- what the target is -------------------------------------------------------------
+
+
+def _descriptor_of(path: str) -> int | None:
+    """The descriptor number a path stands for in this process, if it names one."""
+    if path in _STANDARD_STREAMS:
+        return _STANDARD_STREAMS[path]
+    match = _DESCRIPTOR_ALIAS.match(path)
+    if match is None:
+        return None
+    if path.startswith("/proc/") and not path.startswith(("/proc/self/", f"/proc/{os.getpid()}/")):
+        return None  # another process's descriptor: reached through the file it names
+    return int(match.group(1))
+
+
+def _link_chain(target: Path) -> Iterator[str]:
+    """The target's absolute path, then each hop of its symbolic links (at most 40)."""
+    path = os.path.abspath(target)
+    for _ in range(40):
+        yield path
+        try:
+            link = os.readlink(path)
+        except OSError:
+            return
+        path = os.path.normpath(os.path.join(os.path.dirname(path), link))
+
+
+def write_mode(target: Path) -> tuple[str, Path, int | None]:
+    """(REPLACE, the regular file to replace atomically, None) or (THROUGH, target, the
+    descriptor to write to or None to open the target). Raises RunError for a folder, a
+    block device, a socket, or a path the system cannot look up."""
+    try:
+        own = os.lstat(target)
+    except FileNotFoundError:
+        return REPLACE, target, None
+    except (OSError, ValueError) as exc:
+        raise RunError(f"could not write {target}: {unusable_path_reason(exc)}") from None
+    if stat.S_ISREG(own.st_mode):
+        return REPLACE, target, None
+    for hop in _link_chain(target):
+        fd = _descriptor_of(hop)
+        if fd is not None:
+            return THROUGH, target, fd
+    try:
+        st = os.stat(target)  # what a link points to
+    except FileNotFoundError:
+        return REPLACE, Path(os.path.realpath(target)), None  # a dangling link: create it
+    except (OSError, ValueError) as exc:
+        raise RunError(f"could not write {target}: {unusable_path_reason(exc)}") from None
+    if stat.S_ISREG(st.st_mode):
+        return REPLACE, Path(os.path.realpath(target)), None
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return THROUGH, target, None
+    raise RunError(
+        f"could not write {target}: it is a {kind_of(st)}, which a report or table must not "
+        "replace; nothing was written. Name a file."
+    )
+
+
+# -- stale temp files ---------------------------------------------------------------
+
+
+def _pid_running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: running, as another user
+        return True
+    return True
+
+
+def remove_stale_temps(target: Path) -> list[Path]:
+    """Remove temp files of target's name in its folder left by writers that are gone:
+    pid-named ones whose pid is not running here and that were last written before this
+    process began writing reports (this module's import);
+    ones named before the pid was in the name once they are an hour old. Returns what
+    was removed; never raises."""
+    prefix, tail = _temp_affixes(target)
+    named = re.compile(
+        re.escape(prefix) + r"(?:(\d+)\.)?" + _MKSTEMP_RANDOM + re.escape(tail) + "$"
+    )
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = named.match(entry.name)
+        if match is None:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            pid = match.group(1)
+            if pid is not None:
+                stale = st.st_mtime < _STARTED_S and not _pid_running(int(pid))
+            else:
+                stale = st.st_mtime < time.time() - LEGACY_STALE_S
+            if stale:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue  # gone already, or not ours to remove
+    return removed
+
+
+# -- writing ------------------------------------------------------------------------
+
+
 @contextlib.contextmanager
 def atomic_path(target: Path, *, create_dir: bool = True) -> Iterator[Path]:
-    """Yields a temp path beside target; renamed onto target when the block succeeds.
+    """Yields a temp path to write the whole content into; when the block succeeds it
+    is renamed onto target (or, for a device, FIFO or descriptor, written through: see
+    the module's docstring).
 
     create_dir False: the folder existed when the run started, and if it is gone now
     (deleted, or a volume unmounted) it is not silently recreated.
-    Raises RunError when the folder cannot take the file. Whatever stops the block (an
+    Raises RunError when the target cannot take the file. Whatever stops the block (an
     error, KeyboardInterrupt, errors.Interrupted) removes the temp file.
     """
-    if not create_dir and not target.parent.is_dir():
+    mode, real, fd = write_mode(target)
+    if mode == THROUGH:
+        with _written_through(target, fd) as tmp:
+            yield tmp
+        return
+    if not create_dir and not real.parent.is_dir():
         raise RunError(
-            f"could not write {target}: the folder {target.parent} existed when the run "
+            f"could not write {target}: the folder {real.parent} existed when the run "
             "started and is gone now (deleted, or its volume unmounted?); nothing was "
             "written. Recreate or remount it and run again."
         )
     tmp_name: str | None = None
     try:
         if create_dir:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp" + target.suffix, dir=target.parent
-        )
-        os.close(fd)
+            real.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(real)
+        prefix, tail = _temp_affixes(real)
+        with held():  # an interrupt between creating the file and naming it would leak it
+            fd_tmp, tmp_name = tempfile.mkstemp(
+                prefix=f"{prefix}{os.getpid()}.", suffix=tail, dir=real.parent
+            )
+        os.close(fd_tmp)
         os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp's 0600 would hide results from others
         yield Path(tmp_name)
         with open(tmp_name, "rb+") as handle:
             os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
+        os.replace(tmp_name, real)
         tmp_name = None
     except OSError as exc:
         raise RunError(
@@ -57,6 +225,61 @@ def atomic_path(target: Path, *, create_dir: bool = True) -> Iterator[Path]:
         if tmp_name is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
+
+
+@contextlib.contextmanager
+def _written_through(target: Path, fd: int | None) -> Iterator[Path]:
+    """The content is made in a temp file (the target's folder, /dev say, takes none),
+    then written to the device, FIFO or descriptor in one go."""
+    with held():
+        handle, tmp_name = tempfile.mkstemp(prefix=".ecocompute.", suffix=_temp_affixes(target)[1])
+    os.close(handle)
+    try:
+        yield Path(tmp_name)
+        data = Path(tmp_name).read_bytes()
+        _write_through(target, fd, data)
+    except OSError as exc:
+        raise RunError(
+            f"could not write {target} (a device, FIFO or open descriptor, written "
+            f"through): {exc.strerror or exc}; part of it may have reached {target}"
+        ) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+
+
+def _write_through(target: Path, fd: int | None, data: bytes) -> None:
+    if fd is not None:
+        import sys
+
+        for stream in (sys.stdout, sys.stderr):  # keep the order of what was printed
+            with contextlib.suppress(Exception):
+                if stream.fileno() == fd:
+                    stream.flush()
+        _write_all(fd, data)
+        return
+    try:  # non-blocking open: a FIFO nobody reads is an error, not a hang
+        out = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise RunError(
+                f"could not write {target}: it is a FIFO and no process is reading it; "
+                "nothing was written"
+            ) from None
+        raise
+    try:
+        flags = fcntl.fcntl(out, fcntl.F_GETFL)
+        fcntl.fcntl(out, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+        _write_all(out, data)
+    finally:
+        os.close(out)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
 
 
 def write_text_atomic(target: Path, text: str, *, create_dir: bool = True) -> Path:
@@ -70,6 +293,6 @@ def file_identity(path: Path) -> tuple[int, int, int] | None:
     path changes it, so comparing it before and after tells whether a write committed."""
     try:
         st = path.stat()
-    except OSError:
+    except (OSError, ValueError):
         return None
     return st.st_dev, st.st_ino, st.st_mtime_ns

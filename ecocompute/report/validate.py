@@ -1,7 +1,10 @@
-"""`ecocompute validate`: check report files against their schemas, one line per file.
+"""`ecocompute validate`: check report files, one line per file.
 
 A folder is searched recursively for energy.json and sweep.json; a file named directly
 is read whatever its name, and validated as a sweep when its schema_version says so.
+Every file is checked on its own: one that is unreadable, huge, deeply nested, not
+UTF-8, holds NaN or numbers too large for a float, or contradicts its own trials is
+one INVALID line, and the others are still checked.
 """
 
 from __future__ import annotations
@@ -12,22 +15,32 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from ecocompute.report.schema import SWEEP_SCHEMA_VERSION, sweep_errors, validation_errors
+from ecocompute.printable import printable
+from ecocompute.report.checks import energy_report_problems, sweep_problems
+from ecocompute.report.numbers import NotReportJson, loads_strict
+from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.report.write import REPORT_NAME
 
 MAX_REPORT_BYTES = 64 * 2**20  # far above any real report; refuses to parse a huge file
 SWEEP_NAME = "sweep.json"
 
 
+def _os_reason(exc: OSError | ValueError) -> str:
+    if isinstance(exc, ValueError):  # os.stat on a path with a NUL byte
+        return "not a usable path (it holds a NUL byte)"
+    return exc.strerror or str(exc)
+
+
 def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[str]]:
-    """(the JSON object in a file, []) or (None, why it is not one)."""
+    """(the JSON object in a file, []) or (None, why it is not one). Never raises for a
+    bad file or path."""
     file = Path(path)
     try:
         size = file.stat().st_size
-    except OSError as exc:
-        return None, [f"cannot read: {exc.strerror}"]
-    if not file.is_file():
-        return None, ["not a file"]
+        if not file.is_file():
+            return None, ["not a file"]
+    except (OSError, ValueError) as exc:
+        return None, [f"cannot read: {_os_reason(exc)}"]
     if size > MAX_REPORT_BYTES:
         return None, [f"too large to be a report ({size} bytes > {MAX_REPORT_BYTES})"]
     try:
@@ -35,11 +48,13 @@ def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, 
     except UnicodeDecodeError:
         return None, ["not UTF-8 text"]
     except OSError as exc:
-        return None, [f"cannot read: {exc.strerror}"]
+        return None, [f"cannot read: {_os_reason(exc)}"]
     try:
-        document = json.loads(text)
+        document = loads_strict(text)
     except json.JSONDecodeError as exc:
         return None, [f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"]
+    except NotReportJson as exc:
+        return None, [f"not a report: it {exc}"]
     except RecursionError:
         return None, ["not a report (JSON nested too deeply)"]
     if not isinstance(document, dict):
@@ -50,7 +65,7 @@ def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, 
 def problems_in(path: str | os.PathLike[str]) -> list[str]:
     """Why a file is not a valid energy report; empty when it is."""
     document, problems = read_document(path)
-    return problems if document is None else validation_errors(document)
+    return problems if document is None else energy_report_problems(document)
 
 
 def _problems_of_any(path: Path) -> list[str]:
@@ -59,42 +74,66 @@ def _problems_of_any(path: Path) -> list[str]:
     if document is None:
         return problems
     if document.get("schema_version") == SWEEP_SCHEMA_VERSION:
-        return sweep_errors(document)
-    return validation_errors(document)
+        return sweep_problems(document)
+    return energy_report_problems(document)
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long, a NUL byte: the reader says which
+        return False
 
 
 def files_under(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]) -> list[Path]:
     """Files named directly, plus every file called one of names under each folder,
-    sorted, each once."""
+    sorted, each once. A folder that cannot be searched contributes what was found."""
     found: list[Path] = []
     for given in paths:
         path = Path(given)
-        if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.name in names and p.is_file()))
+        if _is_dir(path):
+            inside: list[Path] = []
+            try:
+                for p in path.rglob("*"):
+                    if p.name in names and p.is_file():
+                        inside.append(p)
+            except OSError:
+                pass  # an unreadable corner of the tree: the files found so far stand
+            found.extend(sorted(inside))
         else:
             found.append(path)  # a missing file is reported by the reader
     return list(dict.fromkeys(found))
 
 
+_LISTED = 5
+
+
+def _listed(problems: list[str]) -> str:
+    more = f" (+{len(problems) - _LISTED} more)" if len(problems) > _LISTED else ""
+    return "; ".join(problems[:_LISTED]) + more
+
+
 def validate_paths(paths: Iterable[str], out: TextIO) -> int:
-    """Print one line per file (and per problem); 0 when every file is valid, 1 when one
-    is not or no file was found."""
+    """Print one line per file: "valid", or "INVALID" and its problems; 0 when every
+    file is valid, 1 when one is not or no file was found."""
     status = 0
     files: list[Path] = []
     for given in paths:
         found = files_under([given], (REPORT_NAME, SWEEP_NAME))
         if not found:
-            print(f"{given}: INVALID no {REPORT_NAME} or {SWEEP_NAME} in this folder", file=out)
+            print(
+                f"{printable(given)}: INVALID no {REPORT_NAME} or {SWEEP_NAME} in this folder",
+                file=out,
+            )
             status = 1
         files.extend(found)
     for path in dict.fromkeys(files):
         problems = _problems_of_any(path)
         if problems:
             status = 1
-            for problem in problems:
-                print(f"{path}: INVALID {problem}", file=out)
+            print(f"{printable(path)}: INVALID {printable(_listed(problems))}", file=out)
         else:
-            print(f"{path}: valid{_format_note(path)}", file=out)
+            print(f"{printable(path)}: valid{_format_note(path)}", file=out)
     return status
 
 

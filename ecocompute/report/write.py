@@ -3,24 +3,25 @@ then written atomically (temp file + rename: no partial file, an earlier one unt
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from ecocompute.errors import ReportInvalid
 from ecocompute.report.atomic import write_text_atomic
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.numbers import dumps_strict
 
 REPORT_NAME = "energy.json"
 
 
 def report_text(report: dict[str, Any]) -> str:
-    """The report as the file holds it. Raises ReportInvalid when it fails the schema."""
-    problems = validation_errors(report)
+    """The report as the file holds it. Raises ReportInvalid when it fails any check
+    `validate` makes (schema, finite numbers of a sane size, its own arithmetic)."""
+    problems = energy_report_problems(report)
     if problems:
         raise ReportInvalid(problems)
-    return json.dumps(report, indent=2, sort_keys=False) + "\n"
+    return dumps_strict(report, indent=2, sort_keys=False) + "\n"
 
 
 def write_report(

@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ecocompute.errors import RunError
+from ecocompute.printing import print_after_write
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.results.collect import Invalid, Report, read_reports
 from ecocompute.stats import Summary, summarise_known, t_interval
+from ecocompute.user_paths import check_output_file
 
 KIND_ORDER = {"measured": 0, "derived": 1}
 
@@ -181,6 +184,12 @@ def _r(value: float | None, digits: int) -> float | None:
 
 
 def csv_text(table: Sequence[dict[str, Any]]) -> str:
+    """The table as CSV. Raises RunError on a non-finite number (a cell would read
+    "nan" or "inf", which no reader should take for a figure)."""
+    for row in table:
+        for column, value in row.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise RunError(f"the table's {column} came out as {value}: nothing was written")
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
@@ -245,26 +254,30 @@ def aggregate(
     err: TextIO,
     csv_path: str | os.PathLike[str] | None = None,
 ) -> int:
-    """Print the table (stdout) and the skipped files (stderr); write the CSV if asked.
-    0 when at least one valid report was read, 1 when none was."""
+    """Print the table (stdout) and the skipped files (stderr); write the CSV if asked,
+    before printing, so that a stdout that fails afterwards is told apart (exit 3: the
+    CSV was written). 0 when at least one valid report was read, 1 when none was."""
     if invalid:
         print(render_invalid(invalid), file=err)
     if not reports:
         print("ecocompute: no valid energy.json report found", file=err)
         return 1
     groups = group_reports(reports)
-    print(render_table(groups), file=out)
-    print(
-        "\nn: reports pooled in the row; pairs: paired trials over those reports; sd and CV "
-        "are across reports (blank for n = 1); trCV%: trial-to-trial CV within a report "
-        "(mean over the row's reports); 95% CI: the report's own paired interval for "
-        "n = 1, a t interval over the reports' deltas for n >= 2.",
-        file=out,
-    )
-    if csv_path is not None:
-        target = write_text_atomic(Path(csv_path), csv_text(rows(groups)))
-        print(f"wrote {target}", file=err)
-    return 0
+    text = render_table(groups) + "\n" + FOOTNOTE
+    if csv_path is None:
+        print(text, file=out)
+        return 0
+    target = write_text_atomic(Path(csv_path), csv_text(rows(groups)))
+    print(f"wrote {target}", file=err)
+    return print_after_write(text, [str(target)], out)
+
+
+FOOTNOTE = (
+    "\nn: reports pooled in the row; pairs: paired trials over those reports; sd and CV "
+    "are across reports (blank for n = 1); trCV%: trial-to-trial CV within a report "
+    "(mean over the row's reports); 95% CI: the report's own paired interval for "
+    "n = 1, a t interval over the reports' deltas for n >= 2."
+)
 
 
 def aggregate_paths(
@@ -274,5 +287,7 @@ def aggregate_paths(
     csv_path: str | os.PathLike[str] | None = None,
 ) -> int:
     """`ecocompute aggregate`: read the reports under paths, then aggregate()."""
+    if csv_path is not None:
+        check_output_file("output", csv_path)  # a folder or unusable name: exit 2 now
     reports, invalid = read_reports(paths)
     return aggregate(reports, invalid, out, err, csv_path)

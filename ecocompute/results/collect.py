@@ -2,8 +2,9 @@
 plot, check and sweep.
 
 A folder is searched recursively for files named energy.json; a file named on the
-command line is read whatever its name. Every file is checked against the schema;
-an invalid one is listed with its reasons and skipped, never fatal.
+command line is read whatever its name. Every file is checked as `validate` checks it
+(report/checks.py: schema, sane numbers, its own arithmetic); an invalid one is listed
+with its reasons and skipped, never fatal.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from ecocompute.precision import Precision
 from ecocompute.published.archs import arch_from_product_name
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.software import (
     DRIVER_UNAVAILABLE,
     STACK_PACKAGES,
@@ -196,7 +197,7 @@ def read_one(path: str | os.PathLike[str]) -> Report | Invalid:
     the current format in memory; or why the file is not one."""
     document, problems = read_document(path)
     if document is not None:
-        problems = validation_errors(document)
+        problems = energy_report_problems(document)
     if document is None or problems:
         return Invalid(str(path), problems)
     return Report(Path(path), upgrade(document))

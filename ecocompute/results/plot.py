@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ecocompute.errors import InputError, RunError
+from ecocompute.printing import print_after_write
 from ecocompute.published.figures import DeltaCurve, anchors_for, curve_for, delta_pct
 from ecocompute.report.atomic import atomic_path
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.aggregate import Group, group_reports
 from ecocompute.results.collect import Report, software_title
+from ecocompute.user_paths import check_output_file
 
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
 FORMATS = ("NF4", "INT8")
@@ -338,14 +340,15 @@ def plot_paths(
     paths: Sequence[str], output: str, card: str | None, out: TextIO, err: TextIO
 ) -> int:
     """`ecocompute plot`: read the reports under paths (invalid ones listed on err) and
-    draw one card's points into output."""
+    draw one card's points into output. 0, or 3 when the picture was written but the
+    line saying so could not be printed."""
     from ecocompute.results.aggregate import render_invalid
     from ecocompute.results.collect import read_reports
 
     require_matplotlib()
+    check_output_file("output", output)  # a folder or unusable name: exit 2 now
     reports, invalid = read_reports(paths)
     if invalid:
         print(render_invalid(invalid), file=err)
     path = plot_reports(reports, output, card=card)
-    print(f"wrote {path}", file=out)
-    return 0
+    return print_after_write(f"wrote {path}", [str(path)], out)

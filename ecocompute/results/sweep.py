@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -29,18 +28,22 @@ from ecocompute import __version__
 from ecocompute.errors import EcoComputeError, InputError, ReportInvalid, RunError
 from ecocompute.estimate.machine import Machine
 from ecocompute.params import RunParams, resolve
+from ecocompute.printing import print_after_write
 from ecocompute.progress import Progress, quiet_library_progress_bars
 from ecocompute.published.figures import anchors_for, curve_for
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.build import SCOPE, utc_now
+from ecocompute.report.checks import sweep_problems
 from ecocompute.report.job import ReportJob
 from ecocompute.report.labels import card_with_arch
-from ecocompute.report.schema import SWEEP_SCHEMA_VERSION, sweep_errors
+from ecocompute.report.numbers import dumps_strict
+from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.collect import Report, read_one, read_reports
 from ecocompute.results.curvefit import Point, crossover_of, fit_points, se_from_ci
 from ecocompute.results.records import new_record, run_fields
 from ecocompute.results.records import relative as _relative
+from ecocompute.user_paths import check_creatable
 
 if TYPE_CHECKING:
     from ecocompute.results.fleet import FleetOptions  # imports Dask only when it runs
@@ -80,6 +83,8 @@ def plan(
 ) -> Plan:
     """Every run's parameters, validated before anything runs. Raises InputError."""
     formats = [p.upper() for p in precisions]
+    if len(set(formats)) != len(formats):  # "NF4,nf4": one folder, written twice
+        raise InputError("precisions", ",".join(precisions), "lists a format twice")
     for fmt in formats:
         if fmt not in SWEEP_FORMATS:
             raise InputError(
@@ -99,6 +104,8 @@ def plan(
                 f"({slug(model, formats[0])}); name each model so that its folder differs",
             )
         folders[folder] = model
+        for fmt in formats:  # a folder name longer than the file system allows: refused now
+            check_creatable("models", out / slug(model, fmt), room=64)
     runs = []
     for model in models:
         for fmt in formats:
@@ -321,10 +328,11 @@ def _fit_entry(
 
 
 def write_sweep(doc: dict[str, Any], output_dir: Path) -> Path:
-    problems = sweep_errors(doc)
+    """Validate (schema, finite numbers: no NaN in a fit), then write atomically."""
+    problems = sweep_problems(doc)
     if problems:
         raise ReportInvalid(problems)
-    return write_text_atomic(output_dir / SWEEP_NAME, json.dumps(doc, indent=2) + "\n")
+    return write_text_atomic(output_dir / SWEEP_NAME, dumps_strict(doc, indent=2) + "\n")
 
 
 def add_plot(doc: dict[str, Any], reports: list[Report], output_dir: Path, name: str) -> None:
@@ -451,9 +459,11 @@ def sweep(
     reports_from: Sequence[str] | None = None,
 ) -> int:
     """The whole command: run (unless fit_only), fit, plot, write sweep.json, summarise.
-    Returns 0, or 1 when a run failed (sweep.json is written either way). fleet: run the
-    points on Dask workers (results/fleet.py) instead of one after another here; on
-    Ctrl-C it writes sweep.json with the finished and cancelled points, then re-raises."""
+    Returns 0, or 3 when sweep.json was written but its summary could not be printed;
+    raises RunError (exit 1) when a run failed (sweep.json is written either way).
+    fleet: run the points on Dask workers (results/fleet.py) instead of one after
+    another here; on Ctrl-C it writes sweep.json with the finished and cancelled
+    points, then re-raises."""
     from ecocompute.params import check_output_dir
 
     if flags.get("quiet"):
@@ -489,8 +499,11 @@ def sweep(
             records = _run_on_fleet(the_plan, fleet, progress, command, n_boot)
     doc, reports = summarise(records, root, command=command, n_boot=n_boot)
     add_plot(doc, reports, root, PLOT_NAME)
+    text = render(doc, root / SWEEP_NAME)  # rendered before the write: only printing after
     path = write_sweep(doc, root)
-    print(render(doc, path), file=out or sys.stdout)
+    status = print_after_write(text, [str(path)], out)
+    if status:
+        return status
     failed = [r for r in records if r["status"] != "ok"]
     if failed:
         raise RunError(

@@ -1,0 +1,90 @@
+"""Printing to stdout, which can fail (a full disk behind `> file`, /dev/full, a closed
+pipe), told truthfully.
+
+Output is block-buffered when stdout is not a terminal, so a failing stdout shows only
+when the buffer is flushed: maybe at interpreter exit, after a command had already
+reported success. Every command therefore flushes before it returns, and a command
+that wrote files prints after writing them through print_after_write: if stdout cannot
+take the text, the files are named as written (exit 3), never "nothing was written".
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from ecocompute.printable import printable
+
+log = logging.getLogger(__name__)
+
+WRITTEN_NOT_PRINTED = 3  # the exit status: files written, their summary not printed
+
+
+def discard_stdout() -> None:
+    """Point stdout at /dev/null so the text stuck in its buffer is dropped quietly
+    instead of failing again (with a traceback) when Python exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        log.debug("could not redirect stdout after a failed print", exc_info=True)
+
+
+# What a write to a full, broken or vanished stream raises. File writes of our own are
+# turned into RunError by report/atomic.py, and an error opening a file names the file.
+_OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EBADF}
+
+
+def stdout_failure(exc: BaseException) -> OSError | None:
+    """The stdout error behind exc, if exc is one: a broken pipe or a full or failing
+    stream (an OSError of those kinds that names no file), or stdout that still cannot
+    be flushed. Leaves a failed stdout discarded."""
+    if not isinstance(exc, OSError):
+        return None
+    if isinstance(exc, BrokenPipeError) or (exc.errno in _OUTPUT_ERRNOS and exc.filename is None):
+        discard_stdout()
+        return exc
+    try:
+        sys.stdout.flush()
+    except OSError as again:
+        discard_stdout()
+        return again
+    return None
+
+
+def flush_stdout() -> OSError | None:
+    """Flush stdout; the error if it cannot take its text (then discarded)."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        discard_stdout()
+        return exc
+    except (ValueError, AttributeError):  # closed or replaced by a caller
+        return None
+    return None
+
+
+def print_after_write(text: str, written: Sequence[str], out: TextIO | None = None) -> int:
+    """Print text (the summary of files already written) and flush: 0, or
+    WRITTEN_NOT_PRINTED with one line on stderr naming the files as written."""
+    stream = out if out is not None else sys.stdout
+    try:
+        print(text, file=stream)
+        stream.flush()
+    except OSError as exc:
+        if stream is sys.stdout:
+            discard_stdout()
+        names = ", ".join(printable(p) for p in written)
+        print(
+            f"ecocompute: {names} {'was' if len(written) == 1 else 'were'} written (complete"
+            f"{' and valid' if all(p.endswith('.json') for p in written) else ''}), but the "
+            f"summary could not be printed: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return WRITTEN_NOT_PRINTED
+    return 0

@@ -1,0 +1,32 @@
+"""Every check a report file must pass, in one place: its schema, then what the schema
+cannot say (report/numbers.py: finite numbers of a sane size, valid text, shallow
+nesting; report/consistency.py: figures that recompute from its trials).
+
+Used by the writer (a report that would fail is an error, never a file), by `validate`
+and by every reader of reports (results/collect.py), so all of them agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecocompute.report.consistency import consistency_problems
+from ecocompute.report.numbers import unsafe_values
+from ecocompute.report.schema import sweep_errors, validation_errors
+
+
+def energy_report_problems(document: Any) -> list[str]:
+    """Why a document is not a valid energy report; empty when it is. The arithmetic is
+    checked only on a document of the right shape and sane values."""
+    problems = unsafe_values(document)
+    if problems:
+        return problems
+    problems = validation_errors(document)
+    if problems:
+        return problems
+    return consistency_problems(document)
+
+
+def sweep_problems(document: Any) -> list[str]:
+    """Why a document is not a valid sweep.json; empty when it is."""
+    return unsafe_values(document) or sweep_errors(document)

@@ -1,0 +1,131 @@
+"""What a report may hold beyond its schema's shape: finite numbers of a sane size,
+text that is valid Unicode, and a shallow nesting. Read and written strictly.
+
+Python's json module writes NaN and Infinity as bare words and reads them back by
+default, but they are not JSON (RFC 8259): other parsers refuse such a file. Reports
+are written with allow_nan=False and read with hooks that refuse those words, a number
+too large for a float (1e999 would read as inf) and an integer too long to convert.
+
+The bounds below are far beyond any real report (its largest number is a GPU's memory
+in MiB, its nesting six levels deep) and keep every tool that reads reports safe:
+MAX_MAGNITUDE keeps sums, squares and ratios of a million report values far from
+float overflow; MAX_DEPTH keeps the schema validator's recursion shallow; a string must
+encode as UTF-8 (JSON's \\ud800 escape reads as a lone surrogate, which cannot be
+printed or written back).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from ecocompute.limits import MAX_MAGNITUDE
+
+MAX_DEPTH = 32
+MAX_INT_DIGITS = 20  # a JSON integer longer than this is no report's count
+_MAX_LISTED = 5
+
+
+class NotReportJson(ValueError):
+    """A JSON text or value a report may not hold; the message says where and why."""
+
+
+def _refuse_constant(word: str) -> float:
+    raise NotReportJson(f"holds {word}, which is not a JSON number (RFC 8259)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise NotReportJson(f"holds the number {text[:40]}, too large for a float")
+    return value
+
+
+def _short_int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > MAX_INT_DIGITS:
+        raise NotReportJson(f"holds an integer of {len(digits)} digits, too long to be a count")
+    return int(text)
+
+
+def loads_strict(text: str) -> Any:
+    """json.loads refusing NaN, Infinity, float overflow and over-long integers.
+    Raises NotReportJson, json.JSONDecodeError or RecursionError."""
+    return json.loads(
+        text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_short_int
+    )
+
+
+def dumps_strict(document: Any, **kwargs: Any) -> str:
+    """json.dumps of a document that passes unsafe_values; raises NotReportJson."""
+    problems = unsafe_values(document)
+    if problems:
+        raise NotReportJson("; ".join(problems))
+    return json.dumps(document, allow_nan=False, **kwargs)
+
+
+def _path(parent: str, key: object) -> str:
+    return f"{parent}[{key}]" if isinstance(key, int) else f"{parent}.{key}"
+
+
+def _walk(document: Any) -> Iterator[tuple[str, Any, int]]:
+    """(json path, value, depth) of every value, iteratively (no recursion limit)."""
+    stack: list[tuple[str, Any, int]] = [("$", document, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        yield path, value, depth
+        if depth >= MAX_DEPTH:
+            continue
+        if isinstance(value, dict):
+            stack.extend((_path(path, k), v, depth + 1) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(
+                (_path(path, i), v, depth + 1) for i, v in reversed(list(enumerate(value)))
+            )
+
+
+def _text_problem(text: str) -> str | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"holds text that is not valid Unicode ({exc.reason} at character {exc.start})"
+    return None
+
+
+def value_problem(value: Any) -> str | None:
+    """Why one scalar may not stand in a report; None when it may."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"holds {value!r}, which is not a JSON number (RFC 8259)"
+    if isinstance(value, (int, float)) and abs(value) > MAX_MAGNITUDE:
+        shown = (
+            f"{value:.3g}"
+            if isinstance(value, float)
+            else f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+        )
+        return f"holds {shown}, larger than any report's figure (limit {MAX_MAGNITUDE:g})"
+    if isinstance(value, str):
+        return _text_problem(value)
+    return None
+
+
+def unsafe_values(document: Any) -> list[str]:
+    """Every place where a document holds a non-finite or huge number, text that is not
+    valid Unicode (keys included), or nesting deeper than MAX_DEPTH; empty when none."""
+    problems: list[str] = []
+    for path, value, depth in _walk(document):
+        if depth >= MAX_DEPTH and isinstance(value, (dict, list)) and value:
+            problems.append(f"{path}: nested deeper than {MAX_DEPTH} levels (no report is)")
+        if isinstance(value, dict):
+            bad_keys = [k for k in value if isinstance(k, str) and _text_problem(k)]
+            if bad_keys:
+                problems.append(f"{path}: a key {_text_problem(bad_keys[0])}")
+        why = value_problem(value)
+        if why is not None:
+            problems.append(f"{path}: {why}")
+        if len(problems) >= _MAX_LISTED:
+            break
+    return problems

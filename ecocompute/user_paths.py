@@ -1,0 +1,129 @@
+"""Paths given by the user (--output_dir, --parameters_file, -o, report paths), looked at
+without letting the operating system's refusals escape as bugs.
+
+os.stat raises for a path it cannot even look up: a name longer than the file system
+allows (ENAMETOOLONG), a NUL byte (ValueError), a loop of symbolic links (ELOOP), a
+folder that may not be searched (EACCES). Those are bad input: InputError naming the
+field, exit 2, before anything runs.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from ecocompute.errors import InputError
+
+_WHY = {
+    errno.ENAMETOOLONG: "a name in it is longer than the file system allows",
+    errno.ELOOP: "it is a loop of symbolic links",
+    errno.EACCES: "a folder on the way may not be searched (permission denied)",
+    errno.ENOTDIR: "a part of it that should be a folder is a file",
+}
+
+
+def unusable_path_reason(exc: OSError | ValueError) -> str:
+    """Why the operating system could not look a path up, in words."""
+    if isinstance(exc, ValueError):
+        return "it holds a NUL byte, which no file name can"
+    return _WHY.get(exc.errno or 0, exc.strerror or str(exc))
+
+
+def lstat_or_none(field: str, path: str | os.PathLike[str]) -> os.stat_result | None:
+    """The path's own status (a link is not followed), None when nothing is there.
+    Raises InputError when the path cannot be looked up at all."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise InputError(
+            field, os.fspath(path), f"cannot be used: {unusable_path_reason(exc)}"
+        ) from None
+
+
+def stat_or_none(field: str, path: str | os.PathLike[str]) -> os.stat_result | None:
+    """The status of what the path names (links followed), None when nothing is there
+    (a dangling link included). Raises InputError as lstat_or_none does."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise InputError(
+            field, os.fspath(path), f"cannot be used: {unusable_path_reason(exc)}"
+        ) from None
+
+
+def kind_of(st: os.stat_result | None) -> str:
+    """ "missing", "folder", "file", or what else it is, in words."""
+    if st is None:
+        return "missing"
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISLNK(mode):
+        return "symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def check_output_file(field: str, path: str | os.PathLike[str]) -> None:
+    """An output file the user named (-o): refused now, before any work, when it is a
+    folder, a block device or a socket, or a path the system cannot look up. A regular
+    file, a link, a character device or a FIFO are for report/atomic.py to write."""
+    st = stat_or_none(field, path)
+    kind = kind_of(st)
+    if kind == "folder":
+        raise InputError(field, os.fspath(path), "is a folder; name a file")
+    if kind in ("block device", "socket", "special file"):
+        raise InputError(field, os.fspath(path), f"is a {kind}; name a file")
+
+
+def _limit(folder: str, name: str, default: int) -> int:
+    try:
+        return os.pathconf(folder, name)
+    except (OSError, ValueError):
+        return default
+
+
+def check_creatable(field: str, path: str | os.PathLike[str], room: int = 0) -> None:
+    """A path that may not exist yet must be creatable: each name in the part that does
+    not exist within the file system's NAME_MAX, the whole (plus room, for the names
+    written inside it) within PATH_MAX. The system checks a name's length only once
+    the folders before it exist, so a missing folder would hide a name too long until
+    the write, after the run. Raises InputError."""
+    absolute = os.path.abspath(os.fspath(path))
+    existing = absolute
+    while lstat_or_none(field, existing) is None:
+        parent = os.path.dirname(existing)
+        if parent == existing:
+            break
+        existing = parent
+    name_max = _limit(existing, "PC_NAME_MAX", 255)
+    path_max = _limit(existing, "PC_PATH_MAX", 4096)
+    missing = os.path.relpath(absolute, existing) if absolute != existing else ""
+    for name in missing.split(os.sep) if missing else []:
+        if len(os.fsencode(name)) > name_max:
+            raise InputError(
+                field,
+                os.fspath(path),
+                f"cannot be used: a name in it is longer than the file system allows "
+                f"({len(os.fsencode(name))} bytes; at most {name_max})",
+            )
+    if len(os.fsencode(absolute)) + room >= path_max:
+        raise InputError(
+            field,
+            os.fspath(path),
+            f"cannot be used: the path is too long for the file system (PATH_MAX {path_max})",
+        )
