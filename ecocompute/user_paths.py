@@ -33,21 +33,18 @@ def unusable_path_reason(exc: OSError | ValueError) -> str:
 def lstat_or_none(field: str, path: str | os.PathLike[str]) -> os.stat_result | None:
     """The path's own status (a link is not followed), None when nothing is there.
     Raises InputError when the path cannot be looked up at all."""
-    try:
-        return os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise InputError(
-            field, os.fspath(path), f"cannot be used: {unusable_path_reason(exc)}"
-        ) from None
+    return _status(field, path, follow=False)
 
 
 def stat_or_none(field: str, path: str | os.PathLike[str]) -> os.stat_result | None:
     """The status of what the path names (links followed), None when nothing is there
     (a dangling link included). Raises InputError as lstat_or_none does."""
+    return _status(field, path, follow=True)
+
+
+def _status(field: str, path: str | os.PathLike[str], *, follow: bool) -> os.stat_result | None:
     try:
-        return os.stat(path)
+        return os.stat(path, follow_symlinks=follow)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -189,16 +189,7 @@ def curve_for(arch: str, precision: str) -> DeltaCurve | None:
     entry = published()["delta_curves_pct"].get(source, {}).get(precision)
     if entry is None:
         return None
-    lo, hi = entry["fitted_range_b"]
-    return DeltaCurve(
-        arch=source,
-        precision=precision,
-        a_pct=float(entry["A"]),
-        s_pct=float(entry["S"]),
-        nstar_b=float(entry["Nstar"]),
-        fitted_range_b=(float(lo), float(hi)),
-        borrowed_from=source if borrower else None,
-    )
+    return _curve(entry, source, precision, borrowed_from=source if borrower else None)
 
 
 def project_curve_for(arch: str, precision: str) -> DeltaCurve | None:
@@ -207,8 +198,19 @@ def project_curve_for(arch: str, precision: str) -> DeltaCurve | None:
     entry = (own or {}).get("delta_curves_pct", {}).get(precision)
     if entry is None:
         return None
-    lo, hi = entry["fitted_range_b"]
     up_to = entry.get("used_up_to_b")
+    return _curve(
+        entry,
+        arch,
+        precision,
+        origin=ORIGIN_PROJECT,
+        used_up_to_b=None if up_to is None else float(up_to),
+    )
+
+
+def _curve(entry: dict[str, Any], arch: str, precision: str, **labels: Any) -> DeltaCurve:
+    """A DeltaCurve from a data file entry (A, S, Nstar, fitted_range_b)."""
+    lo, hi = entry["fitted_range_b"]
     return DeltaCurve(
         arch=arch,
         precision=precision,
@@ -216,8 +218,7 @@ def project_curve_for(arch: str, precision: str) -> DeltaCurve | None:
         s_pct=float(entry["S"]),
         nstar_b=float(entry["Nstar"]),
         fitted_range_b=(float(lo), float(hi)),
-        origin=ORIGIN_PROJECT,
-        used_up_to_b=None if up_to is None else float(up_to),
+        **labels,
     )
 
 
