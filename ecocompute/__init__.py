@@ -1,3 +1,3 @@
 """EcoCompute: does quantizing an LLM's weights save GPU energy per generated token?"""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
