@@ -139,13 +139,8 @@ def _cmd_energy_estimate(args: argparse.Namespace) -> int:
     written = job.run(
         Progress(params.quiet), command=sys.argv[1:], summary_encoding=sys.stdout.encoding
     )
-    return _print_after_write(written.summary, str(written.path))
-
-
-def _print_after_write(text: str, path: str) -> int:
-    """Print the summary of a report already in place; if stdout cannot take it, say the
-    report was written (exit 3), never that nothing was."""
-    return print_after_write(text, [path])
+    # the report is in place: if stdout cannot take the summary, say so (exit 3)
+    return print_after_write(written.summary, [str(written.path)])
 
 
 # -- validate ------------------------------------------------------------------------

@@ -464,6 +464,27 @@ def _kind_words(st: os.stat_result) -> str:
 _SIZE_IN_NAME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")
 
 
+def nominal_params_b(
+    model_name: str, given_b: float | None, counted_b: float | None = None
+) -> tuple[float, str]:
+    """The nominal size in billions (1.1, not 1.100048: consumers match anchors by exact
+    size) and where it came from: the one given, else the model name, else the counted
+    parameters to 3 significant digits. Raises InputError when none is known."""
+    if given_b is not None:
+        return given_b, "flag or parameters file"
+    from_name = params_b_from_model_name(model_name)
+    if from_name is not None:
+        return from_name, "model name"
+    if counted_b is None:
+        raise InputError(
+            "params_b",
+            None,
+            f"no size found in model name '{model_name}'; pass --params_b "
+            "(billions of parameters, e.g. --params_b 1.1)",
+        )
+    return float(f"{counted_b:.3g}"), "counted from the loaded weights"
+
+
 def params_b_from_model_name(model_name: str) -> float | None:
     """A size written in a model name, in billions: "TinyLlama-1.1B-Chat" 1.1,
     "llama-2-7b" 7, "SmolLM2-135M-Instruct" 0.135."""

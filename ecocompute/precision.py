@@ -15,7 +15,3 @@ class Precision(StrEnum):
     @property
     def quantized(self) -> bool:
         return self is not Precision.FP16
-
-
-BASELINE = Precision.FP16
-QUANTIZED = (Precision.NF4, Precision.INT8)

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ecocompute.estimate.trials import Arm, Decode, Trial, run_round, warm_up
+from ecocompute.estimate.trials import Arm, Decode, Trial, rounds_paired, run_round, warm_up
 from ecocompute.monitor.meter import EnergyMeter, WindowReading
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.precision import Precision
@@ -191,10 +191,11 @@ def _meter_over(
 
 def paired_estimate(trials: Sequence[Trial]) -> DeltaEstimate | None:
     """The running paired delta of the trials so far (FP16 and quantized, by round)."""
-    fp16 = [t.energy_per_token_mj for t in trials if not t.precision.quantized]
-    quant = [t.energy_per_token_mj for t in trials if t.precision.quantized]
-    n = min(len(fp16), len(quant))
-    return estimate_delta(paired_deltas_pct(fp16[:n], quant[:n])) if n else None
+    pairs = rounds_paired(trials)
+    if not pairs:
+        return None
+    fp16, quant = ([t.energy_per_token_mj for t in side] for side in zip(*pairs, strict=True))
+    return estimate_delta(paired_deltas_pct(fp16, quant))
 
 
 def half_width_pts(trials: Sequence[Trial]) -> float | None:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ecocompute.errors import InputError
 from ecocompute.estimate.figure_guard import check_possible
 from ecocompute.estimate.hardware import Hardware
-from ecocompute.params import RunParams, params_b_from_model_name
+from ecocompute.params import RunParams, nominal_params_b
 from ecocompute.published.archs import arch_from_product_name, normalise_arch_choice
 from ecocompute.published.figures import PublishedFigure, headline, published_figure
 
@@ -61,24 +60,10 @@ def resolve_arch(choice: str, gpu_name: str | None) -> ResolvedArch:
     )
 
 
-def resolve_params_b(params: RunParams) -> tuple[float, str]:
-    if params.params_b is not None:
-        return params.params_b, "flag or parameters file"
-    from_name = params_b_from_model_name(params.model_name)
-    if from_name is None:
-        raise InputError(
-            "params_b",
-            None,
-            f"no size found in model name '{params.model_name}'; pass --params_b "
-            "(billions of parameters, e.g. --params_b 1.1)",
-        )
-    return from_name, "model name"
-
-
 def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware) -> PublishedRun:
     """The published figure for this run's card, size and format. Raises InputError
     when no size is known, or when the curves give no possible figure at that size."""
-    params_b, params_b_source = resolve_params_b(params)
+    params_b, params_b_source = nominal_params_b(params.model_name, params.params_b)
     arch = resolve_arch(params.gpu_arch, hardware.gpu_name)
     figure = published_figure(arch.arch, params_b, params.precision)
     check_possible(figure, params_b)  # far beyond its curves, a size is bad input

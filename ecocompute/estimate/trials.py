@@ -6,7 +6,7 @@ counting tokens, statistics and progress happen after the window closes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -53,6 +53,13 @@ class Trial:
         return self.tokens / self.reading.duration_s
 
 
+def rounds_paired(trials: Sequence[Trial]) -> list[tuple[Trial, Trial]]:
+    """(FP16 trial, quantized trial) of every round that has both, in round order."""
+    fp16 = {t.pair: t for t in trials if not t.precision.quantized and t.pair is not None}
+    quant = {t.pair: t for t in trials if t.precision.quantized and t.pair is not None}
+    return [(fp16[k], quant[k]) for k in sorted(fp16) if k in quant]
+
+
 def warm_up(arms: Sequence[Arm], warmup: int, progress: Progress) -> None:
     for k in range(warmup):
         for arm in arms:
@@ -78,6 +85,3 @@ def run_round(
     return [
         measured_trial(arm, expected_tokens, first_index + k, pair) for k, arm in enumerate(arms)
     ]
-
-
-RoundCheck = Callable[[Sequence[Trial]], bool]

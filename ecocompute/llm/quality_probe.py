@@ -26,7 +26,6 @@ CORPUS_SOURCE = (
     "excerpts of Carroll's Alice's Adventures in Wonderland and Darwin's On the Origin "
     "of Species (Project Gutenberg ebooks 11 and 1228); see eval_text.SOURCE.md"
 )
-MAX_TEXT_BYTES = 16 * 2**20  # a user's --quality_text: far above any scoring corpus
 
 
 @functools.lru_cache(maxsize=4)

@@ -20,7 +20,7 @@ from ecocompute.estimate.quality import QualityOutcome
 from ecocompute.llm.loading import quantization_record
 from ecocompute.llm.quality_probe import corpus_record
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
-from ecocompute.params import RunParams, params_b_from_model_name
+from ecocompute.params import RunParams, nominal_params_b
 from ecocompute.precision import Precision
 from ecocompute.published.figures import dataset_dois
 from ecocompute.report.labels import format_gpus_note
@@ -85,19 +85,6 @@ def provenance(command: list[str] | None) -> dict[str, Any]:
         "reference_data": "ecocompute/data/published_reference.json",
         **({"command": command} if command else {}),
     }
-
-
-def nominal_params_b(params: RunParams, counted_b: float | None) -> tuple[float, str]:
-    """The nominal size (1.1, not 1.100048; consumers match anchors by exact size) and
-    where it came from: the flag, else the model name, else the count (3 digits)."""
-    if params.params_b is not None:
-        return params.params_b, "flag or parameters file"
-    from_name = params_b_from_model_name(params.model_name)
-    if from_name is not None:
-        return from_name, "model name"
-    if counted_b is None:
-        raise ValueError("no size: neither given, in the name, nor counted")
-    return float(f"{counted_b:.3g}"), "counted from the loaded weights"
 
 
 def envelope(
@@ -341,7 +328,7 @@ def method_text(counter: bool, power_field: str | None, rate_hz: float) -> str:
 
 def _sizes(p: RunParams, params_count: int) -> dict[str, Any]:
     counted_b = round(params_count / 1e9, 6)
-    nominal, source = nominal_params_b(p, counted_b)
+    nominal, source = nominal_params_b(p.model_name, p.params_b, counted_b)
     return {"params_b": nominal, "params_b_source": source, "params_b_counted": counted_b}
 
 

@@ -15,6 +15,17 @@ def card_with_arch(card: str | None, arch: str | None) -> str:
     return f"{text} [{arch}]"
 
 
+def local_gpu(report: Mapping[str, Any]) -> str | None:
+    """The GPU of the machine that wrote the report, None when it had none. Where no
+    GPU was found, 1.1's gpu field holds a phrase instead: this format's
+    local_accelerator_count says so, and a 1.1 report's measurement_source."""
+    sut = report["system_under_test"]
+    local = sut.get("local_accelerator_count")
+    if local is None and "no local GPU" in str(report.get("measurement_source", "")):
+        local = 0 if report["results"].get("basis") != "measured" else None
+    return None if local == 0 else sut.get("gpu")
+
+
 def gpu_list(indices: Sequence[int]) -> str:
     """ "GPU 0" or "GPUs 0, 1" """
     return f"GPU{'s' if len(indices) > 1 else ''} {', '.join(str(i) for i in indices)}"

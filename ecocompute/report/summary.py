@@ -9,7 +9,7 @@ from typing import Any
 
 from ecocompute.precision import Precision
 from ecocompute.published.figures import is_project_card
-from ecocompute.report.labels import card_with_arch, formats_on_gpus
+from ecocompute.report.labels import card_with_arch, formats_on_gpus, local_gpu
 from ecocompute.report.software import stack_in_words
 
 _BASIS_WORDS = {
@@ -39,7 +39,7 @@ def render(report: dict[str, Any], path: str) -> str:
     lines = [
         "EcoCompute energy estimate",
         f"  model      {work['model_name']} ({_size(work)})",
-        f"  card       {card_with_arch(_local_gpu(sut), sut['gpu_arch'])}",
+        f"  card       {card_with_arch(local_gpu(report), sut['gpu_arch'])}",
     ]
     if res.get("reference_card"):
         whose = "this project's" if is_project_card(res["reference_card"]) else "published"
@@ -128,11 +128,6 @@ def _protocol(measurement: dict[str, Any]) -> str:
     if stopping.get("target_ci_pts") is not None and stopping["rule"] == "ci_target":
         text += f", target +-{stopping['target_ci_pts']:g} pts"
     return f"{text}): stopped on {stopping['stopped_because']}"
-
-
-def _local_gpu(sut: dict[str, Any]) -> str | None:
-    """This machine's GPU, None when it has none (1.1's gpu field then holds a phrase)."""
-    return None if sut.get("local_accelerator_count", 1) == 0 else sut.get("gpu")
 
 
 def _size(work: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecocompute.estimate.measured_path import MeasuredRun
-from ecocompute.estimate.trials import Trial
+from ecocompute.estimate.trials import Trial, rounds_paired
 from ecocompute.precision import Precision
 from ecocompute.stats import CI_METHOD, DeltaEstimate, estimate_delta, paired_deltas_pct, summarise
 from ecocompute.units import energy_per_token_mj, pct_change
@@ -81,25 +81,23 @@ def trial_record(t: Trial) -> dict[str, Any]:
 
 
 def paired(
-    by_format: Mapping[Precision, Sequence[Trial]], precision: Precision
+    trials: Sequence[Trial], precision: Precision
 ) -> tuple[list[dict[str, Any]], DeltaEstimate | None]:
     """The pairs (FP16 and the format's trial of the same round) and their estimate."""
     if not precision.quantized:
         return [], None
-    fp16_by_pair = {t.pair: t for t in by_format[Precision.FP16]}
-    q_by_pair = {t.pair: t for t in by_format[precision]}
-    common = sorted(k for k in fp16_by_pair if k in q_by_pair and k is not None)
-    f_vals = [fp16_by_pair[k].energy_per_token_mj for k in common]
-    q_vals = [q_by_pair[k].energy_per_token_mj for k in common]
+    rounds = rounds_paired(trials)
+    f_vals = [f.energy_per_token_mj for f, _ in rounds]
+    q_vals = [q.energy_per_token_mj for _, q in rounds]
     deltas = paired_deltas_pct(f_vals, q_vals)
     pairs = [
         {
-            "pair": k,
+            "pair": fp16.pair,
             "fp16_energy_per_token_mj": round(f, 3),
             "energy_per_token_mj": round(q, 3),
             "delta_pct": round(d, 3),
         }
-        for k, f, q, d in zip(common, f_vals, q_vals, deltas, strict=True)
+        for (fp16, _), f, q, d in zip(rounds, f_vals, q_vals, deltas, strict=True)
     ]
     return pairs, estimate_delta(deltas)
 
@@ -119,7 +117,7 @@ def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
     }
     target = per_format[precision]
     fp16 = per_format[Precision.FP16]
-    pairs, delta = paired(by_format, precision)
+    pairs, delta = paired(run.trials, precision)
     known = [x for x in (t.reading.sampled_vs_counter_pct for t in run.trials) if x is not None]
     above = [
         target.get("energy_above_idle_per_token_mj"),

@@ -18,6 +18,7 @@ from typing import Any
 from ecocompute.precision import Precision
 from ecocompute.published.archs import arch_from_product_name
 from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.labels import local_gpu
 from ecocompute.report.software import (
     DRIVER_UNAVAILABLE,
     STACK_PACKAGES,
@@ -101,13 +102,9 @@ class Report:
     @property
     def card(self) -> str:
         """The GPU's product name; for a report made without a GPU, what it stands for."""
-        sut = self.doc["system_under_test"]
-        gpu = sut.get("gpu")
+        gpu = local_gpu(self.doc)
         if gpu and self.measured:
             return str(gpu)
-        local = sut.get("local_accelerator_count", sut.get("accelerator_count"))
-        if "no local GPU" in str(self.doc.get("measurement_source", "")) and not local:
-            gpu = None
         ref = self.doc["results"].get("reference_card")
         stand_in = f"published {ref}" if ref else "no published card"
         return f"{gpu or 'no GPU'} [{self.arch}, {stand_in}]"

@@ -13,7 +13,7 @@ import copy
 import math
 from typing import Any
 
-from ecocompute.params import params_b_from_model_name
+from ecocompute.params import nominal_params_b
 from ecocompute.report.build import NOTICE, provenance, published_source
 from ecocompute.report.schema import SCHEMA_VERSION
 from ecocompute.report.software import COMPARABILITY_NOTE, DRIVER_UNAVAILABLE, NOT_INSTALLED
@@ -61,12 +61,11 @@ def _workload(work: dict[str, Any]) -> None:
     counted = work.get("params_b")
     if work.get("params_b_source") != "counted from the loaded weights":
         return
+    if counted is None:
+        return
     work["params_b_counted"] = counted
-    nominal = params_b_from_model_name(str(work.get("model_name", "")))
-    if nominal is not None:
-        work["params_b"], work["params_b_source"] = nominal, "model name"
-    elif counted is not None:
-        work["params_b"] = float(f"{counted:.3g}")
+    model_name = str(work.get("model_name", ""))
+    work["params_b"], work["params_b_source"] = nominal_params_b(model_name, None, counted)
 
 
 def _software(sw: dict[str, Any], measured: bool) -> None:
