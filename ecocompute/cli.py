@@ -20,7 +20,7 @@ from ecocompute import __version__
 from ecocompute.errors import EcoComputeError, InputError, Interrupted
 from ecocompute.interrupts import describe as describe_interrupt
 from ecocompute.interrupts import sigterm_raises
-from ecocompute.params import FIELDS, help_for
+from ecocompute.params import FIELDS, RunParams, help_for
 from ecocompute.printable import printable
 from ecocompute.printing import WRITTEN_NOT_PRINTED, flush_stdout, print_after_write, stdout_failure
 
@@ -34,7 +34,8 @@ __all__ = ["WRITTEN_NOT_PRINTED", "build_parser", "main"]
 _VALUE_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("--model", "--model_name", "--model-name"), "model_name", "ID"),
     (("--params_b", "--params-b"), "params_b", "B"),
-    (("--precision",), "precision", "{FP16,NF4,INT8}"),
+    (("--precision",), "precision", "{FP16,NF4,INT8,INT4,FP8}[,...]"),
+    (("--backend",), "backend", "{auto,bitsandbytes,torchao}"),
     (("--batch_size", "--batch-size"), "batch_size", "N"),
     (("--gpu_arch", "--gpu-arch"), "gpu_arch", "ARCH"),
     (("--context_length", "--context-length"), "context_length", "N"),
@@ -130,6 +131,8 @@ def _cmd_energy_estimate(args: argparse.Namespace) -> int:
     params = resolve(args.parameters_file, _run_flags_given(args))
     if params.quiet:
         quiet_library_progress_bars()
+    if len(params.session_formats) > 1:
+        return _energy_session(args, params)
     job = ReportJob(params)
     args.after_interrupt = lambda name: (
         f"{name} arrived just after {job.target} was written; that report is complete and valid"
@@ -141,6 +144,32 @@ def _cmd_energy_estimate(args: argparse.Namespace) -> int:
     )
     # the report is in place: if stdout cannot take the summary, say so (exit 3)
     return print_after_write(written.summary, [str(written.path)])
+
+
+def _energy_session(args: argparse.Namespace, params: RunParams) -> int:
+    """Several formats against one FP16 baseline: one report per format."""
+    from ecocompute.progress import Progress
+    from ecocompute.report.session_job import SessionJob
+
+    job = SessionJob(params)
+
+    def after(name: str) -> str:
+        done = job.written()
+        if not done:
+            return (
+                f"interrupted by {name}: no energy.json was written and earlier ones are untouched"
+            )
+        listed = ", ".join(str(p) for p in done)
+        return (
+            f"{name} arrived after {len(done)} of {len(job.targets)} reports were written "
+            f"({listed}); those are complete and valid, the others were not written"
+        )
+
+    args.after_interrupt = after
+    written = job.run(
+        Progress(params.quiet), command=sys.argv[1:], summary_encoding=sys.stdout.encoding
+    )
+    return print_after_write(written.summary, [str(p) for p in written.paths])
 
 
 # -- validate ------------------------------------------------------------------------
@@ -184,9 +213,18 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--precisions",
-        metavar="NF4,INT8",
+        metavar="NF4,INT4,...",
         default="NF4",
-        help="quantized formats, comma-separated (default: NF4)",
+        help="quantized formats, comma-separated: NF4, INT8, INT4, FP8; several are "
+        "measured in one session per point against one FP16 baseline (default: NF4)",
+    )
+    p.add_argument(
+        "--batch_sizes",
+        "--batch-sizes",
+        metavar="1,4,16,64",
+        default=None,
+        help="the batch axis: one session per model and batch size, then per format the "
+        "delta against the batch size and where it crosses zero (default: --batch_size)",
     )
     _parameters_file_flag(p, "YAML parameters shared by every run (flags override)")
     p.add_argument(
@@ -245,7 +283,7 @@ def _add_fleet_flags(p: argparse.ArgumentParser) -> None:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from ecocompute.results.fleet import options_from_flags
-    from ecocompute.results.sweep import split_list, sweep
+    from ecocompute.results.sweep import split_batches, split_list, sweep
 
     fleet = options_from_flags(
         scheduler=args.scheduler,
@@ -272,6 +310,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         command=sys.argv[1:],
         fleet=fleet,
         reports_from=args.reports,
+        batch_sizes=split_batches(args.batch_sizes),
     )
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.errors import InputError
+from ecocompute.formats.table import AUTO, BACKENDS, FormatSpec, libraries_for, spec_for
 from ecocompute.precision import Precision
 from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch_choice
 from ecocompute.user_paths import check_creatable, kind_of, lstat_or_none, stat_or_none
@@ -76,7 +77,20 @@ class RunParams:
         "model name, and counted from the weights when measured)",
     )
     precision: Precision = _f(  # noqa: RUF009 - a field(), and Precision is immutable
-        Precision.NF4, "quantized format to compare with FP16: FP16, NF4 or INT8"
+        Precision.NF4,
+        "format(s) to compare with FP16: FP16, NF4, INT8, INT4 or FP8, or several "
+        "comma-separated (NF4,INT4,FP8: one session, one FP16 baseline, one report each)",
+    )
+    formats: tuple[Precision, ...] = _f(
+        (),
+        "every quantized format of a session of several (from --precision A,B,...; "
+        "empty for one format)",
+        yaml=False,
+    )
+    backend: str = _f(
+        AUTO,
+        "library that makes the quantized format(s): auto (NF4, INT8: bitsandbytes; "
+        "INT4, FP8: torchao), bitsandbytes or torchao",
     )
     batch_size: int = _f(1, "sequences decoded at once (the published protocol uses 1)")
     gpu_arch: str = _f(
@@ -147,6 +161,19 @@ class RunParams:
     def scenario(self) -> str:
         return "SingleStream" if self.batch_size == 1 else "Offline"
 
+    @property
+    def session_formats(self) -> tuple[Precision, ...]:
+        """The quantized formats this run measures against its FP16 baseline, in the
+        order given (empty for FP16 alone)."""
+        if self.formats:
+            return self.formats
+        return (self.precision,) if self.precision.quantized else ()
+
+    def spec(self, precision: Precision | None = None) -> FormatSpec:
+        """The format (precision and library) this run uses for `precision` (default:
+        its own precision)."""
+        return spec_for(self.precision if precision is None else precision, self.backend)
+
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunParams)}
 YAML_KEYS = tuple(name for name, f in FIELDS.items() if f.metadata["yaml"])
@@ -212,6 +239,26 @@ def _as_precision(name: str, value: object) -> Precision:
     return Precision(text)
 
 
+def _as_precisions(name: str, value: object) -> tuple[Precision, ...]:
+    """One precision, or a comma-separated list of quantized ones (a session)."""
+    if isinstance(value, Precision):
+        return (value,)
+    text = _as_str(name, value)
+    items = [item.strip() for item in text.split(",")]
+    if len(items) == 1:
+        return (_as_precision(name, items[0]),)
+    if any(not item for item in items):
+        raise InputError(name, value, "an empty item in the list; give e.g. NF4,INT4,FP8")
+    chosen = tuple(_as_precision(name, item) for item in items)
+    if Precision.FP16 in chosen:
+        raise InputError(
+            name, value, "FP16 is every format's baseline: list only quantized formats"
+        )
+    if len(set(chosen)) != len(chosen):
+        raise InputError(name, value, "lists a format twice")
+    return chosen
+
+
 def _coerce(name: str, value: object) -> object:
     if isinstance(value, TooLongNumber):
         raise InputError(name, str(value), "a number far too long to be this value")
@@ -220,7 +267,9 @@ def _coerce(name: str, value: object) -> object:
     if name == "quality_text":
         return None if value is None else _as_str(name, value)
     if name == "precision":
-        return _as_precision(name, value)
+        return _as_precisions(name, value)
+    if name == "formats":
+        return tuple(value) if isinstance(value, (list, tuple)) else _as_precisions(name, value)
     kind = {int: _as_int, float: _as_float, bool: _as_bool, str: _as_str}
     default = FIELDS[name].default
     return kind[type(default)](name, value)
@@ -267,6 +316,14 @@ def _validate(p: RunParams) -> RunParams:
         raise InputError("idle_seconds", p.idle_seconds, "must be 0 or more seconds")
     if p.quality_text is not None:
         check_quality_text(p.quality_text)
+    _validate_formats(p)
+    if len(p.session_formats) > 1 and (p.share or p.prefetch):
+        raise InputError(
+            "share" if p.share else "prefetch",
+            True,
+            "works with one --precision at a time (a session of several writes a report "
+            "per format; share or prefetch each format's run on its own)",
+        )
     if p.decode not in DECODE_REGIMES:
         raise InputError("decode", p.decode, "allowed: " + ", ".join(DECODE_REGIMES))
     if p.ci_target_pts is not None:
@@ -276,7 +333,8 @@ def _validate(p: RunParams) -> RunParams:
             raise InputError(
                 "ci_target_pts",
                 p.ci_target_pts,
-                "needs a quantized --precision (NF4 or INT8): it targets the delta vs FP16",
+                "needs a quantized --precision (NF4, INT8, INT4 or FP8): it targets the "
+                "delta vs FP16",
             )
     if p.ci_target_pts is not None and p.max_rounds < p.iterations:
         raise InputError(
@@ -291,6 +349,19 @@ def _validate(p: RunParams) -> RunParams:
             f"must leave room for the prompt in context_length {p.context_length}",
         )
     return p
+
+
+def _validate_formats(p: RunParams) -> None:
+    """--backend must be a library, and make every quantized format asked for."""
+    if p.backend != AUTO and p.backend not in BACKENDS:
+        raise InputError("backend", p.backend, "allowed: " + ", ".join((AUTO, *BACKENDS)))
+    for precision in p.session_formats:
+        if p.backend != AUTO and p.backend not in libraries_for(precision):
+            offered = " or ".join(libraries_for(precision))
+            raise InputError(
+                "backend", p.backend, f"{p.backend} does not make {precision} ({offered} does)"
+            )
+        spec_for(precision, p.backend)
 
 
 # --- the parameters file ----------------------------------------------------------
@@ -386,6 +457,11 @@ def resolve(parameters_file: str | None, flags: Mapping[str, object]) -> RunPara
     if unknown:  # a programming error in the CLI, not user input
         raise KeyError(f"not run parameters: {sorted(unknown)}")
     coerced = {name: _coerce(name, value) for name, value in values.items()}
+    if "precision" in coerced:  # one precision, or a session of several
+        chosen = coerced["precision"]
+        assert isinstance(chosen, tuple)
+        coerced["precision"] = chosen[0]
+        coerced["formats"] = chosen if len(chosen) > 1 else ()
     return _validate(dataclasses.replace(DEFAULTS, **coerced))  # type: ignore[arg-type]
 
 

@@ -10,9 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ecocompute.estimate.machine import Machine
+from ecocompute.formats.table import FP16_SPEC, FormatSpec
 from ecocompute.llm.loading import LoadedModel, ModelBackend
+from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.monitor.sampler import PowerSampler
-from ecocompute.precision import Precision
 from ecocompute.telemetry.base import (
     POWER_FIELD_INSTANT,
     Capabilities,
@@ -179,24 +180,30 @@ class CpuAccelerator:
 
         return {"torch": torch.__version__, "cuda": None}
 
+    def compute_capability(self) -> tuple[int, int] | None:
+        return None
+
 
 class StandInQuantBackend(ModelBackend):
-    """bitsandbytes has no kernels on this CPU: the 'quantized' arm is the FP16 model,
-    labelled with the requested format. Only for testing the protocol's bookkeeping."""
+    """Some libraries have no kernels on this CPU: the 'quantized' arm is the FP16 model,
+    labelled with the requested format (and its library's record). Only for testing the
+    protocol's bookkeeping."""
 
     def __init__(self) -> None:
         self.loads: list[str] = []
         self.preflights: list[str] = []
 
-    def preflight(self, precision: str, accelerator: Any, threshold: float) -> None:
-        self.preflights.append(precision)
+    def preflight(self, spec: FormatSpec, accelerator: Any, threshold: float) -> None:
+        self.preflights.append(spec.precision)
 
     def load(
-        self, checkpoint: Any, precision: str, accelerator: Any, threshold: float
+        self, checkpoint: Any, spec: FormatSpec, accelerator: Any, threshold: float
     ) -> LoadedModel:
-        self.loads.append(precision)
-        loaded = super().load(checkpoint, Precision.FP16, accelerator, threshold)
-        loaded.precision = precision
+        self.loads.append(spec.precision)
+        loaded = super().load(checkpoint, FP16_SPEC, accelerator, threshold)
+        loaded.precision = spec.precision
+        loaded.spec = spec
+        loaded.quantization = quantizer_for(spec).record(threshold)
         return loaded
 
 

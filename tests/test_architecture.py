@@ -24,6 +24,7 @@ RANK = {
     "user_paths": 1,
     "printing": 1,
     "stats": 1,
+    "formats": 1,
     "published": 2,
     "params": 3,
     "telemetry": 3,
@@ -36,7 +37,16 @@ RANK = {
     "entry": 10,
     "__main__": 11,
 }
-SUBPACKAGES = ("telemetry", "monitor", "llm", "estimate", "published", "report", "results")
+SUBPACKAGES = (
+    "formats",
+    "telemetry",
+    "monitor",
+    "llm",
+    "estimate",
+    "published",
+    "report",
+    "results",
+)
 
 
 def module_name(path: Path) -> str:

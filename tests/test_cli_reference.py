@@ -89,7 +89,7 @@ def test_mlcube_style_key_value_flags_and_aliases(run_cli, tmp_path):
 @pytest.mark.parametrize(
     ("args", "field"),
     [
-        (["--precision", "FP8"], "precision"),
+        (["--precision", "FP4"], "precision"),
         (["--gpu_arch", "pascal"], "gpu_arch"),
         (["--tokens", "0"], "tokens"),
         (["--iterations", "-1"], "iterations"),

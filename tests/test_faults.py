@@ -23,8 +23,10 @@ import ecocompute.packages as packages
 import ecocompute.report.job as task
 from ecocompute.cli import main
 from ecocompute.errors import MeasurementRefused
+from ecocompute.formats.table import FP16_SPEC, spec_for
 from ecocompute.llm import loading as models
 from ecocompute.llm.loading import ModelBackend
+from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.params import MAX_PARAMETERS_BYTES
@@ -341,7 +343,7 @@ class OutOfMemoryBackend(StandInQuantBackend):
                 "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 139.8 GiB total)"
             )
 
-        if self.stage == "loading" and precision == self.target:
+        if self.stage == "loading" and str(precision) == self.target:
             # the real loader (models.load), with from_pretrained running out of memory
             from transformers import AutoModelForCausalLM
 
@@ -349,7 +351,7 @@ class OutOfMemoryBackend(StandInQuantBackend):
                 m.setattr(AutoModelForCausalLM, "from_pretrained", out_of_memory)
                 return models.load(checkpoint, precision, accelerator, threshold)
         loaded = super().load(checkpoint, precision, accelerator, threshold)
-        if self.stage == "running" and precision == self.target:
+        if self.stage == "running" and str(precision) == self.target:
             loaded.model.generate = out_of_memory
         return loaded
 
@@ -446,11 +448,12 @@ def test_a_load_that_is_not_quantized_is_refused():
     from ecocompute.errors import RunError
 
     plain = torch.nn.Sequential(torch.nn.Linear(4, 4))
-    models.check_quantized(plain, Precision.FP16)
+    quantizer_for(FP16_SPEC).check(plain)
+    nf4 = quantizer_for(spec_for(Precision.NF4))
     with pytest.raises(RunError, match="not NF4; refusing to report its energy as NF4"):
-        models.check_quantized(plain, "NF4")
+        nf4.check(plain)
     fake_4bit = type("Linear4bit", (torch.nn.Module,), {})
-    models.check_quantized(torch.nn.Sequential(fake_4bit()), "NF4")
+    nf4.check(torch.nn.Sequential(fake_4bit()))
 
 
 # --- Model id not found / hub unreachable -> exit 1, nothing written -----------------

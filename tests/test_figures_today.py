@@ -220,6 +220,7 @@ def test_hopper_block_is_labelled_as_our_measurement():
         "h200-verdict",  # graphs regime (its eager run is kept)
         "h200-fleet",  # graphs regime (its eager 13B run is kept)
         "h200-real-weights",  # pretrained weights
+        "h200-map",  # graphs regime, batch 16 eager, real weights, formats beyond 1.1's
     }
 
 

@@ -56,6 +56,7 @@ PLACEMENT = (
     "attempts",
     "attempt_errors",
     "elapsed_s",
+    "session_s",
     "started_unix_s",
     "ended_unix_s",
 )

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecocompute.cli import main
-from ecocompute.params import resolve
+from ecocompute.params import RunParams, resolve
 from ecocompute.precision import Precision
 from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.consistency import consistency_problems
@@ -148,10 +148,12 @@ def test_the_writers_rounding_always_passes(energies, tokens, precision):
         trials.append(_trial(2 * k, k, "FP16", f_j, 1.0 + k, tokens))
         trials.append(_trial(2 * k + 1, k, precision, q_j, 2.0 + k, tokens))
     run = types.SimpleNamespace(
-        params=types.SimpleNamespace(precision=Precision(precision)),
+        params=RunParams(precision=Precision(precision)),
         idle=None,
         trials=trials,
         format_gpus={Precision.FP16: [0], Precision(precision): [0]},
+        weights_mib={},
+        bandwidth_gbs=None,
     )
     doc = {
         "system_under_test": {

@@ -64,7 +64,13 @@ def test_precision_is_case_insensitive():
 @pytest.mark.parametrize(
     ("flags", "field"),
     [
-        ({"precision": "FP8"}, "precision"),
+        ({"precision": "FP4"}, "precision"),
+        ({"precision": "NF4,NF4"}, "precision"),
+        ({"precision": "FP16,NF4"}, "precision"),
+        ({"precision": "NF4,,INT4"}, "precision"),
+        ({"precision": "NF4", "backend": "torchao"}, "backend"),
+        ({"precision": "INT4", "backend": "bitsandbytes"}, "backend"),
+        ({"backend": "gptq"}, "backend"),
         ({"gpu_arch": "pascal"}, "gpu_arch"),
         ({"tokens": "0"}, "tokens"),
         ({"tokens": "-5"}, "tokens"),

@@ -58,7 +58,10 @@ FLAGS: dict[str, tuple[list[str], list[str]]] = {
         ["0.001", "1.1", "7"],
         ["0", "-1", "x", "nan", "inf", "-inf", "1e308", "1e999", "1e-300", HUGE_INT],
     ),
-    "--precision": (["FP16", "NF4", "INT8", "nf4", "int8"], ["FP8", "int4", ""]),
+    "--precision": (
+        ["FP16", "NF4", "INT8", "INT4", "FP8", "nf4", "int8", "NF4,INT4"],
+        ["FP4", "int3", "", "NF4,NF4", "FP16,NF4"],
+    ),
     "--batch_size": (["1", "2"], ["0", "-1", "1.5", "two", "true", "1" + "0" * 30]),
     "--gpu_arch": (
         ["auto", "ampere", "hopper", "ada", "turing", "RTX 4090"],
@@ -150,7 +153,11 @@ def test_every_parameter_set_writes_one_honest_report_or_nothing(
         install_fakes(mp.setattr, opener(machine, opened), CpuAccelerator(sync_s=0.03))
         out = Path(tmp) / "out"
         status = main(["energy_estimate", *argv, "--output_dir", str(out), "--quiet"])
-        written = sorted(p.name for p in out.iterdir()) if out.exists() else []
+        written = (
+            sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+            if out.exists()
+            else []
+        )
 
         measurable = machine == "measurable GPU" and not dry_run
         reference_needs_size = not measurable and not given_params_b  # no size in the name
@@ -164,25 +171,38 @@ def test_every_parameter_set_writes_one_honest_report_or_nothing(
             assert f"--{named}" in (bad or {"--params_b"}), line
             return
         assert status == 0, (argv, machine, err.getvalue())
-        assert written == ["energy.json"]
-        report = json.loads((out / "energy.json").read_text())
-        assert validation_errors(report) == []
-        basis = report["results"]["basis"]
-        # the invariant: "measured" if and only if the fake NVML device was measured
-        assert (basis == "measured") == measurable, (argv, machine, report["measurement_source"])
-        if basis == "measured":
-            assert report["measurement_source"] == "direct-nvml"
-            assert opened and opened[0].power_reads > 0
-        else:
-            expected = {
-                "no NVML": "nvml_unavailable",
-                "GPU without power": "power_unsupported",
-                "power reads fail": "measurement_failed",
-                "measurable GPU": "dry_run",
-            }[machine]
-            assert report["results"]["fallback_reason"] == ("dry_run" if dry_run else expected)
-            assert report["results"]["trials"] == []
+        session = _session_formats(argv)  # several formats: a report per format
+        assert written == (sorted(f"{f}/energy.json" for f in session) or ["energy.json"])
+        for name in written:
+            report = json.loads((out / name).read_text())
+            assert validation_errors(report) == []
+            basis = report["results"]["basis"]
+            # the invariant: "measured" if and only if the fake NVML device was measured
+            assert (basis == "measured") == measurable, (
+                argv,
+                machine,
+                report["measurement_source"],
+            )
+            if basis == "measured":
+                assert report["measurement_source"] == "direct-nvml"
+                assert opened and opened[0].power_reads > 0
+            else:
+                expected = {
+                    "no NVML": "nvml_unavailable",
+                    "GPU without power": "power_unsupported",
+                    "power reads fail": "measurement_failed",
+                    "measurable GPU": "dry_run",
+                }[machine]
+                assert report["results"]["fallback_reason"] == ("dry_run" if dry_run else expected)
+                assert report["results"]["trials"] == []
         assert all(t.closed for t in opened)
+
+
+def _session_formats(argv: list[str]) -> list[str]:
+    """The formats of a session (--precision A,B: the last one given wins), else []."""
+    given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--precision"]
+    last = given[-1].upper() if given else ""
+    return last.split(",") if "," in last else []
 
 
 # --- 2. non-finite and huge numbers anywhere in a report -----------------------------

@@ -188,11 +188,12 @@ def test_measured_sweep_end_to_end_on_the_cpu(tmp_path, monkeypatch):
     assert rc == 0
     out = tmp_path / "sw"
     doc = _doc(out)
+    # several formats: one session per point, FP16 loaded once, a report per format
     assert [r["report"] for r in doc["runs"]] == [
-        "synthetic-tiny-test-NF4/energy.json",
-        "synthetic-tiny-test-INT8/energy.json",
+        "synthetic-tiny-test/NF4/energy.json",
+        "synthetic-tiny-test/INT8/energy.json",
     ]
     assert {r["basis"] for r in doc["runs"]} == {"measured"}
-    assert backend.loads == ["FP16", "NF4", "FP16", "INT8"]
+    assert backend.loads == ["FP16", "NF4", "INT8"]
     assert all(f["status"] == "skipped" and "3 or more sizes" in f["reason"] for f in doc["fits"])
     assert doc["card"] == "NVIDIA H200"

@@ -1,23 +1,34 @@
 """The measured path: from an open NVML session to a MeasuredRun, or CannotMeasure.
 
 Order of a run: CUDA devices matched to NVML -> power telemetry supported (before any
-model is loaded) -> bitsandbytes preflight (before any download) -> load FP16 and the
-quantized format -> one or two protocol phases (estimate/protocol.py) -> quality probe
-after the samplers stop. Anything that makes this machine unmeasurable raises
-CannotMeasure (with what was known of the hardware); estimate/run.py decides what then.
+model is loaded) -> each format's preflight (before any download) -> load FP16 and the
+quantized format(s) -> one or two protocol phases (estimate/protocol.py) -> quality
+probe after the samplers stop. A session of several formats keeps them all resident
+and runs one phase (every model once per round, order rotated); it never alternates.
+Anything that makes this machine unmeasurable raises CannotMeasure (with what was known
+of the hardware); estimate/run.py decides what then.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ecocompute.errors import CannotMeasure, MeasurementRefused, TelemetryUnavailable
-from ecocompute.estimate.hardware import Hardware, cuda_hardware, known, nvml_hardware
+from ecocompute.estimate.fit import both_fit, check_all_fit
+from ecocompute.estimate.hardware import cuda_hardware, known, nvml_hardware
 from ecocompute.estimate.machine import Machine
+from ecocompute.estimate.outcome import (
+    ALTERNATING,
+    INTERLEAVED,
+    ROTATED,
+    SINGLE,
+    MeasuredRun,
+    Session,
+)
 from ecocompute.estimate.protocol import (
-    IdleWindow,
     Instruments,
     PhasePlan,
     PhaseResult,
@@ -26,8 +37,9 @@ from ecocompute.estimate.protocol import (
     StoppingRecord,
     run_phase,
 )
-from ecocompute.estimate.quality import QualityOutcome, ScoreSheet
-from ecocompute.estimate.trials import Trial
+from ecocompute.estimate.quality import ScoreSheet
+from ecocompute.estimate.timing import Stopwatch
+from ecocompute.formats.table import FP16_SPEC, FormatSpec
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.decode import make_decoder
 from ecocompute.llm.loading import Checkpoint, LoadedModel, ModelBackend, count_parameters
@@ -40,46 +52,11 @@ from ecocompute.published.archs import arch_from_product_name
 from ecocompute.telemetry.base import Capabilities, GpuTelemetry
 from ecocompute.telemetry.mapping import DeviceMappingError, DeviceMatch, match_devices
 
-# Expected memory of the quantized copy relative to the FP16 one (embeddings and the
-# head stay in float16, so small models quantize less well), plus working room: used
-# only to decide whether both copies fit for interleaving.
-_FOOTPRINT_RATIO = {Precision.NF4: 0.5, Precision.INT8: 0.75}
-_HEADROOM_MIB = 4096
-
-INTERLEAVED = "interleaved"
-ALTERNATING = "alternating blocks"
-SINGLE = "single format"
+__all__ = ["ALTERNATING", "INTERLEAVED", "ROTATED", "SINGLE", "MeasuredRun", "measure"]
 
 
 @dataclass(frozen=True)
-class MeasuredRun:
-    """Everything a measured report says, decided; report/ turns it into JSON."""
-
-    params: RunParams
-    hardware: Hardware  # the GPUs a meter read, NVML order
-    arch: str
-    power_field: str | None  # None where the GPUs disagree
-    counter: bool  # every window read the NVML energy counter
-    counter_edges: dict[str, Any]
-    versions: Mapping[str, str | None]  # torch, cuda
-    checkpoint: Checkpoint
-    params_count: int
-    prompt_tokens: int
-    order: str  # INTERLEAVED, ALTERNATING or SINGLE
-    trials: tuple[Trial, ...]
-    idle: IdleWindow | None
-    format_gpus: Mapping[Precision, tuple[int, ...]]  # NVML indices each format sums
-    decode: Mapping[str, Any]  # the decode regime's record
-    stopping: StoppingRecord
-    quality: QualityOutcome
-
-    @property
-    def rounds(self) -> int:
-        return self.stopping.rounds
-
-
-@dataclass(frozen=True)
-class Session:
+class Bench:
     """A measurement in progress on matched, power-capable GPUs."""
 
     params: RunParams
@@ -89,6 +66,7 @@ class Session:
     matches: Sequence[DeviceMatch]
     caps: Mapping[int, Capabilities]
     instruments: Instruments
+    clock: Stopwatch = field(default_factory=lambda: Stopwatch())
 
 
 def measure(params: RunParams, progress: Progress, machine: Machine) -> MeasuredRun:
@@ -101,18 +79,18 @@ def measure(params: RunParams, progress: Progress, machine: Machine) -> Measured
             raise CannotMeasure("dry_run", "--dry_run") from None
         raise
     try:
-        session = _open_session(params, progress, machine, telemetry)
-        hardware = cuda_hardware(telemetry, session.matches)
-        oom = out_of_memory_named(params.model_name, None, "measuring", session.accelerator)
+        bench = _open_bench(params, progress, machine, telemetry)
+        hardware = cuda_hardware(telemetry, bench.matches)
+        oom = out_of_memory_named(params.model_name, None, "measuring", bench.accelerator)
         with known(hardware), oom:
-            return _run(session, telemetry)
+            return _run(bench, telemetry)
     finally:
         telemetry.close()
 
 
-def _open_session(
+def _open_bench(
     params: RunParams, progress: Progress, machine: Machine, telemetry: GpuTelemetry
-) -> Session:
+) -> Bench:
     """CUDA matched to NVML, power telemetry checked; nothing loaded yet."""
     with known(nvml_hardware(telemetry)):
         if params.dry_run:
@@ -130,18 +108,21 @@ def _open_session(
         if not caps[first.index].power:
             raise CannotMeasure("power_unsupported", f"power telemetry unsupported on {first.name}")
     instruments = Instruments(telemetry, accelerator.synchronize, caps, params.sample_rate_hz)
-    return Session(params, progress, accelerator, machine.backend, matches, caps, instruments)
+    return Bench(params, progress, accelerator, machine.backend, matches, caps, instruments)
 
 
-def _run(s: Session, telemetry: GpuTelemetry) -> MeasuredRun:
+def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
     p = s.params
-    s.backend.preflight(p.precision, s.accelerator, p.llm_int8_threshold)
+    specs = [p.spec(f) for f in p.session_formats]
+    for spec in specs:
+        s.backend.preflight(spec, s.accelerator, p.llm_int8_threshold)
     checkpoint = s.backend.checkpoint(p.model_name, s.accelerator)
     prompt = s.backend.prompt(checkpoint, p.batch_size, s.accelerator)
-    fp16 = _load(s, checkpoint, Precision.FP16)
+    fp16 = _load(s, checkpoint, FP16_SPEC)
     params_count = count_parameters(fp16.model)
     sheet = ScoreSheet(p, checkpoint, s.backend, s.accelerator, s.progress)
-    phases, order, decode = _phases(s, checkpoint, fp16, prompt, sheet)
+    phases, order, decode, loaded = _phases(s, checkpoint, fp16, prompt, sheet, specs)
+    s.clock.reused = all(m.reused for m in loaded)
     meters = {fmt: meter for phase in phases for fmt, meter in phase.meters.items()}
     used = _used_gpus(s.matches, meters)
     power_fields = {s.caps[m.nvml.index].power_field for m in used}
@@ -163,37 +144,62 @@ def _run(s: Session, telemetry: GpuTelemetry) -> MeasuredRun:
         decode=decode,
         stopping=_stopping_record(p, phases),
         quality=sheet.outcome(),
+        quantization={m.precision: m.quantization for m in loaded},
+        weights_mib={m.precision: m.footprint_mib for m in loaded},
+        bandwidth_gbs=_bandwidth_gbs(telemetry, used),
+        session=_session(specs),
+        timing=s.clock.timing(),
     )
 
 
+def _session(specs: Sequence[FormatSpec]) -> Session | None:
+    if len(specs) < 2:
+        return None
+    keys = tuple(spec.key for spec in specs)
+    return Session(keys, {key: key for key in keys})
+
+
+def _bandwidth_gbs(telemetry: GpuTelemetry, used: Sequence[DeviceMatch]) -> float | None:
+    """The first measured GPU's peak memory bandwidth, where NVML reports it."""
+    try:
+        return telemetry.memory_bandwidth_gbs(used[0].nvml.index)
+    except Exception:  # a figure beside the measurement, never a reason to lose it
+        return None
+
+
 def _phases(
-    s: Session,
+    s: Bench,
     checkpoint: Checkpoint,
     fp16: LoadedModel,
     prompt: tuple[Any, Any],
     sheet: ScoreSheet,
-) -> tuple[list[PhaseResult], str, Mapping[str, Any]]:
-    """Both formats resident and interleaved where they fit, else one block each. Each
-    phase's models are scored once its sampler has stopped."""
-    p = s.params
-    if not p.precision.quantized:
+    specs: Sequence[FormatSpec],
+) -> tuple[list[PhaseResult], str, Mapping[str, Any], list[LoadedModel]]:
+    """Every format resident and interleaved where they fit, else (one format only)
+    one block each. Each phase's models are scored once its sampler has stopped."""
+    if not specs:
         first = _phase(s, [fp16], prompt, idle=True)
         sheet.score({Precision.FP16: fp16.model})
-        return [first.result], SINGLE, first.decode
-    if _both_fit(s, fp16):
-        quant = _load(s, checkpoint, p.precision)
-        both = _phase(s, [fp16, quant], prompt, idle=True)
-        sheet.score({Precision.FP16: fp16.model, p.precision: quant.model})
-        return [both.result], INTERLEAVED, both.decode
+        return [first.result], SINGLE, first.decode, [fp16]
+    if len(specs) > 1:
+        check_all_fit(s.accelerator, s.params.model_name, fp16, specs)
+    if len(specs) > 1 or both_fit(s.accelerator, fp16, specs[0]):
+        models = [fp16, *(_load(s, checkpoint, spec) for spec in specs)]
+        together = _phase(s, models, prompt, idle=True, rotate=len(specs) > 1)
+        sheet.score({m.precision: m.model for m in models})
+        order = ROTATED if len(specs) > 1 else INTERLEAVED
+        return [together.result], order, together.decode, models
     s.progress("FP16 and the quantized copy do not fit together: alternating blocks")
     first = _phase(s, [fp16], prompt, idle=True)
     sheet.score({Precision.FP16: fp16.model})
+    s.backend.forget(fp16)
+    fp16_kept = LoadedModel(fp16.precision, None, fp16.devices, fp16.footprint_mib, fp16.spec)
     del fp16
     s.accelerator.release()
-    quant = _load(s, checkpoint, p.precision)
+    quant = _load(s, checkpoint, specs[0])
     second = _phase(s, [quant], prompt, idle=False, first_index=len(first.result.trials))
-    sheet.score({p.precision: quant.model})
-    return [first.result, second.result], ALTERNATING, first.decode
+    sheet.score({quant.precision: quant.model})
+    return [first.result, second.result], ALTERNATING, first.decode, [fp16_kept, quant]
 
 
 @dataclass(frozen=True)
@@ -203,16 +209,18 @@ class _Phase:
 
 
 def _phase(
-    s: Session,
+    s: Bench,
     loaded: Sequence[LoadedModel],
     prompt: tuple[Any, Any],
     *,
     idle: bool,
     first_index: int = 0,
+    rotate: bool = False,
 ) -> _Phase:
     p = s.params
     residents = []
     record: Mapping[str, Any] = {}
+    since = time.monotonic()
     for model in loaded:
         decoder = make_decoder(
             model.model,
@@ -230,6 +238,7 @@ def _phase(
         record = decoder.record()
         named = OutOfMemoryNamed(decoder, p.model_name, model.precision, s.accelerator)
         residents.append(Resident(model.precision, named, _nvml_indices(s, model)))
+    s.clock.add("prepare", since)
     adaptive = p.ci_target_pts is not None and len(loaded) > 1
     stopping = Stopping(
         rounds=p.iterations,
@@ -244,26 +253,24 @@ def _phase(
         idle_seconds=p.idle_seconds if idle else 0.0,
         first_index=first_index,
         paired=p.precision.quantized,
+        rotate=rotate,
     )
-    return _Phase(run_phase(s.instruments, residents, plan, s.progress), record)
+    since = time.monotonic()
+    result = run_phase(s.instruments, residents, plan, s.progress)
+    s.clock.add("measure", since)
+    return _Phase(result, record)
 
 
-def _load(s: Session, checkpoint: Checkpoint, precision: Precision) -> LoadedModel:
-    s.progress(f"loading {s.params.model_name} at {precision}")
-    loaded = s.backend.load(checkpoint, precision, s.accelerator, s.params.llm_int8_threshold)
-    s.progress(f"{precision} loaded: {loaded.footprint_mib:,.0f} MiB on device(s) {loaded.devices}")
+def _load(s: Bench, checkpoint: Checkpoint, spec: FormatSpec) -> LoadedModel:
+    s.progress(f"loading {s.params.model_name} at {spec.label}")
+    since = time.monotonic()
+    loaded = s.backend.load(checkpoint, spec, s.accelerator, s.params.llm_int8_threshold)
+    s.clock.add("load", since)
+    s.progress(f"{spec.key} loaded: {loaded.footprint_mib:,.0f} MiB on device(s) {loaded.devices}")
     return loaded
 
 
-def _both_fit(s: Session, fp16: LoadedModel) -> bool:
-    memory = s.accelerator.memory_mib()
-    if memory is None:
-        return False
-    needed = fp16.footprint_mib * _FOOTPRINT_RATIO[s.params.precision] + _HEADROOM_MIB
-    return memory[0] >= needed
-
-
-def _nvml_indices(s: Session, loaded: LoadedModel) -> tuple[int, ...]:
+def _nvml_indices(s: Bench, loaded: LoadedModel) -> tuple[int, ...]:
     """NVML indices of the GPUs holding the model; all must report power."""
     by_cuda = {m.cuda_index: m.nvml.index for m in s.matches}
     indices = tuple(by_cuda[i] for i in loaded.devices if i in by_cuda)

@@ -2,7 +2,8 @@
 format's meter, read idle power (models resident), warm up, then rounds of trials.
 
 A run has one phase when every format fits on the GPUs together (trials interleaved
-FP16, Q, FP16, Q ...), or two (all FP16 trials, then all quantized ones).
+FP16, Q, FP16, Q ...; with several formats, every model once per round in an order
+rotated from round to round), or two (all FP16 trials, then all quantized ones).
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ecocompute.estimate.trials import Arm, Decode, Trial, rounds_paired, run_round, warm_up
+from ecocompute.estimate.trials import (
+    Arm,
+    Decode,
+    Trial,
+    round_order,
+    rounds_paired,
+    run_round,
+    warm_up,
+)
 from ecocompute.monitor.meter import EnergyMeter, WindowReading
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.precision import Precision
@@ -127,6 +136,7 @@ class PhasePlan:
     idle_seconds: float  # 0: no idle window in this phase
     first_index: int = 0  # trial numbering continues across phases
     paired: bool = True  # number trials by round (a quantized run's pairs)
+    rotate: bool = False  # several formats: rotate each round's order by one place
 
 
 def run_phase(
@@ -167,7 +177,13 @@ def _rounds(
     done = 0
     while True:
         pair = done if plan.paired else None
-        trials += run_round(arms, plan.expected_tokens, plan.first_index + len(trials), pair)
+        trials += run_round(
+            round_order(arms, done, plan.rotate),
+            plan.expected_tokens,
+            plan.first_index + len(trials),
+            pair,
+            rotated=plan.rotate,
+        )
         done += 1
         progress(round_line(done, rule, trials, len(arms)))
         why = rule.why_stop(trials, done, clock() - t0)
@@ -189,9 +205,21 @@ def _meter_over(
     return meter
 
 
-def paired_estimate(trials: Sequence[Trial]) -> DeltaEstimate | None:
-    """The running paired delta of the trials so far (FP16 and quantized, by round)."""
-    pairs = rounds_paired(trials)
+def quantized_formats(trials: Sequence[Trial]) -> list[Precision]:
+    """The quantized formats among the trials, in order of first appearance."""
+    seen: dict[Precision, None] = {}
+    for t in trials:
+        if t.precision.quantized:
+            seen.setdefault(t.precision, None)
+    return list(seen)
+
+
+def paired_estimate(
+    trials: Sequence[Trial], precision: Precision | None = None
+) -> DeltaEstimate | None:
+    """The running paired delta of `precision` (default: the one quantized format) vs
+    FP16 over the trials so far, paired by round."""
+    pairs = rounds_paired(trials, precision)
     if not pairs:
         return None
     fp16, quant = ([t.energy_per_token_mj for t in side] for side in zip(*pairs, strict=True))
@@ -199,21 +227,42 @@ def paired_estimate(trials: Sequence[Trial]) -> DeltaEstimate | None:
 
 
 def half_width_pts(trials: Sequence[Trial]) -> float | None:
-    est = paired_estimate(trials)
-    if est is None or est.ci95_pct is None:
-        return None
-    return (est.ci95_pct[1] - est.ci95_pct[0]) / 2.0
+    """The widest 95% half-width among the formats' paired deltas (None until every
+    format has an interval): a session stops on its least precise format."""
+    widths = []
+    for precision in quantized_formats(trials):
+        est = paired_estimate(trials, precision)
+        if est is None or est.ci95_pct is None:
+            return None
+        widths.append((est.ci95_pct[1] - est.ci95_pct[0]) / 2.0)
+    return max(widths) if widths else None
 
 
 def round_line(done: int, rule: Stopping, trials: Sequence[Trial], per_round: int) -> str:
-    parts = [f"{t.precision} {t.energy_per_token_mj:,.0f} mJ/tok" for t in trials[-per_round:]]
+    latest = sorted(trials[-per_round:], key=lambda t: not t.precision.quantized, reverse=True)
+    parts = [f"{t.precision} {t.energy_per_token_mj:,.0f} mJ/tok" for t in latest]
     of = f"/{rule.rounds}" if rule.target_pts is None else f" (min {rule.rounds})"
     line = f"round {done}{of}: " + ", ".join(parts)
-    est = paired_estimate(trials)
-    if est is not None:
-        line += f"; running delta {est.mean_pct:+.1f}%"
-        if est.ci95_pct is not None:
-            lo, hi = est.ci95_pct
-            line += f" (95% CI {lo:+.1f}..{hi:+.1f}%, +-{(hi - lo) / 2:.1f} pts"
-            line += ")" if rule.target_pts is None else f" vs target +-{rule.target_pts:g})"
+    formats = quantized_formats(trials)
+    if len(formats) > 1:
+        return line + "; running " + "; ".join(_running(trials, f, rule, True) for f in formats)
+    if formats:
+        line += "; " + _running(trials, formats[0], rule, False)
     return line
+
+
+def _running(trials: Sequence[Trial], precision: Precision, rule: Stopping, short: bool) -> str:
+    est = paired_estimate(trials, precision)
+    if est is None:
+        return f"{precision} -"
+    if short:
+        text = f"{precision} {est.mean_pct:+.1f}%"
+        if est.ci95_pct is not None:
+            text += f" +-{(est.ci95_pct[1] - est.ci95_pct[0]) / 2:.1f}"
+        return text
+    text = f"running delta {est.mean_pct:+.1f}%"
+    if est.ci95_pct is not None:
+        lo, hi = est.ci95_pct
+        text += f" (95% CI {lo:+.1f}..{hi:+.1f}%, +-{(hi - lo) / 2:.1f} pts"
+        text += ")" if rule.target_pts is None else f" vs target +-{rule.target_pts:g})"
+    return text

@@ -12,7 +12,13 @@ from ecocompute.estimate.figure_guard import check_possible
 from ecocompute.estimate.hardware import Hardware
 from ecocompute.params import RunParams, nominal_params_b
 from ecocompute.published.archs import arch_from_product_name, normalise_arch_choice
-from ecocompute.published.figures import PublishedFigure, headline, published_figure
+from ecocompute.published.figures import (
+    BASIS_UNAVAILABLE,
+    PublishedFigure,
+    anchors_for,
+    headline,
+    published_figure,
+)
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,28 @@ def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware)
     when no size is known, or when the curves give no possible figure at that size."""
     params_b, params_b_source = nominal_params_b(params.model_name, params.params_b)
     arch = resolve_arch(params.gpu_arch, hardware.gpu_name)
-    figure = published_figure(arch.arch, params_b, params.precision)
+    spec = params.spec()
+    if spec.published:
+        figure = published_figure(arch.arch, params_b, params.precision)
+    else:
+        figure = not_published(arch.arch, params_b, str(spec.precision), spec.label)
     check_possible(figure, params_b)  # far beyond its curves, a size is bad input
     return PublishedRun(params, reason, hardware, params_b, params_b_source, arch, figure)
+
+
+def not_published(arch: str, params_b: float, precision: str, label: str) -> PublishedFigure:
+    """No figure for a format the published dataset never measured (it has bitsandbytes
+    NF4 and LLM.int8() only): basis unavailable, and never another format's figure."""
+    anchors = anchors_for(arch)
+    return PublishedFigure(
+        arch,
+        precision,
+        params_b,
+        BASIS_UNAVAILABLE,
+        None,
+        None,
+        None,
+        anchors.card if anchors else None,
+        f"the published dataset has figures for bitsandbytes NF4 and LLM.int8() only; "
+        f"{label} was never measured there, and no other format's figure is borrowed for it",
+    )

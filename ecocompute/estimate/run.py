@@ -4,10 +4,13 @@ its reason, and then the published path answers, labelled with that reason."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from ecocompute.errors import CannotMeasure, InputError
 from ecocompute.estimate.hardware import Hardware
 from ecocompute.estimate.machine import Machine, this_machine
-from ecocompute.estimate.measured_path import MeasuredRun, measure
+from ecocompute.estimate.measured_path import measure
+from ecocompute.estimate.outcome import MeasuredRun
 from ecocompute.estimate.published_path import FallbackReason, PublishedRun, published_run
 from ecocompute.llm.synthetic import PRESETS, is_synthetic, preset_for
 from ecocompute.params import RunParams
@@ -28,7 +31,32 @@ def run_energy_estimate(
     except CannotMeasure as exc:
         progress(f"published path: {exc.reason}")
         hardware = exc.hardware if isinstance(exc.hardware, Hardware) else Hardware()
-        return published_run(params, FallbackReason(exc.code, exc.reason), hardware)
+        return _published(params, FallbackReason(exc.code, exc.reason), hardware)
+
+
+def _published(params: RunParams, reason: FallbackReason, hardware: Hardware) -> PublishedRun:
+    """The one call that makes a published-path outcome."""
+    return published_run(params, reason, hardware)
+
+
+def run_session(
+    params: RunParams, progress: Progress, *, machine: Machine | None = None
+) -> list[Outcome]:
+    """energy_estimate for every format of the run: one outcome per quantized format
+    (one for FP16 alone), in the order given. A session of several formats measures
+    them together against one FP16 baseline; on the published path each format gets
+    its own published figure (or none, labelled), never another format's."""
+    outcome = run_energy_estimate(params, progress, machine=machine)
+    if len(params.session_formats) < 2:
+        return [outcome]
+    if isinstance(outcome, MeasuredRun):
+        return [outcome.for_format(f) for f in params.session_formats]
+    return [
+        _published(
+            dataclasses.replace(params, precision=f, formats=()), outcome.reason, outcome.hardware
+        )
+        for f in params.session_formats
+    ]
 
 
 def check_model_name(model_name: str) -> None:

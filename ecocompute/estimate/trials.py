@@ -43,6 +43,7 @@ class Trial:
     precision: Precision
     tokens: int
     reading: WindowReading
+    slot: int | None = None  # its place in a rotated round (sessions of several formats)
 
     @property
     def energy_per_token_mj(self) -> float:
@@ -53,10 +54,19 @@ class Trial:
         return self.tokens / self.reading.duration_s
 
 
-def rounds_paired(trials: Sequence[Trial]) -> list[tuple[Trial, Trial]]:
-    """(FP16 trial, quantized trial) of every round that has both, in round order."""
+def rounds_paired(
+    trials: Sequence[Trial], precision: Precision | None = None
+) -> list[tuple[Trial, Trial]]:
+    """(FP16 trial, `precision`'s trial) of every round that has both, in round order.
+    precision None: the one quantized format of the trials (a session of one)."""
     fp16 = {t.pair: t for t in trials if not t.precision.quantized and t.pair is not None}
-    quant = {t.pair: t for t in trials if t.precision.quantized and t.pair is not None}
+    quant = {
+        t.pair: t
+        for t in trials
+        if t.precision.quantized
+        and t.pair is not None
+        and (precision is None or t.precision is precision)
+    }
     return [(fp16[k], quant[k]) for k in sorted(fp16) if k in quant]
 
 
@@ -67,7 +77,9 @@ def warm_up(arms: Sequence[Arm], warmup: int, progress: Progress) -> None:
             arm.decode.run()
 
 
-def measured_trial(arm: Arm, expected_tokens: int, index: int, pair: int | None) -> Trial:
+def measured_trial(
+    arm: Arm, expected_tokens: int, index: int, pair: int | None, slot: int | None = None
+) -> Trial:
     output, reading = arm.meter.window(arm.decode.run)
     tokens = arm.decode.new_tokens(output)
     if tokens != expected_tokens:
@@ -75,13 +87,30 @@ def measured_trial(arm: Arm, expected_tokens: int, index: int, pair: int | None)
             f"{arm.precision} decode produced {tokens} new tokens, expected {expected_tokens} "
             "(min_new_tokens should force them); the protocol cannot compare the formats"
         )
-    return Trial(index, pair, arm.precision, tokens, reading)
+    return Trial(index, pair, arm.precision, tokens, reading, slot)
+
+
+def round_order(arms: Sequence[Arm], done: int, rotate: bool) -> list[Arm]:
+    """The arms in the order round `done` (0-based) measures them: as given, or, in a
+    session of several formats, rotated by one place per round, so that over the rounds
+    every format is measured in every place (first, after FP16, last ...)."""
+    if not rotate or not arms:
+        return list(arms)
+    k = done % len(arms)
+    return [*arms[k:], *arms[:k]]
 
 
 def run_round(
-    arms: Sequence[Arm], expected_tokens: int, first_index: int, pair: int | None
+    arms: Sequence[Arm],
+    expected_tokens: int,
+    first_index: int,
+    pair: int | None,
+    *,
+    rotated: bool = False,
 ) -> list[Trial]:
-    """One trial per arm, in the arms' order (FP16, then the quantized format)."""
+    """One trial per arm, in the order given (FP16, then the quantized format(s)); with
+    rotated, each trial records its place in the round."""
     return [
-        measured_trial(arm, expected_tokens, first_index + k, pair) for k, arm in enumerate(arms)
+        measured_trial(arm, expected_tokens, first_index + k, pair, k if rotated else None)
+        for k, arm in enumerate(arms)
     ]

@@ -39,6 +39,9 @@ class Accelerator(Protocol):
 
     def versions(self) -> dict[str, str | None]: ...
 
+    def compute_capability(self) -> tuple[int, int] | None:
+        """(major, minor) of the input device; None where it is not a CUDA GPU."""
+
 
 def _pci_bus_id(props: Any) -> str | None:
     try:
@@ -123,6 +126,10 @@ class CudaAccelerator:
 
     def versions(self) -> dict[str, str | None]:
         return {"torch": self._torch.__version__, "cuda": self._torch.version.cuda}
+
+    def compute_capability(self) -> tuple[int, int] | None:
+        major, minor = self._torch.cuda.get_device_capability(0)
+        return int(major), int(minor)
 
 
 def cuda_visible_devices() -> str | None:

@@ -1,4 +1,4 @@
-"""Messages that accelerate, transformers and bitsandbytes print while a model loads,
+"""Messages that accelerate, transformers, bitsandbytes and torchao print while a model loads,
 moved into this package's debug log.
 
 A load that ends in our own refusal (say, a model that does not fit within
@@ -18,7 +18,9 @@ from collections.abc import Iterator
 
 log = logging.getLogger(__name__)
 
-LIBRARY_LOGGERS = ("accelerate", "transformers", "bitsandbytes")
+# torchao logs at import (its optional C++ extensions, Triton), and torch itself warns
+# through its own handler when torchao registers its types.
+LIBRARY_LOGGERS = ("accelerate", "transformers", "bitsandbytes", "torchao", "torch")
 
 
 class _ToDebug(logging.Handler):

@@ -1,7 +1,8 @@
-"""Loading the same checkpoint at FP16, NF4 (bitsandbytes 4-bit) and INT8 (LLM.int8()).
+"""Loading the same checkpoint at FP16 and at each quantized format (each library's part
+is one module of llm/quantizers/).
 
-torch, transformers and bitsandbytes are imported inside the functions: the published
-path never loads them.
+torch, transformers and the quantization libraries are imported inside the functions:
+the published path never loads them.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecocompute import packages
 from ecocompute.errors import RunError
+from ecocompute.formats.table import FP16_SPEC, FormatSpec, spec_for
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.gguf_checkpoint import origin_note
 from ecocompute.llm.library_messages import library_messages_to_debug
 from ecocompute.llm.memory import out_of_memory_named
+from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.llm.synthetic import PRESETS, WEIGHTS_NOTE, is_synthetic, materialise, preset_for
 from ecocompute.precision import Precision
 
@@ -44,7 +46,10 @@ class LoadedModel:
     precision: Precision
     model: Any
     devices: tuple[int, ...]  # accelerator indices holding its weights
-    footprint_mib: float
+    footprint_mib: float  # its parameters and buffers as stored (weight_bytes)
+    spec: FormatSpec = FP16_SPEC
+    quantization: dict[str, Any] | None = None  # what the report says of its format
+    reused: bool = False  # already resident from an earlier session (a sweep's point)
 
 
 def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
@@ -62,39 +67,6 @@ def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
     location = str(Path(model_name).expanduser()) if model_name.startswith("~") else model_name
     # a folder made from a GGUF file says so (package, file, sha256, round trip)
     return Checkpoint(model_name, location, "pretrained", origin_note(location))
-
-
-def quantization_config(precision: Precision, llm_int8_threshold: float) -> Any:
-    if not precision.quantized:
-        return None
-    import torch
-    from transformers import BitsAndBytesConfig
-
-    if precision is Precision.NF4:
-        return BitsAndBytesConfig(
-            load_in_4bit=True,
-            bnb_4bit_quant_type="nf4",
-            bnb_4bit_compute_dtype=torch.float16,
-        )
-    return BitsAndBytesConfig(load_in_8bit=True, llm_int8_threshold=llm_int8_threshold)
-
-
-def quantization_record(precision: Precision, llm_int8_threshold: float) -> dict[str, Any] | None:
-    """What the report says about how the weights were quantized."""
-    if precision is Precision.NF4:
-        return {
-            "library": "bitsandbytes",
-            "quant_type": "nf4",
-            "compute_dtype": "float16",
-            "double_quant": False,
-        }
-    if precision is Precision.INT8:
-        return {
-            "library": "bitsandbytes",
-            "method": "LLM.int8()",
-            "llm_int8_threshold": llm_int8_threshold,
-        }
-    return None
 
 
 def _looks_like_a_path(name: str) -> bool:
@@ -119,14 +91,19 @@ def _not_found(checkpoint: Checkpoint, exc: Exception) -> RunError:
 
 def load(
     checkpoint: Checkpoint,
-    precision: Precision,
+    spec: FormatSpec | Precision,
     accelerator: Accelerator,
     llm_int8_threshold: float,
 ) -> LoadedModel:
-    """Load one format. Raises RunError on a missing model or out-of-memory."""
-    import torch
+    """Load one format (a Precision: its default library's): from_pretrained, then the
+    library's in-memory step where it has one. Raises RunError on a missing model,
+    out-of-memory or a format refused."""
     from transformers import AutoModelForCausalLM
 
+    if not isinstance(spec, FormatSpec):
+        spec = spec_for(spec)
+    quantizer = quantizer_for(spec)
+    precision = spec.precision
     is_local = Path(checkpoint.location).is_dir()
     try:
         with (
@@ -135,9 +112,8 @@ def load(
         ):
             model = AutoModelForCausalLM.from_pretrained(
                 checkpoint.location,
-                dtype=torch.float16,
+                **quantizer.load_arguments(llm_int8_threshold),
                 **accelerator.placement(),
-                quantization_config=quantization_config(precision, llm_int8_threshold),
                 trust_remote_code=False,
                 local_files_only=is_local,
             )
@@ -159,28 +135,42 @@ def load(
             accelerator,
             f"{len(offloaded)} module(s) placed off the GPU(s), e.g. {offloaded[0]}",
         )
-    check_quantized(model, precision)
+    with (
+        library_messages_to_debug(),
+        out_of_memory_named(checkpoint.model_name, precision, "quantizing", accelerator),
+    ):
+        done = quantizer.finish(model)
+    quantizer.check(model)
     model.eval()
-    footprint = float(model.get_memory_footprint()) / 2**20
-    return LoadedModel(precision, model, accelerator.occupied(model), footprint)
+    record = quantizer.record(llm_int8_threshold)
+    return LoadedModel(
+        precision,
+        model,
+        accelerator.occupied(model),
+        weight_bytes(model) / 2**20,
+        spec=spec,
+        quantization=None if record is None else {**record, **done},
+    )
 
 
-# The bitsandbytes layer each format must have put in place of torch.nn.Linear.
-_QUANTIZED_LAYER = {Precision.NF4: "Linear4bit", Precision.INT8: "Linear8bitLt"}
+def weight_bytes(model: Any) -> int:
+    """Bytes of the model's parameters and buffers as stored: a quantized tensor
+    subclass counts its packed data and scales, not its logical shape at 16 bits."""
+    seen: set[int] = set()
+    total = 0
+    for tensor in (*model.parameters(), *model.buffers()):
+        if id(tensor) not in seen:
+            seen.add(id(tensor))
+            total += _stored_bytes(tensor)
+    return total
 
 
-def check_quantized(model: Any, precision: Precision) -> None:
-    """Refuse a model that is not in the format it is labelled with: its numbers would
-    be reported as that format's. Raises RunError."""
-    layer = _QUANTIZED_LAYER.get(precision)
-    if layer is None:
-        return
-    if not any(type(m).__name__ == layer for m in model.modules()):
-        raise RunError(
-            f"the {precision} load returned a model without bitsandbytes {layer} layers, so "
-            f"it is not {precision}; refusing to report its energy as {precision}. Check the "
-            "bitsandbytes and transformers versions; nothing was written."
-        )
+def _stored_bytes(tensor: Any) -> int:
+    flatten = getattr(tensor, "__tensor_flatten__", None)
+    if flatten is not None:
+        names, _ = flatten()
+        return sum(_stored_bytes(getattr(tensor, name)) for name in names)
+    return int(tensor.numel()) * int(tensor.element_size())
 
 
 def does_not_fit(
@@ -229,56 +219,18 @@ def load_tokenizer(checkpoint: Checkpoint) -> Any:
         raise _not_found(checkpoint, exc) from None
 
 
-def stack_versions(accelerator: Accelerator) -> str:
-    v = accelerator.versions()
-    bnb = packages.installed_version("bitsandbytes") or "not installed"
-    return f"torch {v.get('torch')}, CUDA {v.get('cuda')}, bitsandbytes {bnb}"
-
-
-def preflight(precision: Precision, accelerator: Accelerator, llm_int8_threshold: float) -> None:
-    """Run a tiny bitsandbytes op of the requested kind on this GPU before loading anything
-    big (and before any download). Raises RunError naming the versions."""
-    if not precision.quantized:
-        return
-    try:
-        import bitsandbytes as bnb
-        import torch
-    except Exception as exc:  # ImportError, or a CUDA-setup error raised at import
-        raise RunError(
-            f"{precision} needs bitsandbytes, which could not be imported ({exc}); "
-            f"{stack_versions(accelerator)}. Install it with `pip install bitsandbytes` "
-            "(or the [gpu] extra), or run --precision FP16."
-        ) from None
-    device = accelerator.input_device()
-    try:
-        x = torch.randn(16, 64, dtype=torch.float16, device=device)
-        if precision is Precision.NF4:
-            weight = torch.randn(64, 64, dtype=torch.float16, device=device)
-            packed, state = bnb.functional.quantize_4bit(weight, quant_type="nf4")
-            y = bnb.matmul_4bit(x, packed.t(), quant_state=state)
-        else:
-            layer = bnb.nn.Linear8bitLt(
-                64, 64, bias=False, has_fp16_weights=False, threshold=llm_int8_threshold
-            ).to(device)
-            y = layer(x)
-        accelerator.synchronize()
-        if not bool(torch.isfinite(y).all()):
-            raise RuntimeError("non-finite result")
-    except Exception as exc:  # any failure of the kernel is the preflight's answer
-        first_line = str(exc).splitlines()[0][:200] if str(exc) else ""
-        raise RunError(
-            f"bitsandbytes {precision} preflight failed on this GPU ({type(exc).__name__}: "
-            f"{first_line}); {stack_versions(accelerator)}. "
-            "Its kernels may not support this torch/CUDA build; nothing was loaded."
-        ) from None
+def preflight(spec: FormatSpec, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+    """A tiny op of the format on this device before loading anything big (and before
+    any download). Raises RunError naming the format, the library and why."""
+    quantizer_for(spec).preflight(accelerator, llm_int8_threshold)
 
 
 class ModelBackend:
     """The model side of a measurement as one object, so a test can replace a piece
-    (e.g. bitsandbytes, which has no CPU kernels here) without touching the protocol."""
+    (e.g. a library with no CPU kernels) without touching the protocol."""
 
-    def preflight(self, precision: Precision, accelerator: Accelerator, threshold: float) -> None:
-        preflight(precision, accelerator, threshold)
+    def preflight(self, spec: FormatSpec, accelerator: Accelerator, threshold: float) -> None:
+        preflight(spec, accelerator, threshold)
 
     def checkpoint(self, model_name: str, accelerator: Accelerator) -> Checkpoint:
         return resolve_checkpoint(model_name, accelerator)
@@ -286,11 +238,15 @@ class ModelBackend:
     def load(
         self,
         checkpoint: Checkpoint,
-        precision: Precision,
+        spec: FormatSpec,
         accelerator: Accelerator,
         threshold: float,
     ) -> LoadedModel:
-        return load(checkpoint, precision, accelerator, threshold)
+        return load(checkpoint, spec, accelerator, threshold)
+
+    def forget(self, loaded: LoadedModel) -> None:
+        """The caller is done with this model (a backend that keeps models lets go)."""
+        return None
 
     def prompt(
         self, checkpoint: Checkpoint, batch_size: int, accelerator: Accelerator

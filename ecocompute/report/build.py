@@ -14,10 +14,10 @@ from typing import Any
 
 from ecocompute import __version__
 from ecocompute.estimate.hardware import GpuRecord, Hardware
-from ecocompute.estimate.measured_path import MeasuredRun
+from ecocompute.estimate.outcome import MeasuredRun, Session
 from ecocompute.estimate.published_path import PublishedRun
 from ecocompute.estimate.quality import QualityOutcome
-from ecocompute.llm.loading import quantization_record
+from ecocompute.formats.table import BITSANDBYTES
 from ecocompute.llm.quality_probe import corpus_record
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
 from ecocompute.params import RunParams, nominal_params_b
@@ -40,6 +40,9 @@ SCOPE = (
 ORDER_NOTES = {
     "interleaved": "FP16 and the quantized model were resident together; trials ran FP16, "
     "Q, FP16, Q ... so drift in clocks, temperature and host load falls on both.",
+    "rotated": "FP16 and every quantized format of the session were resident together; "
+    "each round measured each of them once, in an order rotated by one place from round to "
+    "round, so drift and any effect of a trial's place in the round fall on every format.",
     "alternating blocks": "the two formats did not fit on the GPU(s) together: all FP16 "
     "trials ran, then all quantized trials; drift between the blocks is not cancelled.",
     "single format": "FP16 alone was requested and measured.",
@@ -145,7 +148,8 @@ def _gpu_dict(gpu: GpuRecord) -> dict[str, Any]:
 
 
 def _int8_threshold(params: RunParams) -> dict[str, Any]:
-    if params.precision is Precision.INT8:
+    """LLM.int8()'s threshold, for a bitsandbytes INT8 run."""
+    if params.precision is Precision.INT8 and params.spec().library == BITSANDBYTES:
         return {"llm_int8_threshold": params.llm_int8_threshold}
     return {}
 
@@ -243,6 +247,7 @@ def measured_sections(run: MeasuredRun) -> dict[str, Any]:
             "accelerator_count": len(hardware.gpus),
             "gpus": [_gpu_dict(g) for g in hardware.gpus],
             "cuda_visible_devices": hardware.cuda_visible_devices,
+            "memory_bandwidth_gbs": _r(run.bandwidth_gbs, 1),
         },
         "workload": {
             **_sizes(p, run.params_count),
@@ -250,7 +255,7 @@ def measured_sections(run: MeasuredRun) -> dict[str, Any]:
             "weights": weights,
             "weights_note": run.checkpoint.weights_note,
             **_int8_threshold(p),
-            "quantization": quantization_record(p.precision, p.llm_int8_threshold),
+            "quantization": run.quantization.get(p.precision),
         },
         "measurement": {
             "method": method_text(run.counter, run.power_field, p.sample_rate_hz),
@@ -271,6 +276,8 @@ def measured_sections(run: MeasuredRun) -> dict[str, Any]:
             "min_valid_sample_fraction": MIN_VALID_SAMPLE_FRACTION,
             "counter_edges": run.counter_edges,
             "ci_method": CI_METHOD if p.precision.quantized else None,
+            "session": session_record(run.session, p.spec().key),
+            "timing": timing_record(run),
             "decode": {
                 **run.decode,
                 "batch_size": p.batch_size,
@@ -288,6 +295,49 @@ def measured_sections(run: MeasuredRun) -> dict[str, Any]:
     }
 
 
+def session_record(session: Session | None, key: str) -> dict[str, Any] | None:
+    """What a report of a session of several formats says of its siblings."""
+    if session is None:
+        return None
+    return {
+        "formats": list(session.formats),
+        "this_format": key,
+        "siblings": {
+            other: f"../{session.folders[other]}/energy.json"
+            for other in session.formats
+            if other != key
+        },
+        "shared_fp16_trials": True,
+        "rotation": "round k measures the models in the order FP16, "
+        + ", ".join(session.formats)
+        + " rotated by k places; trials[].slot is each trial's place",
+        "note": "This report holds the session's FP16 trials and this format's; the sibling "
+        "reports hold the same FP16 trials (same indices) with their own format's. Each "
+        "delta pairs a format's trial with its round's FP16 trial.",
+    }
+
+
+def timing_record(run: MeasuredRun) -> dict[str, Any] | None:
+    t = run.timing
+    if t is None:
+        return None
+    record: dict[str, Any] = {
+        "load_s": round(t.load_s, 2),
+        "prepare_s": round(t.prepare_s, 2),
+        "measure_s": round(t.measure_s, 2),
+        "session_s": round(t.load_s + t.prepare_s + t.measure_s, 2),
+        "reused_models": t.reused_models,
+    }
+    notes = []
+    if t.reused_models:
+        notes.append("the models were already resident from the sweep's previous point")
+    if run.session is not None:
+        notes.append("the whole session's stages, shared by every format's report")
+    if notes:
+        record["note"] = "; ".join(notes)
+    return record
+
+
 def measured_note(run: MeasuredRun) -> str:
     p, hardware = run.params, run.hardware
     indices = ", ".join(str(g.nvml_index) for g in hardware.gpus)
@@ -300,8 +350,21 @@ def measured_note(run: MeasuredRun) -> str:
         f"decode), after {p.warmup} warm-ups per format; {run.checkpoint.weights} weights; "
         f"torch {run.versions.get('torch')}."
     )
-    if run.checkpoint.weights == "synthetic" and p.precision is Precision.INT8:
+    if (
+        run.checkpoint.weights == "synthetic"
+        and p.precision is Precision.INT8
+        and p.spec().library == BITSANDBYTES
+    ):
         note += " Synthetic weights understate the INT8 outlier-path penalty."
+    compute = p.spec().compute_dtype
+    if compute != "float16":
+        note += (
+            f" {p.spec().key} computes in {compute}; the FP16 baseline in float16 (both "
+            "decode the same weights)."
+        )
+    if run.session is not None:
+        others = ", ".join(f for f in run.session.formats if f != p.spec().key)
+        note += f" One session with {others}: the FP16 trials are shared with their reports."
     if len(set(run.format_gpus.values())) > 1:
         note += " " + format_gpus_note(run.format_gpus)
     return note

@@ -22,6 +22,7 @@ from ecocompute.params import RunParams, check_output_dir, params_b_from_model_n
 from ecocompute.progress import Progress
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
+from ecocompute.report.schema import require_validator
 from ecocompute.report.share import SHARE_FILE, attach_share_url
 from ecocompute.report.summary import render
 from ecocompute.report.write import REPORT_NAME, report_text
@@ -40,6 +41,7 @@ class ReportJob:
 
     def __init__(self, params: RunParams) -> None:
         self.params = params
+        require_validator()  # before anything is measured
         folder = check_output_dir(params.output_dir)
         self.folder_existed = folder.is_dir()
         self.target = folder / REPORT_NAME
@@ -71,7 +73,7 @@ class ReportJob:
         text = report_text(report)
         summary = render(report, str(self.target))
         if summary_encoding is not None:
-            _check_encodable(summary, summary_encoding)
+            check_encodable(summary, summary_encoding)
         write_text_atomic(self.target, text, create_dir=not self.folder_existed)
         if link is not None:
             _write_share_file(self.target.parent / SHARE_FILE, link)
@@ -123,7 +125,7 @@ def _write_share_file(path: Path, link: str) -> None:
         print(f"share: {exc}; the link is in energy.json (share_url)", file=sys.stderr)
 
 
-def _check_encodable(summary: str, encoding: str) -> None:
+def check_encodable(summary: str, encoding: str) -> None:
     """Fail now, before the write, if stdout cannot take the summary."""
     try:
         summary.encode(encoding)

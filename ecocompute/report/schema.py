@@ -14,16 +14,32 @@ from ecocompute.report.packaged import packaged_text
 
 ENERGY_SCHEMA = "energy.schema.json"
 SWEEP_SCHEMA = "sweep.schema.json"
-SCHEMA_VERSION = "ecocompute-energy/1.3"
+SCHEMA_VERSION = "ecocompute-energy/1.4"
 # Every energy-report format this tool reads, and the schema each validates against:
-# 1.3 is what it writes; 1.2 is what ecocompute 0.2 wrote; 1.1 is the published
+# 1.4 is what it writes; 1.3 is what ecocompute 0.3 wrote (1.4 without the torchao
+# formats, sessions and timing); 1.2 is what ecocompute 0.2 wrote; 1.1 is the published
 # container's format (schema reconstructed from its published facts: a lower bound).
 ENERGY_SCHEMAS = {
     SCHEMA_VERSION: ENERGY_SCHEMA,
+    "ecocompute-energy/1.3": "energy-1.3.schema.json",
     "ecocompute-energy/1.2": "energy-1.2.schema.json",
     "ecocompute-energy/1.1": "energy-1.1.schema.json",
 }
 SWEEP_SCHEMA_VERSION = "ecocompute-sweep/1.0"
+
+
+def require_validator() -> None:
+    """Before a run measures anything: the library that validates every report must be
+    importable, or a measurement would be lost at the end. Raises RunError."""
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        from ecocompute.errors import RunError
+
+        raise RunError(
+            "jsonschema is not installed, so no report could be validated: pip install "
+            "jsonschema (a dependency of ecocompute); nothing was measured"
+        ) from None
 
 
 @functools.lru_cache(maxsize=4)

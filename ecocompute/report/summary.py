@@ -22,7 +22,7 @@ _BASIS_WORDS = {
 }
 
 
-def _basis_words(basis: str, reference_card: str | None) -> str:
+def basis_words(basis: str, reference_card: str | None) -> str:
     words = _BASIS_WORDS[basis]
     if is_project_card(reference_card):  # Hopper: this project's H200 figures, not published
         words = words.replace("the published dataset", "this project's own measurements")
@@ -38,7 +38,7 @@ def render(report: dict[str, Any], path: str) -> str:
     basis = res["basis"]
     lines = [
         "EcoCompute energy estimate",
-        f"  model      {work['model_name']} ({_size(work)})",
+        f"  model      {work['model_name']} ({size_words(work)})",
         f"  card       {card_with_arch(local_gpu(report), sut['gpu_arch'])}",
     ]
     if res.get("reference_card"):
@@ -61,14 +61,14 @@ def render(report: dict[str, Any], path: str) -> str:
             lines.append(f"  delta      {delta:+.1f}% energy per token vs FP16{ci_text}")
     if res.get("verdict"):
         lines.append(f"  verdict    {_verdict_words(work['precision'], res)}")
-    lines.append(f"  basis      {basis}: {_basis_words(basis, res.get('reference_card'))}")
+    lines.append(f"  basis      {basis}: {basis_words(basis, res.get('reference_card'))}")
     why = report["measurement_source"]
     if basis == "measured":
         why = f"{why}: NVML read this machine's GPU during the run ({_trials(res)})"
     lines.append(f"  why        {why}")
     if basis == "measured" and res.get("trials"):
         lines.extend(_where_the_energy_goes(work["precision"], res))
-        lines.append(f"  protocol   {_protocol(report['measurement'])}")
+        lines.append(f"  protocol   {protocol_words(report['measurement'])}")
         lines.append(f"  check      {_cross_check(res)}")
         gpus = _gpus_by_format(res)
         if gpus:
@@ -78,7 +78,7 @@ def render(report: dict[str, Any], path: str) -> str:
         lines.append(f"  note       {arch_source}")
     if work.get("weights") in ("pretrained", "synthetic"):
         lines.append(f"  weights    {work['weights']}{_weights_caveat(work)}")
-    lines.append(f"  software   {_software(report['software'])}")
+    lines.append(f"  software   {software_words(report['software'])}")
     lines.append("  scope      GPU-package energy only (not wall power); not a certified result")
     lines.extend(_site_lines(report))
     lines.append(f"  report     {path}")
@@ -119,7 +119,7 @@ def _where_the_energy_goes(precision: str, res: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _protocol(measurement: dict[str, Any]) -> str:
+def protocol_words(measurement: dict[str, Any]) -> str:
     regime = (measurement.get("decode") or {}).get("regime", "eager")
     stopping = measurement.get("stopping")
     if not stopping:
@@ -130,7 +130,7 @@ def _protocol(measurement: dict[str, Any]) -> str:
     return f"{text}): stopped on {stopping['stopped_because']}"
 
 
-def _size(work: dict[str, Any]) -> str:
+def size_words(work: dict[str, Any]) -> str:
     size = work.get("params_b")
     return "size unknown" if size is None else f"{size:g}B params"
 
@@ -178,7 +178,7 @@ def _weights_caveat(work: dict[str, Any]) -> str:
     return " (random weights: INT8's outlier cost is understated, no perplexity)"
 
 
-def _software(sw: dict[str, Any]) -> str:
+def software_words(sw: dict[str, Any]) -> str:
     text = ", ".join([f"python {sw['python']}", *stack_in_words(sw)])
     if sw.get("matches_reference_pins") is False:
         text += " (differs from the container image's pins: see software in the report)"

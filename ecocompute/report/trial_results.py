@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecocompute.estimate.measured_path import MeasuredRun
+from ecocompute.estimate.outcome import MeasuredRun
 from ecocompute.estimate.trials import Trial, rounds_paired
 from ecocompute.precision import Precision
 from ecocompute.stats import CI_METHOD, DeltaEstimate, estimate_delta, paired_deltas_pct, summarise
@@ -23,6 +23,23 @@ def format_idle_w(gpus: Sequence[int], idle_by_gpu: Mapping[int, float] | None) 
     if idle_by_gpu is None or any(i not in idle_by_gpu for i in gpus):
         return None
     return sum(idle_by_gpu[i] for i in gpus)
+
+
+def bandwidth_fields(run: MeasuredRun, precision: Precision, throughput: float) -> dict[str, Any]:
+    """At batch 1, the format's throughput against the memory-bandwidth limit: the
+    card's peak bandwidth over the bytes of its weights (every token reads them once)."""
+    weights = run.weights_mib.get(precision)
+    fields: dict[str, Any] = {
+        "format": run.params.spec(precision).key,
+        "library": run.params.spec(precision).library,
+        "weights_mib": _r(weights, 1),
+    }
+    if run.params.batch_size != 1 or not weights or not run.bandwidth_gbs:
+        return fields
+    limit = run.bandwidth_gbs * 1e9 / (weights * 2**20)
+    fields["bandwidth_limit_tokens_per_s"] = _r(limit, 1)
+    fields["of_bandwidth_limit_pct"] = _r(100.0 * throughput / limit, 1)
+    return fields
 
 
 def format_stats(
@@ -77,6 +94,7 @@ def trial_record(t: Trial) -> dict[str, Any]:
         "samples": r.samples,
         "dropped_samples": r.dropped,
         "per_gpu_energy_joules": [round(x, 4) for x in r.per_gpu_j],
+        **({} if t.slot is None else {"slot": t.slot}),
     }
 
 
@@ -86,7 +104,7 @@ def paired(
     """The pairs (FP16 and the format's trial of the same round) and their estimate."""
     if not precision.quantized:
         return [], None
-    rounds = rounds_paired(trials)
+    rounds = rounds_paired(trials, precision)
     f_vals = [f.energy_per_token_mj for f, _ in rounds]
     q_vals = [q.energy_per_token_mj for _, q in rounds]
     deltas = paired_deltas_pct(f_vals, q_vals)
@@ -109,12 +127,13 @@ def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
     by_format: dict[Precision, list[Trial]] = {}
     for t in run.trials:
         by_format.setdefault(t.precision, []).append(t)
-    per_format = {
-        fmt: format_stats(
+    per_format = {}
+    for fmt, ts in by_format.items():
+        stats = format_stats(
             ts, format_idle_w(run.format_gpus[fmt], idle_by_gpu), run.format_gpus[fmt]
         )
-        for fmt, ts in by_format.items()
-    }
+        stats.update(bandwidth_fields(run, fmt, stats["throughput_tokens_per_s"]))
+        per_format[fmt] = stats
     target = per_format[precision]
     fp16 = per_format[Precision.FP16]
     pairs, delta = paired(run.trials, precision)

@@ -16,6 +16,7 @@ def new_record(params: RunParams) -> dict[str, Any]:
     return {
         "model_name": params.model_name,
         "precision": params.precision,
+        "batch_size": params.batch_size,
         "status": "failed",
         "error": None,
         "report": None,
@@ -38,4 +39,6 @@ def run_fields(r: Report, root: Path) -> dict[str, Any]:
         "vs_fp16_ci95_pct": list(r.ci95_pct) if r.ci95_pct else None,
         "n_pairs": r.n_pairs,
         "verdict": res.get("verdict"),
+        "batch_size": r.doc["workload"].get("batch_size"),
+        "session_s": (r.doc["measurement"].get("timing") or {}).get("session_s"),
     }

@@ -1,10 +1,17 @@
 """`ecocompute sweep`: one energy_estimate per model and format, then a fit of the
 published curve's form to this card's own measured points, and the crossover size.
 
-Layout under the output folder:
-  <model-slug>-<precision>/energy.json   one report per run (the full record)
+Layout under the output folder (one point is one session: a model at one batch size,
+every format asked for against one FP16 baseline):
+  <model-slug>-<precision>/energy.json   one format: one report per point
+  <model-slug>/<format>/energy.json      several formats: one session, a report each
+  ...-b<batch>                           with --batch_sizes, each batch size's point
   sweep.json                             the summary (schema/sweep.schema.json)
   sweep.png                              the plot (with the fit), when matplotlib exists
+
+With --batch_sizes the points of one model share its loaded models (results/resident.py)
+and the summary adds the batch axis: per format, the delta against the batch size and
+the batch size where it crosses zero (results/batch_axis.py), and the map in words.
 
 Only measured points are fitted: a report derived from the published dataset (a
 --dry_run, or a run that fell back) is the published curve itself, so fitting it would
@@ -19,6 +26,7 @@ import dataclasses
 import gc
 import re
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from importlib.util import find_spec
 from pathlib import Path
@@ -38,11 +46,14 @@ from ecocompute.report.job import ReportJob
 from ecocompute.report.labels import card_with_arch
 from ecocompute.report.numbers import dumps_strict
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
+from ecocompute.report.session_job import SessionJob
 from ecocompute.report.write import REPORT_NAME
+from ecocompute.results.batch_axis import BatchPoint, axis_entry
 from ecocompute.results.collect import Report, read_one, read_reports
 from ecocompute.results.curvefit import Point, crossover_of, fit_points, se_from_ci
 from ecocompute.results.records import new_record, run_fields
 from ecocompute.results.records import relative as _relative
+from ecocompute.results.resident import ResidentModels
 from ecocompute.user_paths import check_creatable
 
 if TYPE_CHECKING:
@@ -50,13 +61,38 @@ if TYPE_CHECKING:
 
 SWEEP_NAME = "sweep.json"
 PLOT_NAME = "sweep.png"
-SWEEP_FORMATS = ("NF4", "INT8")
+SWEEP_FORMATS = ("NF4", "INT8", "INT4", "FP8")
+
+
+def model_slug(model_name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model_name.strip()).strip("-.") or "model"
 
 
 def slug(model_name: str, precision: str) -> str:
     """A folder name for one run: synthetic:qwen2.5-0.5b + NF4 -> synthetic-qwen2.5-0.5b-NF4."""
-    text = re.sub(r"[^A-Za-z0-9._-]+", "-", model_name.strip()).strip("-.") or "model"
-    return f"{text}-{precision}"
+    return f"{model_slug(model_name)}-{precision}"
+
+
+def point_folder(model_name: str, formats: Sequence[str], batch_size: int | None) -> str:
+    """A point's folder: <model>-<format> for one format, <model> for a session of
+    several (a subfolder per format), with -b<batch> on a batch axis."""
+    name = slug(model_name, formats[0]) if len(formats) == 1 else model_slug(model_name)
+    return name if batch_size is None else f"{name}-b{batch_size}"
+
+
+def split_batches(text: str | None) -> list[int] | None:
+    """--batch_sizes 1,4,16,64: whole numbers >= 1, each once, in increasing order."""
+    if text is None:
+        return None
+    items = split_list("batch_sizes", text)
+    sizes = []
+    for item in items:
+        if not item.isdigit() or int(item) < 1 or len(item) > 6:
+            raise InputError("batch_sizes", text, "give whole numbers >= 1, e.g. 1,4,16,64")
+        sizes.append(int(item))
+    if sizes != sorted(sizes):
+        raise InputError("batch_sizes", text, "give the batch sizes in increasing order")
+    return sizes
 
 
 def split_list(field: str, text: str | None) -> list[str]:
@@ -71,7 +107,8 @@ def split_list(field: str, text: str | None) -> list[str]:
 @dataclasses.dataclass(frozen=True)
 class Plan:
     output_dir: Path
-    runs: tuple[RunParams, ...]
+    runs: tuple[RunParams, ...]  # one per point (a session of its formats)
+    batch_axis: bool = False  # several batch sizes
 
 
 def plan(
@@ -80,8 +117,12 @@ def plan(
     flags: Mapping[str, object],
     output_dir: str,
     parameters_file: str | None = None,
+    *,
+    batch_sizes: Sequence[int] | None = None,
+    sessions: bool = True,
 ) -> Plan:
-    """Every run's parameters, validated before anything runs. Raises InputError."""
+    """Every point's parameters, validated before anything runs. Raises InputError.
+    sessions False (the fleet, which spreads points over GPUs): one point per format."""
     formats = [p.upper() for p in precisions]
     if len(set(formats)) != len(formats):  # "NF4,nf4": one folder, written twice
         raise InputError("precisions", ",".join(precisions), "lists a format twice")
@@ -92,10 +133,14 @@ def plan(
                 fmt,
                 "allowed: " + ", ".join(SWEEP_FORMATS) + " (FP16 is every run's baseline)",
             )
+    if batch_sizes is not None and "batch_size" in {k for k, v in flags.items() if v is not None}:
+        raise InputError("batch_size", flags["batch_size"], "give --batch_sizes or --batch_size")
+    groups = [formats] if sessions else [[fmt] for fmt in formats]
+    batches: list[int | None] = list(batch_sizes) if batch_sizes else [None]
     out = Path(output_dir)
     folders: dict[str, str] = {}
     for model in models:
-        folder = slug(model, "").lower()
+        folder = model_slug(model).lower()
         if folder in folders:
             raise InputError(
                 "models",
@@ -104,19 +149,28 @@ def plan(
                 f"({slug(model, formats[0])}); name each model so that its folder differs",
             )
         folders[folder] = model
-        for fmt in formats:  # a folder name longer than the file system allows: refused now
-            check_creatable("models", out / slug(model, fmt), room=64)
+        for group in groups:  # a folder name longer than the file system allows: now
+            for batch in batches:
+                check_creatable("models", out / point_folder(model, group, batch), room=64)
     runs = []
     for model in models:
-        for fmt in formats:
-            values = {
-                **flags,
-                "model_name": model,
-                "precision": fmt,
-                "output_dir": str(out / slug(model, fmt)),
-            }
-            runs.append(resolve(parameters_file, values))
-    return Plan(out, tuple(runs))
+        for batch in batches:
+            for group in groups:
+                # one format of several on the fleet: the folder its session would use
+                folder = (
+                    out / point_folder(model, formats, batch) / group[0]
+                    if len(group) < len(formats)
+                    else out / point_folder(model, group, batch)
+                )
+                values = {
+                    **flags,
+                    "model_name": model,
+                    "precision": ",".join(group),
+                    "output_dir": str(folder),
+                    **({} if batch is None else {"batch_size": batch}),
+                }
+                runs.append(resolve(parameters_file, values))
+    return Plan(out, tuple(runs), batch_sizes is not None and len(batch_sizes) > 1)
 
 
 def missing_fit_stack() -> list[str]:
@@ -130,29 +184,67 @@ def run_sweep(
     machine: Machine | None = None,
     command: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run and write every report (each through report.job, as energy_estimate does);
-    a run that fails is recorded and the sweep goes on. machine: the real one unless a
-    test hands in stand-ins."""
-    records = []
+    """Run and write every point's reports (through report.job / report.session_job, as
+    energy_estimate does); a point that fails is recorded and the sweep goes on. The
+    points of one model share its loaded models. machine: the real one unless a test
+    hands in stand-ins."""
+    from ecocompute.estimate import run as estimate_run  # this_machine, at call time
+
+    base = machine or estimate_run.this_machine()
+    resident = ResidentModels(base.backend)
+    shared = dataclasses.replace(base, backend=resident)
+    records: list[dict[str, Any]] = []
     total = len(the_plan.runs)
-    for i, params in enumerate(the_plan.runs, 1):
-        progress(
-            f"sweep {i}/{total}: {params.model_name} {params.precision} -> {params.output_dir}"
-        )
-        record = new_record(params)
-        try:
-            written = ReportJob(params).run(
-                Progress(params.quiet), machine=machine, command=command
+    try:
+        for i, params in enumerate(the_plan.runs, 1):
+            formats = ",".join(map(str, params.session_formats)) or str(params.precision)
+            progress(
+                f"sweep {i}/{total}: {params.model_name} {formats} batch {params.batch_size} "
+                f"-> {params.output_dir}"
             )
-        except EcoComputeError as exc:  # this run failed; the others still answer
-            record["error"] = str(exc)
-            progress(f"sweep {i}/{total}: {params.model_name} {params.precision} FAILED: {exc}")
-        else:
-            record.update(run_fields(Report(written.path, written.report), the_plan.output_dir))
-            record["status"] = "ok"
-        finally:
+            records += _run_point(params, shared, command, the_plan.output_dir, progress, i, total)
             _free_device_memory()
-        records.append(record)
+    finally:
+        resident.clear()
+        _free_device_memory()
+    return records
+
+
+def _run_point(
+    params: RunParams,
+    machine: Machine,
+    command: list[str] | None,
+    root: Path,
+    progress: Progress,
+    i: int,
+    total: int,
+) -> list[dict[str, Any]]:
+    """One point's records, one per format (each failed, with why, if the point failed)."""
+    singles = [
+        dataclasses.replace(params, precision=f, formats=()) for f in params.session_formats
+    ] or [params]
+    records = [new_record(p) for p in singles]
+    started = time.monotonic()
+    try:
+        if len(singles) > 1:
+            written = list(
+                SessionJob(params)
+                .run(Progress(params.quiet), machine=machine, command=command)
+                .reports
+            )
+        else:
+            one = ReportJob(params).run(Progress(params.quiet), machine=machine, command=command)
+            written = [one]
+    except EcoComputeError as exc:  # this point failed; the others still answer
+        for record in records:
+            record["error"] = str(exc)
+        progress(f"sweep {i}/{total}: {params.model_name} FAILED: {exc}")
+        return records
+    elapsed = round(time.monotonic() - started, 2)
+    for record, w in zip(records, written, strict=True):
+        record.update(run_fields(Report(w.path, w.report), root))
+        record["status"] = "ok"
+        record["elapsed_s"] = elapsed
     return records
 
 
@@ -241,16 +333,21 @@ def summarise(
             if isinstance(one, Report):
                 reports.append(one)
     measured = [r for r in reports if r.measured and r.quantized]
+    batches = sorted({_batch(r) for r in reports})
     card = _one_of({r.card for r in measured}, "card")
     software = _one_of({r.fingerprint for r in measured}, "software")
-    protocol = _one_of({r.protocol for r in measured}, "protocol")
+    protocol = _one_of({_across_batches(r.protocol, batches) for r in measured}, "protocol")
     arch = measured[0].arch if measured else (reports[0].arch if reports else None)
     if not measured and reports:
         card = reports[0].card
 
     missing = missing_fit_stack()
     formats = sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index)
-    fits = [_fit_entry(fmt, reports, output_dir, arch, missing, n_boot) for fmt in formats]
+    if len(batches) > 1:
+        fits = [_skipped_fit(fmt, arch, batches) for fmt in formats]
+    else:
+        fits = [_fit_entry(fmt, reports, output_dir, arch, missing, n_boot) for fmt in formats]
+    axis = batch_axis(reports, output_dir, formats, n_boot) if len(batches) > 1 else []
 
     doc: dict[str, Any] = {
         "schema_version": SWEEP_SCHEMA_VERSION,
@@ -266,7 +363,69 @@ def summarise(
         "fits": fits,
         "plot": None,
     }
+    if axis:
+        doc["batch_axis"] = axis
+        doc["map"] = [entry["map"] for entry in axis]
     return doc, reports
+
+
+def _batch(r: Report) -> int:
+    return int(r.doc["workload"].get("batch_size") or 1)
+
+
+def _across_batches(protocol: str, batches: Sequence[int]) -> str:
+    """The protocol with the batch size left out where the sweep has a batch axis."""
+    if len(batches) < 2:
+        return protocol
+    return re.sub(r"batch \d+", "batch " + ",".join(map(str, batches)), protocol)
+
+
+def _skipped_fit(fmt: str, arch: str | None, batches: Sequence[int]) -> dict[str, Any]:
+    return {
+        "precision": fmt,
+        "points": [],
+        "left_out": [],
+        "status": "skipped",
+        "reason": f"the sweep has a batch axis ({', '.join(map(str, batches))}): the size "
+        "curve is fitted at one batch size (sweep --fit_only --reports over one batch's "
+        "reports); see batch_axis",
+        "published_curve": _published_curve(arch, fmt),
+    }
+
+
+def batch_axis(
+    reports: Sequence[Report], output_dir: Path, formats: Sequence[str], n_boot: int | None
+) -> list[dict[str, Any]]:
+    """Per model and format: the delta against the batch size, its crossover and the
+    map in words. Only measured points (a derived figure does not depend on the batch)."""
+    entries = []
+    for model in dict.fromkeys(r.model for r in reports):
+        for fmt in formats:
+            points = [
+                _batch_point(r, output_dir)
+                for r in reports
+                if r.model == model
+                and r.precision == fmt
+                and r.measured
+                and r.delta_pct is not None
+            ]
+            if points:
+                entries.append(axis_entry(model, fmt, points, n_boot))
+    return entries
+
+
+def _batch_point(r: Report, output_dir: Path) -> BatchPoint:
+    per = r.results.get("per_format") or {}
+    return BatchPoint(
+        batch_size=_batch(r),
+        delta_pct=float(r.delta_pct or 0.0),
+        ci95_pct=r.ci95_pct,
+        n_pairs=r.n_pairs,
+        verdict=r.results.get("verdict"),
+        report=_relative(r.path, output_dir),
+        throughput_tokens_per_s=(per.get(r.precision) or {}).get("throughput_tokens_per_s"),
+        fp16_throughput_tokens_per_s=(per.get("FP16") or {}).get("throughput_tokens_per_s"),
+    )
 
 
 def _fit_entry(
@@ -345,7 +504,12 @@ def add_plot(doc: dict[str, Any], reports: list[Report], output_dir: Path, name:
 
     fits = {f["precision"]: f for f in doc["fits"] if f.get("status") == "fitted"}
     try:
-        path = plot_reports(reports, output_dir / name, fits=fits)
+        if doc.get("batch_axis"):
+            from ecocompute.results.batch_plot import plot_batch_axis
+
+            path = plot_batch_axis(doc, reports, output_dir / name)
+        else:
+            path = plot_reports(reports, output_dir / name, fits=fits)
     except InputError as exc:
         doc["plot_note"] = f"no plot: {exc}"
         return
@@ -358,12 +522,13 @@ def _card_text(doc: dict[str, Any]) -> str:
 
 def render(doc: dict[str, Any], path: Path) -> str:
     """The human summary on stdout, from the document itself."""
+    axis = bool(doc.get("batch_axis"))
     lines = [
         f"EcoCompute sweep: {_card_text(doc)}"
         + (f", {doc['software']}" if doc["software"] else "")
         + (f", {doc['protocol']}" if doc["protocol"] else ""),
-        f"  {'model':<30} {'size B':>7} {'fmt':<4} {'vs FP16':>8} {'95% CI':>17}  "
-        f"{'verdict':<12} basis",
+        f"  {'model':<30} {'batch' if axis else 'size B':>7} {'fmt':<4} {'vs FP16':>8} "
+        f"{'95% CI':>17}  {'verdict':<12} basis",
     ]
     for run in doc["runs"]:
         if run["status"] != "ok":
@@ -374,7 +539,7 @@ def render(doc: dict[str, Any], path: Path) -> str:
         ci = run.get("vs_fp16_ci95_pct")
         ci_text = f"{ci[0]:+.1f} .. {ci[1]:+.1f}%" if ci else "-"
         delta = run.get("vs_fp16_energy_pct")
-        size = run.get("params_b")
+        size = run.get("batch_size") if axis else run.get("params_b")
         lines.append(
             f"  {run['model_name'][:30]:<30} {'-' if size is None else format(size, '.3g'):>7} "
             f"{run['precision']:<4} {'-' if delta is None else format(delta, '+.1f') + '%':>8} "
@@ -408,6 +573,7 @@ def render(doc: dict[str, Any], path: Path) -> str:
         pub = fit.get("published_curve") or {}
         if pub.get("note"):
             lines.append(f"  published: {pub['note']}")
+    lines.extend(_axis_lines(doc))
     lines.append(f"  sweep      {path}")
     lines.append(
         f"  plot       {path.parent / doc['plot']}"
@@ -415,6 +581,23 @@ def render(doc: dict[str, Any], path: Path) -> str:
         else f"  plot       {doc.get('plot_note', 'none')}"
     )
     return "\n".join(lines)
+
+
+def _axis_lines(doc: dict[str, Any]) -> list[str]:
+    """The batch axis: each format's crossover, then the map in words."""
+    lines = []
+    for entry in doc.get("batch_axis") or []:
+        cross = entry["crossover"]
+        where = (
+            f"crosses zero at batch {cross['batch_size']:.3g}"
+            if cross["batch_size"] is not None
+            else (cross.get("note") or "no crossover")
+        )
+        ci = f" (95% CI {cross['ci95_text']})" if cross.get("ci95_text") else ""
+        lines.append(f"  {entry['precision']:<4} {entry['model_name']}: {where}{ci}")
+    if doc.get("map"):
+        lines.append("  map        " + "; ".join(doc["map"]))
+    return lines
 
 
 def _run_on_fleet(
@@ -457,6 +640,7 @@ def sweep(
     out: Any = None,
     fleet: FleetOptions | None = None,
     reports_from: Sequence[str] | None = None,
+    batch_sizes: Sequence[int] | None = None,
 ) -> int:
     """The whole command: run (unless fit_only), fit, plot, write sweep.json, summarise.
     Returns 0, or 3 when sweep.json was written but its summary could not be printed;
@@ -492,6 +676,8 @@ def sweep(
             flags,
             output_dir,
             parameters_file,
+            batch_sizes=batch_sizes,
+            sessions=fleet is None,  # the fleet spreads each format over its own GPU
         )
         if fleet is None:
             records = run_sweep(the_plan, progress, machine=machine, command=command)

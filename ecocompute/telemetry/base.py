@@ -76,5 +76,10 @@ class GpuTelemetry(ABC):
     def memory_mib(self, index: int) -> tuple[int, int] | None:
         """(free, total) device memory in MiB, or None where not reported."""
 
+    def memory_bandwidth_gbs(self, index: int) -> float | None:
+        """Peak memory bandwidth in GB/s (10^9 bytes per second), or None where not
+        reported; the default reports none."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the library; the default does nothing."""

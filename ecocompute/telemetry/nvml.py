@@ -99,6 +99,19 @@ class NvmlTelemetry(GpuTelemetry):
             return None
         return int(info.free) // 2**20, int(info.total) // 2**20
 
+    def memory_bandwidth_gbs(self, index: int) -> float | None:
+        """Bus width (bits) x the maximum memory clock (MHz) x 2 transfers per clock
+        (HBM and GDDR are double data rate), in GB/s."""
+        try:
+            handle = self._handles[index]
+            width_bits = int(self._nv.nvmlDeviceGetMemoryBusWidth(handle))
+            clock_mhz = int(self._nv.nvmlDeviceGetMaxClockInfo(handle, self._nv.NVML_CLOCK_MEM))
+        except (self._nv.NVMLError, AttributeError):
+            return None
+        if width_bits <= 0 or clock_mhz <= 0:
+            return None
+        return width_bits / 8 * clock_mhz * 1e6 * 2 / 1e9
+
     def capabilities(self, index: int) -> Capabilities:
         if index not in self._caps:
             field = None

@@ -1,0 +1,87 @@
+"""What a measured run hands to the report: MeasuredRun, typed, every figure decided.
+
+A session of several formats is one MeasuredRun holding every trial; for_format() gives
+each format's own run (FP16's trials and that format's), from which its report is built:
+each report is complete alone and names its siblings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ecocompute.estimate.hardware import Hardware
+from ecocompute.estimate.protocol import IdleWindow, StoppingRecord
+from ecocompute.estimate.quality import QualityOutcome
+from ecocompute.estimate.timing import Timing
+from ecocompute.estimate.trials import Trial
+from ecocompute.llm.loading import Checkpoint
+from ecocompute.params import RunParams
+from ecocompute.precision import Precision
+
+INTERLEAVED = "interleaved"
+ROTATED = "rotated"
+ALTERNATING = "alternating blocks"
+SINGLE = "single format"
+
+
+@dataclass(frozen=True)
+class Session:
+    """A session of several formats against one FP16 baseline."""
+
+    formats: tuple[str, ...]  # the format keys, in the order given (NF4, INT4, ...)
+    folders: Mapping[str, str]  # format key -> its report's folder, relative to the parent
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """Everything a measured report says, decided; report/ turns it into JSON."""
+
+    params: RunParams
+    hardware: Hardware  # the GPUs a meter read, NVML order
+    arch: str
+    power_field: str | None  # None where the GPUs disagree
+    counter: bool  # every window read the NVML energy counter
+    counter_edges: dict[str, Any]
+    versions: Mapping[str, str | None]  # torch, cuda
+    checkpoint: Checkpoint
+    params_count: int
+    prompt_tokens: int
+    order: str  # INTERLEAVED, ROTATED, ALTERNATING or SINGLE
+    trials: tuple[Trial, ...]
+    idle: IdleWindow | None
+    format_gpus: Mapping[Precision, tuple[int, ...]]  # NVML indices each format sums
+    decode: Mapping[str, Any]  # the decode regime's record
+    stopping: StoppingRecord
+    quality: QualityOutcome
+    quantization: Mapping[Precision, dict[str, Any] | None] = dataclasses.field(
+        default_factory=dict
+    )
+    weights_mib: Mapping[Precision, float] = dataclasses.field(default_factory=dict)
+    bandwidth_gbs: float | None = None  # the card's peak memory bandwidth (NVML)
+    session: Session | None = None
+    timing: Timing | None = None
+
+    @property
+    def rounds(self) -> int:
+        return self.stopping.rounds
+
+    def for_format(self, precision: Precision) -> MeasuredRun:
+        """This format's own run: FP16's trials and its own (same rounds, same indices),
+        the params of a run of this format alone, its quality scores."""
+        keep = {Precision.FP16, precision}
+        quality = self.quality
+        if quality.scores:
+            scores = {p: s for p, s in quality.scores.items() if p in keep}
+            quality = dataclasses.replace(quality, scores=scores)
+        return dataclasses.replace(
+            self,
+            params=dataclasses.replace(self.params, precision=precision, formats=()),
+            trials=tuple(t for t in self.trials if t.precision in keep),
+            format_gpus={p: g for p, g in self.format_gpus.items() if p in keep},
+            quantization={p: q for p, q in self.quantization.items() if p in keep},
+            weights_mib={p: w for p, w in self.weights_mib.items() if p in keep},
+            quality=quality,
+        )

@@ -1,0 +1,49 @@
+"""What every library's quantizer does, in the same few methods (the shape of
+transformers' quantizers): say whether it can run here and why not, prepare the load,
+finish the loaded model, check that the model really is in its format, and say what
+the report should record."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from ecocompute.errors import RunError
+from ecocompute.formats.table import FormatSpec
+from ecocompute.llm.cuda import Accelerator
+
+
+class Quantizer(ABC):
+    def __init__(self, spec: FormatSpec) -> None:
+        self.spec = spec
+
+    @abstractmethod
+    def preflight(self, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+        """Before anything big is loaded: the library imports and a tiny op of this
+        format runs on this device. Raises RunError naming the format and why not."""
+
+    @abstractmethod
+    def load_arguments(self, llm_int8_threshold: float) -> dict[str, Any]:
+        """from_pretrained's dtype and quantization_config for this format."""
+
+    def finish(self, model: Any) -> dict[str, Any]:
+        """Quantize in memory where the library does it after loading; returns what
+        it did (layers quantized, skipped). The default: nothing to do."""
+        return {}
+
+    @abstractmethod
+    def check(self, model: Any) -> None:
+        """Refuse a model that is not in this format (its energy would be reported as
+        this format's). Raises RunError."""
+
+    @abstractmethod
+    def record(self, llm_int8_threshold: float) -> dict[str, Any] | None:
+        """What the report says of how the weights were quantized (None for FP16)."""
+
+    def refuse(self, why: str) -> RunError:
+        return RunError(f"{self.spec.label} cannot run here: {why}; nothing was written")
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__

@@ -1,0 +1,101 @@
+"""bitsandbytes: NF4 (4-bit NormalFloat) and LLM.int8(), quantized by transformers'
+BitsAndBytesConfig as the checkpoint loads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecocompute import packages
+from ecocompute.errors import RunError
+from ecocompute.llm.cuda import Accelerator
+from ecocompute.llm.quantizers.base import Quantizer, first_line
+from ecocompute.precision import Precision
+
+# The bitsandbytes layer each format must have put in place of torch.nn.Linear.
+_LAYER = {Precision.NF4: "Linear4bit", Precision.INT8: "Linear8bitLt"}
+
+
+def stack_versions(accelerator: Accelerator) -> str:
+    v = accelerator.versions()
+    bnb = packages.installed_version("bitsandbytes") or "not installed"
+    return f"torch {v.get('torch')}, CUDA {v.get('cuda')}, bitsandbytes {bnb}"
+
+
+class Bitsandbytes(Quantizer):
+    def preflight(self, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+        precision = self.spec.precision
+        try:
+            import bitsandbytes as bnb
+            import torch
+        except Exception as exc:  # ImportError, or a CUDA-setup error raised at import
+            raise RunError(
+                f"{precision} needs bitsandbytes, which could not be imported ({exc}); "
+                f"{stack_versions(accelerator)}. Install it with `pip install bitsandbytes` "
+                "(or the [gpu] extra), or run --precision FP16."
+            ) from None
+        device = accelerator.input_device()
+        try:
+            x = torch.randn(16, 64, dtype=torch.float16, device=device)
+            if precision is Precision.NF4:
+                weight = torch.randn(64, 64, dtype=torch.float16, device=device)
+                packed, state = bnb.functional.quantize_4bit(weight, quant_type="nf4")
+                y = bnb.matmul_4bit(x, packed.t(), quant_state=state)
+            else:
+                layer = bnb.nn.Linear8bitLt(
+                    64, 64, bias=False, has_fp16_weights=False, threshold=llm_int8_threshold
+                ).to(device)
+                y = layer(x)
+            accelerator.synchronize()
+            if not bool(torch.isfinite(y).all()):
+                raise RuntimeError("non-finite result")
+        except Exception as exc:  # any failure of the kernel is the preflight's answer
+            raise RunError(
+                f"bitsandbytes {precision} preflight failed on this GPU ({first_line(exc)}); "
+                f"{stack_versions(accelerator)}. "
+                "Its kernels may not support this torch/CUDA build; nothing was loaded."
+            ) from None
+
+    def load_arguments(self, llm_int8_threshold: float) -> dict[str, Any]:
+        import torch
+        from transformers import BitsAndBytesConfig
+
+        if self.spec.precision is Precision.NF4:
+            config = BitsAndBytesConfig(
+                load_in_4bit=True,
+                bnb_4bit_quant_type="nf4",
+                bnb_4bit_compute_dtype=torch.float16,
+            )
+        else:
+            config = BitsAndBytesConfig(load_in_8bit=True, llm_int8_threshold=llm_int8_threshold)
+        return {"dtype": torch.float16, "quantization_config": config}
+
+    def check(self, model: Any) -> None:
+        precision = self.spec.precision
+        layer = _LAYER[precision]
+        if not any(type(m).__name__ == layer for m in model.modules()):
+            raise RunError(
+                f"the {precision} load returned a model without bitsandbytes {layer} layers, "
+                f"so it is not {precision}; refusing to report its energy as {precision}. "
+                "Check the bitsandbytes and transformers versions; nothing was written."
+            )
+
+    def record(self, llm_int8_threshold: float) -> dict[str, Any] | None:
+        version = packages.installed_version("bitsandbytes")
+        if self.spec.precision is Precision.NF4:
+            return {
+                "library": "bitsandbytes",
+                "library_version": version,
+                "method": "nf4",
+                "quant_type": "nf4",
+                "compute_dtype": "float16",
+                "double_quant": False,
+                "granularity": self.spec.granularity,
+            }
+        return {
+            "library": "bitsandbytes",
+            "library_version": version,
+            "method": "LLM.int8()",
+            "llm_int8_threshold": llm_int8_threshold,
+            "compute_dtype": "float16",
+            "granularity": self.spec.granularity,
+        }

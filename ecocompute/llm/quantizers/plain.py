@@ -1,0 +1,24 @@
+"""FP16: the checkpoint's weights in float16, nothing quantized (the baseline)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecocompute.llm.cuda import Accelerator
+from ecocompute.llm.quantizers.base import Quantizer
+
+
+class PlainWeights(Quantizer):
+    def preflight(self, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+        return None
+
+    def load_arguments(self, llm_int8_threshold: float) -> dict[str, Any]:
+        import torch
+
+        return {"dtype": torch.float16, "quantization_config": None}
+
+    def check(self, model: Any) -> None:
+        return None
+
+    def record(self, llm_int8_threshold: float) -> dict[str, Any] | None:
+        return None

@@ -1,0 +1,179 @@
+"""torchao: INT4 weight-only (groups of 128, tinygemm tile packing, bfloat16 compute),
+FP8 (float8 e4m3 weights per row, activations quantized to float8 per row at run time)
+and INT8 weight-only (per row). The checkpoint loads in bfloat16, then torchao's
+quantize_() replaces each linear layer's weight in memory.
+
+The output layer (lm_head) stays in bfloat16, as bitsandbytes keeps it in float16, so
+that the formats compare the same layers. A layer whose shape the kernel refuses
+(INT4 needs in_features to be a multiple of the group size) is left in bfloat16 by
+torchao; the record counts such layers and the report says so. A model with no layer
+quantized is refused.
+
+The library is reached through `library()` only, so tests can hand in a stand-in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ecocompute import packages
+from ecocompute.llm.cuda import Accelerator
+from ecocompute.llm.quantizers.base import Quantizer, first_line
+from ecocompute.precision import Precision
+
+GROUP_SIZE = 128
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("+")[0].split(".")[:3]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+def import_torchao() -> Any:
+    import torchao.quantization
+
+    return torchao.quantization
+
+
+class Torchao(Quantizer):
+    library: Callable[[], Any] = staticmethod(import_torchao)
+
+    # -- before loading ------------------------------------------------------------
+    def preflight(self, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+        spec = self.spec
+        version = packages.installed_version("torchao")
+        if version is None:
+            raise self.refuse("torchao is not installed (pip install torchao, or the [gpu] extra)")
+        if spec.min_library_version and _version_tuple(version) < _version_tuple(
+            spec.min_library_version
+        ):
+            raise self.refuse(f"torchao {version} is older than {spec.min_library_version}")
+        if spec.needs_cuda and accelerator.kind != "cuda":
+            raise self.refuse(f"{spec.needs}; this run has no CUDA GPU")
+        capability = accelerator.compute_capability()
+        if spec.min_compute_capability is not None and (
+            capability is None or capability < spec.min_compute_capability
+        ):
+            need = ".".join(map(str, spec.min_compute_capability))
+            have = "unknown" if capability is None else ".".join(map(str, capability))
+            raise self.refuse(f"it needs compute capability {need} or newer, this GPU has {have}")
+        try:
+            lib = self.library()
+            import torch
+
+            layer = torch.nn.Sequential(torch.nn.Linear(256, 256, bias=False))
+            layer = layer.to(device=accelerator.input_device(), dtype=torch.bfloat16)
+            lib.quantize_(layer, self.config(lib))
+            x = torch.randn(4, 256, dtype=torch.bfloat16, device=accelerator.input_device())
+            y = layer(x)
+            accelerator.synchronize()
+            if not bool(torch.isfinite(y).all()):
+                raise RuntimeError("non-finite result")
+        except Exception as exc:  # any failure of the library is the preflight's answer
+            raise self.refuse(f"torchao {version} preflight failed ({first_line(exc)})") from None
+
+    def config(self, lib: Any) -> Any:
+        """torchao's config object for this format."""
+        precision = self.spec.precision
+        if precision is Precision.INT4:
+            return lib.Int4WeightOnlyConfig(
+                group_size=GROUP_SIZE,
+                int4_packing_format="tile_packed_to_4d",
+                set_inductor_config=False,
+            )
+        if precision is Precision.FP8:
+            return lib.Float8DynamicActivationFloat8WeightConfig(
+                granularity=lib.PerRow(), set_inductor_config=False
+            )
+        if precision is Precision.INT8:
+            return lib.Int8WeightOnlyConfig(set_inductor_config=False)
+        raise KeyError(precision)  # the table offers no other torchao format
+
+    def load_arguments(self, llm_int8_threshold: float) -> dict[str, Any]:
+        import torch
+
+        return {"dtype": torch.bfloat16, "quantization_config": None}
+
+    # -- after loading -----------------------------------------------------------------
+    def finish(self, model: Any) -> dict[str, Any]:
+        """quantize_() every linear layer but the output layer; count what it did."""
+        lib = self.library()
+        head = model.get_output_embeddings()
+        linears = _linears(model, head)
+        try:
+            lib.quantize_(model, self.config(lib), filter_fn=lambda m, _fqn: _is_linear(m, head))
+        except Exception as exc:
+            raise self.refuse(f"torchao quantize_ failed ({first_line(exc)})") from None
+        skipped = [(name, tuple(m.weight.shape)) for name, m in linears if not _quantized(m)]
+        done = len(linears) - len(skipped)
+        if done == 0:
+            raise self.refuse(
+                f"torchao quantized none of the model's {len(linears)} linear layers "
+                f"(shapes it refused, e.g. {skipped[0][1] if skipped else 'none'})"
+            )
+        record: dict[str, Any] = {"layers_quantized": done, "layers_linear": len(linears)}
+        if skipped:
+            shapes = sorted({shape for _, shape in skipped})
+            record["layers_skipped_note"] = (
+                f"{len(skipped)} of {len(linears)} linear layers kept in bfloat16: the kernel "
+                f"refused their shapes (out, in) {', '.join(map(str, shapes[:4]))}"
+                + (f" (in_features not a multiple of {GROUP_SIZE})" if self._grouped else "")
+            )
+        return record
+
+    @property
+    def _grouped(self) -> bool:
+        return self.spec.precision is Precision.INT4
+
+    def check(self, model: Any) -> None:
+        head = model.get_output_embeddings()
+        if not any(_quantized(m) for _, m in _linears(model, head)):
+            raise self.refuse("the model holds no torchao-quantized layer after quantize_()")
+
+    def record(self, llm_int8_threshold: float) -> dict[str, Any] | None:
+        precision = self.spec.precision
+        record: dict[str, Any] = {
+            "library": "torchao",
+            "library_version": packages.installed_version("torchao"),
+            "method": self.spec.method,
+            "compute_dtype": self.spec.compute_dtype,
+            "granularity": self.spec.granularity,
+            "output_layer": "kept in bfloat16 (as bitsandbytes keeps it in float16)",
+        }
+        if precision is Precision.INT4:
+            record.update(
+                config="Int4WeightOnlyConfig",
+                group_size=GROUP_SIZE,
+                packing="tile_packed_to_4d (tinygemm)",
+            )
+        elif precision is Precision.FP8:
+            record.update(
+                config="Float8DynamicActivationFloat8WeightConfig",
+                weight_dtype="float8_e4m3fn",
+                activation_dtype="float8_e4m3fn (dynamic, per row)",
+            )
+        else:
+            record.update(config="Int8WeightOnlyConfig")
+        return record
+
+
+def _is_linear(module: Any, head: Any) -> bool:
+    import torch
+
+    return isinstance(module, torch.nn.Linear) and module is not head
+
+
+def _linears(model: Any, head: Any) -> list[tuple[str, Any]]:
+    return [(name, m) for name, m in model.named_modules() if _is_linear(m, head)]
+
+
+def _quantized(module: Any) -> bool:
+    """A torchao tensor subclass in place of the plain weight."""
+    import torch
+
+    weight = module.weight
+    return type(weight) not in (torch.nn.Parameter, torch.Tensor)
