@@ -32,7 +32,7 @@ RUN python3 -m venv /opt/ecocompute \
 
 FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title="ecocompute (GPU)" \
-      org.opencontainers.image.description="EcoCompute energy_estimate: NVML-measured energy per token, FP16 vs NF4/INT8 (bitsandbytes)" \
+      org.opencontainers.image.description="EcoCompute energy_estimate: NVML-measured energy per token, FP16 vs NF4/INT8 (bitsandbytes), INT4/FP8 (torchao)" \
       org.opencontainers.image.licenses="Apache-2.0"
 # NVIDIA_*: ask the Container Toolkit for the CUDA driver (compute) and NVML (utility);
 # CUDA base images set these, a plain Python base does not, and without `compute`

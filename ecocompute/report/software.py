@@ -21,6 +21,7 @@ REPORTED_PACKAGES = (
     "transformers",
     "accelerate",
     "bitsandbytes",
+    "torchao",
     "nvidia-ml-py",
     "safetensors",
     "tokenizers",
@@ -117,7 +118,12 @@ def software_block(
 
 
 # The packages that decide what is measured, with short names for fingerprints.
-STACK_PACKAGES = (("torch", "torch"), ("transformers", "tf"), ("bitsandbytes", "bnb"))
+STACK_PACKAGES = (
+    ("torch", "torch"),
+    ("transformers", "tf"),
+    ("bitsandbytes", "bnb"),
+    ("torchao", "ao"),
+)
 
 
 def stack_in_words(software: dict[str, Any]) -> list[str]:
