@@ -41,7 +41,7 @@ from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.collect import Report, read_one, read_reports
 from ecocompute.results.curvefit import Point, crossover_of, fit_points, se_from_ci
-from ecocompute.results.records import new_record, run_fields
+from ecocompute.results.records import new_record, run_fields, written_record
 from ecocompute.results.records import relative as _relative
 from ecocompute.user_paths import check_creatable
 
@@ -148,7 +148,9 @@ def run_sweep(
             record["error"] = str(exc)
             progress(f"sweep {i}/{total}: {params.model_name} {params.precision} FAILED: {exc}")
         else:
-            record.update(run_fields(Report(written.path, written.report), the_plan.output_dir))
+            record.update(
+                run_fields(written_record(written.path, written.report), the_plan.output_dir)
+            )
             record["status"] = "ok"
         finally:
             _free_device_memory()
@@ -281,7 +283,9 @@ def _fit_entry(
     ours = [r for r in reports if r.precision == fmt]
     used = [r for r in ours if r.measured and r.delta_pct is not None and r.params_b]
     left_out = [
-        f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
+        f"{r.model} (illustrative: the report says it is not a real measurement)"
+        if r.kind == "illustrative"
+        else f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
         for r in ours
         if not r.measured
     ]
@@ -313,7 +317,9 @@ def _fit_entry(
         entry.update(
             status="skipped",
             reason="every point is derived from the published curve (published path), "
-            "not measured: fitting them would only give back the published curve",
+            "not measured: fitting them would only give back the published curve"
+            if all(r.kind == "derived" for r in ours)
+            else "no point is a measurement (derived or illustrative): nothing to fit",
         )
     elif "scipy" in missing or "numpy" in missing:
         entry.update(
