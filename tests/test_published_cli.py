@@ -8,7 +8,6 @@ No test reaches the network: the estimator that answers is an http.server on
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import socket
 import threading

@@ -70,8 +70,8 @@ def delta_fields(doc: Mapping[str, Any]) -> list[tuple[str, float]]:
     else:
         half = HALF_ONE_DECIMAL
     fields = [("vs_fp16_energy_pct", half)]
-    if DELTA_3DP in results:
-        fields.append((DELTA_3DP, HALF_PCT))
+    if DELTA_3DP in results and doc.get("schema_version") not in PUBLISHED_FORMATS:
+        fields.append((DELTA_3DP, HALF_PCT))  # ours: never read from a published report
     return fields
 
 

@@ -31,7 +31,7 @@ from ecocompute.interrupts import describe as describe_interrupt
 from ecocompute.params import RunParams
 from ecocompute.progress import Progress
 from ecocompute.report.atomic import write_text_atomic
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.fleet_cluster import (
     GPU_RESOURCE,
@@ -127,12 +127,12 @@ def _signal_name(signum: int) -> str:
 
 def keep_report(text: str, target: Path) -> dict[str, Any]:
     """Validate a worker's energy.json and write it, as it came, at target (atomically).
-    Raises ReportInvalid (not JSON, or not the schema) or RunError (cannot write)."""
+    Raises ReportInvalid (not JSON, or not a valid report) or RunError (cannot write)."""
     try:
         doc = json.loads(text)
     except ValueError as exc:
         raise ReportInvalid([f"not JSON: {exc}"]) from None
-    problems = validation_errors(doc)
+    problems = energy_report_problems(doc)  # as validate checks it, before it is kept
     if problems:
         raise ReportInvalid(problems)
     write_text_atomic(target, text)
