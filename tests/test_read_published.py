@@ -92,9 +92,11 @@ def test_plot_draws_them(tmp_path):
     write(measured_report(), tmp_path / "m")
     out = tmp_path / "c.svg"
     assert main(["plot", str(tmp_path), "-o", str(out)]) == 0
-    assert "RTX 4090" in out.read_text()
+    svg = out.read_text()
+    assert "RTX 4090" in svg and "published container, format 1.1" in svg  # in the legend
     write(example_output(), tmp_path / "d" / "a")
-    assert main(["plot", str(tmp_path / "d"), "-o", str(tmp_path / "d.png")]) == 0
+    assert main(["plot", str(tmp_path / "d"), "-o", str(tmp_path / "d.svg")]) == 0
+    assert "published container, format 1.0" in (tmp_path / "d.svg").read_text()
 
 
 def test_check_grades_a_measured_one_and_says_its_format(tmp_path, capsys):

@@ -143,6 +143,8 @@ def _point_label(g: Group, several_stacks: bool) -> str:
         text = f"{g.kind.upper()} (not measured): {text}"
     if g.copies:
         text += f" ({len(g.reports)} identical files)"
+    if g.origin != "ecocompute":
+        text += f" ({g.origin})"
     if several_stacks:
         text += f" [{g.fingerprint}]"
     return text
