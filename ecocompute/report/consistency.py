@@ -12,8 +12,8 @@ per token, pair deltas and interval bounds to 3 decimals, joules to 4; the headl
 delta is rounded to 1 decimal in formats 1.1 and 1.3, with the 3-decimal one beside it
 in 1.3, and to 3 (measured) or 2 (derived) in 1.2), carried through the arithmetic: a
 report our writer made always passes, and a figure changed by more than its rounding
-does not. A 1.0 or 1.1 report (the published container's formats) holds no trials: only
-what those formats hold is checked. Called on documents that already passed the schema; anything
+does not. A 1.0 or 1.1 report (the published container's) holds no trials: only what its
+format holds is checked. Called on documents that already passed the schema; anything
 missing is reported, never raised.
 """
 
@@ -50,13 +50,10 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[str]:
     results = doc.get("results")
     if not isinstance(results, Mapping):
         return []
-    if doc.get("schema_version") in PUBLISHED_FORMATS:
-        # the published container's: one run, no trials; only what its format holds
-        # is checked (fields of ours in such a file are never read, so never trusted)
-        sut = doc.get("system_under_test") or {}
-        named = {k: sut.get(k) for k in ("gpu", "accelerator_count")}
-        measured = _gpus(named) if results.get("basis") == "measured" else []
-        return measured + _delta_from_energies(doc, results)
+    if doc.get("schema_version") in PUBLISHED_FORMATS:  # one run: only its format's fields
+        sut = {k: (doc.get("system_under_test") or {}).get(k) for k in ("gpu", "accelerator_count")}
+        gpus = _gpus(sut) if results.get("basis") == "measured" else []
+        return gpus + _delta_from_energies(doc, results)
     if results.get("basis") != "measured":
         return _derived(doc, results)
     return _measured(doc, results)
