@@ -1,9 +1,10 @@
-"""Refit the Ada NF4 delta curve as the published page states it today.
+"""This project's refit of the Ada NF4 delta curve, kept only as a documented comparison
+with the site's own curve (data/site/curves.json), which every figure now uses.
 
-The published page says the RTX 4090 deep-dive points (DOI 10.5281/zenodo.22037483:
-+36% at 0.5B, +0.8% at 3B, -28% at 7B, n = 1 each) are folded into the fitted Ada curve,
-which now crosses zero at about 3.7B. The page gives the crossover, not the parameters,
-so they are reconstructed here:
+Before the site published its fitted curves, the published page said the RTX 4090
+deep-dive points (DOI 10.5281/zenodo.22037483: +36% at 0.5B, +0.8% at 3B, -28% at 7B,
+n = 1 each) are folded into the fitted Ada curve, which now crosses zero at about 3.7B.
+The page gave the crossover, not the parameters, so they were reconstructed here:
 
 - points: the older RTX 4090D-only curve (main dataset v1.1.0, DOI 10.5281/zenodo.19647290:
   A = 106.0936, S = 90.55, Nstar = 0.381) evaluated at its anchor sizes 0.5, 1.1, 1.5 and
@@ -14,11 +15,12 @@ so they are reconstructed here:
 - fit: least squares over (S, Nstar) from several starting points, S >= 0,
   0.01 <= Nstar <= 200 (the bound the published Ampere curve uses).
 
-The shipped figures are the fitted S and Nstar rounded to 3 decimals and A recomputed
-from the constraint and rounded to 4, so the shipped curve crosses at 3.7B to 1e-4.
+The kept figures are the fitted S and Nstar rounded to 3 decimals and A recomputed from
+the constraint and rounded to 4, so the refit crosses at 3.7B to 1e-4.
 
-    python benchmarks/refit_ada_nf4.py          # parameters, residuals, crossover
-    python benchmarks/refit_ada_nf4.py --json   # the shipped JSON entry only
+    python benchmarks/refit_ada_nf4.py          # parameters, residuals, crossover, and
+                                                # the refit beside the site's curve
+    python benchmarks/refit_ada_nf4.py --json   # comparison_curves.ada.NF4 of the JSON
 
 numpy and scipy are needed (both are in the project's test extra).
 """
@@ -129,7 +131,7 @@ def refit() -> dict[str, object]:
 
 
 def json_entry(result: dict[str, object]) -> dict[str, object]:
-    """The delta_curves_pct.ada.NF4 entry of ecocompute/data/published_reference.json."""
+    """The comparison_curves.ada.NF4 entry of ecocompute/data/published_reference.json."""
     return {
         "A": result["A"],
         "S": result["S"],
@@ -140,7 +142,24 @@ def json_entry(result: dict[str, object]) -> dict[str, object]:
         "and the RTX 4090 deep-dive points at 0.5, 3, 7B; constrained to cross zero at 3.7B "
         "as the published page states",
         "derivation": "benchmarks/refit_ada_nf4.py; docs/published-figures.md",
+        "what": "this project's refit (ecocompute 0.3.0 shipped it): reconstructed from the "
+        "page's 3.7B crossover before the site published its curves; 27 points below the "
+        "site's curve at 14B",
     }
+
+
+COMPARE_SIZES_B = (0.5, 1.1, 1.5, 3.0, 3.7, 7.0, 14.0)
+
+
+def comparison(result: dict[str, object]) -> list[tuple[float, float, float]]:
+    """(size, the site's curve %, this refit %) at COMPARE_SIZES_B."""
+    from ecocompute.published.site_curves import site_curve
+
+    site = site_curve("ada", "NF4")
+    if site is None:
+        raise SystemExit("the packaged site curves hold no ada NF4 curve")
+    a, s, nstar = float(result["A"]), float(result["S"]), float(result["Nstar"])  # type: ignore[arg-type]
+    return [(n, site.delta_pct(n), delta_pct(n, a, s, nstar)) for n in COMPARE_SIZES_B]
 
 
 def main() -> int:
@@ -165,6 +184,9 @@ def main() -> int:
             f"{p['params_b']:>6g}  {p['delta_pct']:>+8.3f}  {p['fitted_pct']:>+8.3f}  "
             f"{p['residual_pp']:>+8.3f}  {p['source']}\n"
         )
+    out.write(f"\n{'size B':>6}  {'site %':>8}  {'refit %':>8}  {'refit - site':>12}\n")
+    for n, site, mine in comparison(result):
+        out.write(f"{n:>6g}  {site:>+8.3f}  {mine:>+8.3f}  {mine - site:>+12.3f}\n")
     return 0
 
 

@@ -187,7 +187,7 @@ def _add_validate(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from ecocompute.report.validate import validate_paths
+    from ecocompute.results.validate_files import validate_paths
 
     return validate_paths(args.paths, sys.stdout)
 

@@ -39,6 +39,13 @@ def read_report(folder: Path) -> dict:
     return json.loads((folder / "energy.json").read_text())
 
 
+def derived_source(report: dict) -> str:
+    """A derived report's measurement_source (exactly the published phrase, checked here)
+    with the reason the report gives beside it: "ecocompute-dataset (no local GPU): why"."""
+    assert report["measurement_source"] == "ecocompute-dataset (no local GPU)", report
+    return f"{report['measurement_source']}: {report['measurement_source_reason']}"
+
+
 @pytest.fixture(scope="session")
 def synthetic_cache(tmp_path_factory) -> Path:
     """One ECOCOMPUTE_CACHE for the session: synthetic checkpoints are built once."""

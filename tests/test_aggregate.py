@@ -138,3 +138,36 @@ def test_reference_path_and_table_never_import_matplotlib_or_scipy(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_copies_of_one_derived_report_are_one_figure_not_replications(tmp_path, capsys):
+    """Two copies of one dry run were n = 2 with an interval of +36.6 .. +36.6 (issue 19):
+    a figure that was not measured is not replicated by copying it."""
+    argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "made-1.1b", "--gpu_arch",
+            "ada", "--output_dir", str(tmp_path / "a")]  # fmt: skip
+    assert main(argv) == 0
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "energy.json").write_bytes((tmp_path / "a" / "energy.json").read_bytes())
+    capsys.readouterr()
+    (g,) = group_reports(read_reports([tmp_path])[0])
+    assert (g.kind, g.n, g.copies, g.delta_ci95()) == ("derived", 1, 1, None)
+    assert g.delta().sd is None
+    assert main(["aggregate", str(tmp_path), "-o", str(tmp_path / "t.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "(2 identical files: one figure)" in out
+    (row,) = list(csv.DictReader((tmp_path / "t.csv").open()))
+    assert (row["n_reports"], row["n_files"], row["vs_fp16_ci95_lo_pct"]) == ("1", "2", "")
+
+
+def test_derived_figures_that_differ_are_separate_rows(tmp_path, capsys):
+    import json
+
+    argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "made-1.1b", "--gpu_arch",
+            "ada", "--output_dir", str(tmp_path / "a")]  # fmt: skip
+    assert main(argv) == 0
+    doc = json.loads((tmp_path / "a" / "energy.json").read_text())
+    res = doc["results"]  # as an older version of the curves would have made it
+    res.update(energy_per_token_mj=1999.977, vs_fp16_energy_pct=26.1, vs_fp16_energy_pct_3dp=26.125)
+    write(doc, tmp_path / "older")
+    groups = group_reports(read_reports([tmp_path])[0])
+    assert len(groups) == 2 and all(g.n == 1 for g in groups)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from ecocompute.cli import main
@@ -12,7 +14,7 @@ from .conftest import REPO
 from .made_reports import measured, write
 
 ADA = {"gpu": "NVIDIA GeForce RTX 4090", "arch": "ada"}
-ADA_ANCHOR_1_1B = 1600.58
+ADA_ANCHOR_1_1B = 1585.71  # the site's, from RTX 4090 + RTX 4090D
 
 
 def _check(tmp_path, doc, *extra):
@@ -25,9 +27,13 @@ def test_within_the_anchor_and_the_curve_is_exit_0(tmp_path, capsys):
     doc = measured(params_b=1.1, delta=round(on_curve, 3), fp16_mj=ADA_ANCHOR_1_1B, **ADA)
     assert _check(tmp_path, doc) == 0
     out = capsys.readouterr().out
-    assert "FP16 anchor:" in out and "RTX 4090D" in out and "within" in out
-    assert "this report on NVIDIA GeForce RTX 4090" in out  # cross-card, same class: said
+    assert "FP16 anchor:" in out and "the site's RTX 4090 + RTX 4090D anchor" in out
+    assert "within" in out and "this report on" not in out  # one of the anchor's cards
     assert "WITHIN k = 2 (exit 0)" in out
+    l40s = measured(params_b=1.1, delta=round(on_curve, 3), fp16_mj=ADA_ANCHOR_1_1B,
+                    gpu="NVIDIA L40S", arch="ada")  # fmt: skip
+    assert _check(tmp_path, l40s) == 0
+    assert "this report on NVIDIA L40S" in capsys.readouterr().out  # cross-card: said
 
 
 def test_outside_the_curve_is_exit_1_and_k_widens_it(tmp_path, capsys):
@@ -37,13 +43,13 @@ def test_outside_the_curve_is_exit_1_and_k_widens_it(tmp_path, capsys):
     doc = measured(params_b=2.0, delta=round(delta, 3), **ADA)  # no anchor at 2B
     assert _check(tmp_path, doc) == 1
     out = capsys.readouterr().out
-    assert "OUTSIDE" in out and "RMS about the curve of the 3 published RTX 4090 points" in out
+    assert "OUTSIDE" in out and "the site's residual spread of its ada NF4 fit over 9" in out
     assert "no ada anchor within 5% of 2B" in out
     assert _check(tmp_path, doc, "--k", "3") == 0
 
 
 def test_fp16_far_from_its_anchor_is_exit_1(tmp_path, capsys):
-    doc = measured(params_b=3.0, precision="FP16", fp16_mj=2989.22 * 1.10, **ADA)
+    doc = measured(params_b=3.0, precision="FP16", fp16_mj=3368.4 * 1.10, **ADA)
     assert _check(tmp_path, doc) == 1
     assert "+10.0%, tolerance +-2 x 2% = +-4.0%" in capsys.readouterr().out
 
@@ -79,15 +85,19 @@ def test_committed_h200_reports_are_not_gradeable():
         assert main(["check", str(path)]) == 2
 
 
-def test_a_curve_without_published_points_uses_the_named_default(tmp_path, capsys):
-    doc = measured(params_b=3.0, delta=0.0, gpu="NVIDIA GeForce RTX 5090", arch="blackwell")
-    main(["check", str(write(doc, tmp_path / "b"))])
-    out = capsys.readouterr().out
-    assert f"project default {DEFAULT_SPREAD_PCT:g} pp" in out
+def test_the_spread_is_the_sites_resid_std_else_the_named_default():
+    blackwell = curve_for("blackwell", "NF4")
+    spread = curve_spread(blackwell)
+    assert spread.pct == 2.8022 and "resid_std" in spread.source
+    without = dataclasses.replace(blackwell, resid_std_pct=None)
+    fallback = curve_spread(without)
+    assert fallback.pct == DEFAULT_SPREAD_PCT
+    assert f"project default {DEFAULT_SPREAD_PCT:g} pp" in fallback.source
 
 
 def test_no_curve_for_the_format_is_not_gradeable(tmp_path):
-    doc = measured(params_b=2.0, delta=150.0, precision="INT8", **ADA)
+    doc = measured(params_b=2.0, delta=150.0, precision="INT8", gpu="NVIDIA GeForce RTX 5090",
+                   arch="blackwell")  # fmt: skip
     assert _check(tmp_path, doc) == 2
 
 

@@ -34,6 +34,7 @@ from ecocompute.precision import Precision
 from ecocompute.report.schema import validation_errors
 from ecocompute.report.validate import MAX_REPORT_BYTES
 
+from .conftest import derived_source
 from .fakes import (
     CpuAccelerator,
     FakeClock,
@@ -173,8 +174,8 @@ def test_nvml_init_fails_with_a_driver_present(cli, tmp_path, nvml_fails, monkey
     ran = cli("energy_estimate", "--precision", "NF4", "--output_dir", str(tmp_path), "-q")
     assert ran.status == 0, ran.err
     report = report_in(tmp_path)
-    assert report["measurement_source"].startswith(DERIVED + "NVML unavailable: ")
-    assert "NVML Shared Library Not Found" in report["measurement_source"]
+    assert derived_source(report).startswith(DERIVED + "NVML unavailable: ")
+    assert "NVML Shared Library Not Found" in derived_source(report)
     assert report["results"]["fallback_reason"] == "nvml_unavailable"
     assert report["results"]["basis"] == "interpolated"
     assert "NVML unavailable" in ran.out  # the summary's "why" line says it too
@@ -185,7 +186,7 @@ def test_nvml_init_fails_without_any_driver(cli, tmp_path, nvml_fails, monkeypat
     ran = cli("energy_estimate", "--output_dir", str(tmp_path), "-q")
     assert ran.status == 0, ran.err
     report = report_in(tmp_path)
-    assert report["measurement_source"].startswith(
+    assert derived_source(report).startswith(
         DERIVED + "no GPU found: no NVIDIA driver or device on this machine (NVML: "
     )
     assert report["results"]["fallback_reason"] == "no_gpu"
@@ -195,7 +196,7 @@ def test_nvml_library_not_importable(cli, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
     ran = cli("energy_estimate", "--output_dir", str(tmp_path), "-q")
     assert ran.status == 0, ran.err
-    source = report_in(tmp_path)["measurement_source"]
+    source = derived_source(report_in(tmp_path))
     assert source.startswith(DERIVED + "NVML unavailable: nvidia-ml-py not importable")
 
 
@@ -212,7 +213,7 @@ def test_nvml_starts_but_the_gpu_is_lost(cli, tmp_path, nvml_fails, monkeypatch)
     monkeypatch.setattr(pynvml, "nvmlDeviceGetHandleByIndex", lost)
     ran = cli("energy_estimate", "--output_dir", str(tmp_path), "-q")
     assert ran.status == 0, ran.err
-    source = report_in(tmp_path)["measurement_source"]
+    source = derived_source(report_in(tmp_path))
     assert source.startswith(DERIVED + "NVML unavailable: ")
     assert "GPU is lost" in source
 
@@ -226,7 +227,7 @@ def test_power_unsupported_falls_back_before_anything_is_loaded(cli, tmp_path, m
     ran = cli("energy_estimate", *MEASURE, "--params_b", "1.1", "--output_dir", str(tmp_path))
     assert ran.status == 0, ran.err
     report = report_in(tmp_path)
-    assert report["measurement_source"] == (DERIVED + "power telemetry unsupported on NVIDIA H200")
+    assert derived_source(report) == (DERIVED + "power telemetry unsupported on NVIDIA H200")
     assert report["results"]["fallback_reason"] == "power_unsupported"
     assert report["results"]["basis"] != "measured"
     assert spy.calls == []  # no preflight, no checkpoint, no load
@@ -295,10 +296,10 @@ def test_persistent_read_failures_refuse_the_measurement(cli, tmp_path, monkeypa
     report = report_in(tmp_path)
     assert report["results"]["basis"] != "measured"
     assert report["results"]["fallback_reason"] == "measurement_failed"
-    assert report["measurement_source"].startswith(
+    assert derived_source(report).startswith(
         DERIVED + "on-device measurement failed: power reads kept failing on GPU 0"
     )
-    assert re.search(r"\(read \d+ failed \(scripted\)\)$", report["measurement_source"])
+    assert re.search(r"\(read \d+ failed \(scripted\)\)$", derived_source(report))
     assert report["results"]["trials"] == []
 
 

@@ -1,5 +1,6 @@
-"""The reference figures as the published page states them today (issue 11):
-the refitted Ada NF4 curve, and Hopper from this project's own H200 measurements."""
+"""Hopper's reference figures: this project's own H200 measurements (issue 11), used
+where the site has measured nothing, and labelled so. The site's own curves are
+tests/test_site_curves.py's."""
 
 from __future__ import annotations
 
@@ -17,10 +18,8 @@ from ecocompute.published.figures import (
     ORIGIN_PUBLISHED,
     anchors_for,
     curve_for,
-    delta_pct,
     project_curve_for,
     project_measurements,
-    published,
     published_figure,
 )
 
@@ -45,55 +44,6 @@ def _dry_run(tmp_path, arch, params_b, precision, capsys=None):
     ]
     assert main(argv) == 0
     return read_report(out)
-
-
-# --- Ada NF4: the RTX 4090 deep-dive points folded in, crossing at about 3.7B ---------
-
-
-def test_acceptance_ada_nf4_dry_run_crosses_near_3_7b_and_saves_at_7b(tmp_path):
-    at_cross = _dry_run(tmp_path, "ada", 3.7, "NF4")["results"]
-    assert abs(at_cross["vs_fp16_energy_pct"]) <= 1.0
-    at_7b = _dry_run(tmp_path, "ada", 7.0, "NF4")["results"]
-    assert at_7b["vs_fp16_energy_pct"] < 0.0
-    # by hand: x = 7 / 10.31; 57.5906 - 218.066 * x / (1 + x) = -30.593
-    assert at_7b["vs_fp16_energy_pct_3dp"] == pytest.approx(-30.593, abs=0.001)
-    assert at_7b["vs_fp16_energy_pct"] == -30.6  # one decimal, as 1.1
-    assert "published RTX 4090D anchors" in at_7b["note"]
-
-
-def test_ada_curve_is_fitted_over_0_5_to_7b_and_the_old_one_is_kept_unused():
-    curve = curve_for("ada", "NF4")
-    assert curve.fitted_range_b == (0.5, 7.0)
-    assert (curve.a_pct, curve.s_pct, curve.nstar_b) == (57.5906, 218.066, 10.31)
-    old = published()["superseded_curves"]["ada"]["NF4"]
-    assert (old["A"], old["S"], old["Nstar"]) == (106.0936, 90.55, 0.381)
-    assert old["superseded_by"] == "delta_curves_pct.ada.NF4"
-    # the old curve never crossed: x = 7 / 0.381 = 18.373, 106.0936 - 90.55 * 0.948383
-    # = +20.218% at 7B (by hand), where the new one saves 30%
-    assert delta_pct(7.0, old["A"], old["S"], old["Nstar"]) == pytest.approx(20.218, abs=0.001)
-
-
-def test_ada_curve_stays_within_reach_of_the_rtx4090_points():
-    # residuals of the three deep-dive points about the refit (from the derivation):
-    # 0.5B +11.5, 3B +7.6, 7B -2.6 pp; about the old curve they were -18.7, -24.9, -48.2.
-    curve = curve_for("ada", "NF4")
-    points = published()["single_card_points"]["ada"]["NF4"]
-    residuals = [curve.delta_pct(n) - d for n, d in points]
-    assert residuals == pytest.approx([11.504, 7.640, -2.593], abs=0.01)
-
-
-def test_the_derivation_script_reproduces_the_shipped_ada_curve():
-    pytest.importorskip("scipy")
-    done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "refit_ada_nf4.py"), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    derived = json.loads(done.stdout)
-    shipped = published()["delta_curves_pct"]["ada"]["NF4"]
-    assert derived == shipped
 
 
 # --- Hopper: this project's H200 measurements ---------------------------------------
@@ -157,9 +107,9 @@ def test_hopper_note_says_whose_figures_they_are(tmp_path, capsys):
     assert "published NVIDIA H200" not in out
     # a published class keeps the published wording
     ada = _dry_run(tmp_path, "ada", 1.1, "NF4")
-    assert ada["results"]["note"].startswith("Derived from the published EcoCompute dataset")
+    assert ada["results"]["note"].startswith("Derived from the published site's curves")
     assert ada["measurement"]["method"].startswith(
-        "none in this run: figure derived from the published EcoCompute dataset"
+        "reference estimate from published dataset (no on-device measurement): "
     )
 
 
@@ -233,34 +183,3 @@ def test_the_hopper_block_regenerates_from_the_committed_reports():
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert done.returncode == 0, done.stdout + done.stderr
-
-
-# --- every other published figure as it was -----------------------------------------
-
-PUBLISHED_ANCHORS = {
-    "ada": ("RTX 4090D", [(0.5, 1474.16), (1.1, 1600.58), (1.5, 2238.87), (3.0, 2989.22)]),
-    "blackwell": ("RTX 5090", [(1.1, 1659.0), (1.5, 2411.09), (3.0, 3382.64), (7.0, 5508.56)]),
-    "turing": ("T4", [(1.1, 4251.21), (1.5, 5731.8), (3.0, 11267.69), (7.0, 21722.65)]),
-    "ampere": ("A800", [(7.0, 4402.43), (9.0, 5445.12), (14.0, 7359.98)]),
-}
-PUBLISHED_CURVES = {
-    ("blackwell", "NF4"): (45.8272, 104.4224, 6.0749, (1.1, 7.0)),
-    ("turing", "NF4"): (7.925, 79.5646, 19.2186, (1.1, 7.0)),
-    ("ampere", "NF4"): (-1.0293, 0.0, 200.0, (7.0, 14.0)),
-    ("ampere", "INT8"): (180.8252, 127.9389, 10.082, (7.0, 14.0)),
-}
-
-
-@pytest.mark.parametrize("arch", sorted(PUBLISHED_ANCHORS))
-def test_published_anchors_are_unchanged(arch):
-    card, points = PUBLISHED_ANCHORS[arch]
-    anchors = anchors_for(arch)
-    assert anchors.card == card and list(anchors.points) == points
-    assert anchors.origin == ORIGIN_PUBLISHED
-
-
-@pytest.mark.parametrize(("arch", "precision"), sorted(PUBLISHED_CURVES))
-def test_other_published_curves_are_unchanged(arch, precision):
-    a, s, nstar, fitted = PUBLISHED_CURVES[(arch, precision)]
-    curve = curve_for(arch, precision)
-    assert (curve.a_pct, curve.s_pct, curve.nstar_b, curve.fitted_range_b) == (a, s, nstar, fitted)

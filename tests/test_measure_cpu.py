@@ -10,6 +10,7 @@ from ecocompute.progress import Progress
 from ecocompute.report.schema import validation_errors
 from ecocompute.report.summary import render
 
+from .conftest import derived_source
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report, fake_devices
 
 DERIVED = "ecocompute-dataset (no local GPU): "  # a figure derived, not measured
@@ -131,7 +132,7 @@ def test_power_unsupported_falls_back_before_loading():
     )
     assert report["results"]["basis"] != "measured"
     assert report["results"]["fallback_reason"] == "power_unsupported"
-    assert report["measurement_source"] == (DERIVED + "power telemetry unsupported on NVIDIA H200")
+    assert derived_source(report) == (DERIVED + "power telemetry unsupported on NVIDIA H200")
     assert backend.loads == [] and backend.preflights == []
     assert report["system_under_test"]["gpu_arch"] == "hopper"
 
@@ -145,7 +146,7 @@ def test_persistent_read_failures_refuse_the_measurement():
     )
     assert validation_errors(report) == []
     assert report["results"]["fallback_reason"] == "measurement_failed"
-    assert report["measurement_source"].startswith(
+    assert derived_source(report).startswith(
         DERIVED + "on-device measurement failed: power reads kept failing"
     )
 

@@ -15,6 +15,7 @@ from ecocompute.errors import InputError
 from ecocompute.published.figures import curve_for
 from ecocompute.results.collect import read_reports
 from ecocompute.results.plot import build_figure
+from ecocompute.results.plot_axes import series_color
 
 from .conftest import REPO
 from .made_reports import measured, write
@@ -45,20 +46,20 @@ def test_panel_has_log_axis_break_even_curves_and_points(hopper_reports):
     lo, hi = ax.get_ylim()
     assert lo < 0 < hi
 
-    # Hopper borrows Ampere's curve: solid over 7-14B, dashed beyond, labelled borrowed.
-    (solid,) = _lines(ax, "published-ampere-NF4-fitted")
-    assert solid.get_linestyle() == "-"
-    assert min(solid.get_xdata()) == pytest.approx(7.0)
-    assert max(solid.get_xdata()) == pytest.approx(14.0)
-    assert "BORROWED for hopper" in solid.get_label()
-    beyond = _lines(ax, "published-ampere-NF4-beyond")
-    assert beyond and all(ln.get_linestyle() == "--" for ln in beyond)
-    ampere = curve_for("ampere", "NF4")
-    x, y = solid.get_xdata()[0], solid.get_ydata()[0]
-    assert y == pytest.approx(ampere.delta_pct(x))
-    # Ada's NF4 curve for context, named as another arch.
+    # The site borrows Ampere's curve for Hopper; it gave none of these measured points,
+    # so it is not drawn under them: a note says there is no Hopper curve, and why.
+    assert not _lines(ax, "published-ampere")
+    (note,) = [t for t in ax.texts if t.get_gid() == "no-curve-note"]
+    assert "no published NF4 curve measured on hopper" in note.get_text()
+    assert "borrows ampere's: not drawn under points it did not give" in note.get_text()
+    # Ada's NF4 curve for context, named as another arch: solid 0.5-7B, dashed beyond.
     (ada,) = _lines(ax, "published-ada-NF4-fitted")
-    assert "context" in ada.get_label()
+    assert "context" in ada.get_label() and ada.get_linestyle() == "-"
+    assert min(ada.get_xdata()) == pytest.approx(0.5) and max(ada.get_xdata()) == pytest.approx(7)
+    x, y = ada.get_xdata()[0], ada.get_ydata()[0]
+    assert y == pytest.approx(curve_for("ada", "NF4").delta_pct(x))
+    beyond = _lines(ax, "published-ada-NF4-beyond")
+    assert beyond and all(ln.get_linestyle() == "--" for ln in beyond)
 
     bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
     assert len(bars) == 2
@@ -129,3 +130,43 @@ def test_without_matplotlib_plot_says_so_and_exits_1(tmp_path, monkeypatch, caps
     assert main(["plot", str(tmp_path), "-o", str(tmp_path / "c.png")]) == 1
     assert "pip install 'ecocompute[plot]'" in capsys.readouterr().err
     assert not (tmp_path / "c.png").exists()
+
+
+def test_derived_points_are_drawn_on_the_curve_that_gave_them(tmp_path, capsys):
+    """Hopper derived points: this project's fit up to 13B, Ampere's borrowed curve
+    above; each drawn, labelled, and only there."""
+    for size in ("3", "14"):
+        argv = ["energy_estimate", "--dry_run", "--quiet", "--model", f"m-{size}b", "--params_b",
+                size, "--gpu_arch", "hopper", "--output_dir", str(tmp_path / size)]  # fmt: skip
+        assert main(argv) == 0
+    (ax,) = build_figure(read_reports([tmp_path])[0]).axes
+    (own,) = _lines(ax, "project-hopper-NF4-fitted")
+    assert "this project's own hopper NF4 fit" in own.get_label()
+    (borrowed,) = _lines(ax, "published-ampere-NF4-fitted")
+    assert "BORROWED for hopper" in borrowed.get_label()
+    assert "it gave the derived points" in borrowed.get_label()
+    assert len(_lines(ax, "derived")) == 2
+    # only the derived point at 3B on the Ada context curve's panel: no borrowed curve
+    (ax3,) = build_figure(read_reports([tmp_path / "3"])[0]).axes
+    assert not _lines(ax3, "published-ampere") and _lines(ax3, "project-hopper-NF4")
+
+
+def test_every_series_has_its_own_colour_past_six(tmp_path):
+    for i in range(9):
+        write(measured(params_b=1.1 + i, delta=10.0 - i), tmp_path / f"r{i}")
+    (ax,) = build_figure(read_reports([tmp_path])[0]).axes
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    colours = {c.lines[0].get_color() for c in bars}
+    assert len(bars) == 9 and len(colours) == 9
+    assert len({series_color(i) for i in range(60)}) == 60
+
+
+def test_copies_of_one_derived_report_are_one_point_of_n_1(tmp_path, capsys):
+    argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "m-1.1b", "--gpu_arch",
+            "ada", "--output_dir", str(tmp_path / "a")]  # fmt: skip
+    assert main(argv) == 0
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "energy.json").write_bytes((tmp_path / "a" / "energy.json").read_bytes())
+    (ax,) = build_figure(read_reports([tmp_path])[0]).axes
+    (point,) = _lines(ax, "derived")
+    assert "n=1" in point.get_label() and "2 identical files" in point.get_label()

@@ -8,7 +8,6 @@ No test reaches the network: the estimator that answers is an http.server on
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import socket
 import threading
@@ -23,7 +22,7 @@ import pytest
 from ecocompute.cli import main
 from ecocompute.published.archs import SHORT_NAMES, arch_from_product_name
 from ecocompute.published.prefetch import EstimateInputs, estimate_url, prediction_in, prefetch
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.schema import published_facts_errors, validation_errors
 from ecocompute.report.share import (
     SHARE_FILE,
     decode_overlay,
@@ -32,7 +31,6 @@ from ecocompute.report.share import (
     share_url,
 )
 
-from .compat_11 import compat_problems
 from .conftest import read_report
 from .fakes import CpuAccelerator, FakeTelemetry, install_fakes
 
@@ -68,7 +66,7 @@ def cli(capsys, monkeypatch):
 
 def _valid_both_ways(report: dict[str, Any]) -> None:
     assert validation_errors(report) == []
-    assert compat_problems(report) == []
+    assert published_facts_errors(report) == []
 
 
 # --- an estimator on 127.0.0.1 ------------------------------------------------------
@@ -212,7 +210,9 @@ def test_unknown_gpu_arch_exits_2_listing_what_is_allowed(cli, tmp_path, given):
 # --- --quality_text, end to end -------------------------------------------------------
 
 
-def test_quality_text_in_a_dry_run_records_the_users_text(cli, tmp_path):
+def test_quality_text_in_a_dry_run_is_checked_but_writes_no_quality_block(cli, tmp_path):
+    """The published path loads no model, so scores nothing: like the published
+    container, it writes no quality block. The text is still checked as input."""
     text = tmp_path / "mine.txt"
     text.write_text("The quick brown fox jumps over the lazy dog.\n" * 40, encoding="utf-8")
     out = tmp_path / "out"
@@ -223,10 +223,10 @@ def test_quality_text_in_a_dry_run_records_the_users_text(cli, tmp_path):
     assert ran.status == 0, ran.err
     report = read_report(out)
     _valid_both_ways(report)
-    corpus = report["quality"]["corpus"]
-    assert corpus["name"] == "mine.txt" and corpus["bytes"] == text.stat().st_size
-    assert corpus["sha256"] == hashlib.sha256(text.read_bytes()).hexdigest()
-    assert report["quality"]["basis"] == "unavailable"  # nothing scored without a model
+    assert "quality" not in report
+    missing = cli("run", "--dry_run", "--quality_text", str(tmp_path / "none.txt"),
+                  "--output_dir", str(tmp_path / "o2"))  # fmt: skip
+    assert missing.status == 2 and "quality_text" in missing.err
 
 
 # --- --share and --site ---------------------------------------------------------------
@@ -250,10 +250,11 @@ def test_share_writes_the_link_in_the_report_and_beside_it(cli, tmp_path):
         "N": 7.0,
         "a": "ada",
         "p": "NF4",
-        "e": round(res["vs_fp16_energy_pct_3dp"], 2),
+        "e": res["vs_fp16_energy_pct"],  # the report's one decimal: -20.5, as published
         "b": res["basis"],
-        "g": report["system_under_test"]["gpu"],
+        "g": "RTX 4090 + RTX 4090D",  # the card whose published figures these are
     }
+    assert res["vs_fp16_energy_pct"] == -20.5 and res["reference_card"] == "RTX 4090 + RTX 4090D"
 
 
 def test_site_changes_the_links_base(cli, tmp_path):
@@ -322,15 +323,18 @@ def test_decode_rejects_a_link_without_a_readable_overlay():
         decode_overlay(share_url("https://x", [1, 2]))  # type: ignore[arg-type]
 
 
-def test_overlay_prefers_the_three_decimal_delta():
+def test_overlay_carries_the_reports_one_decimal_delta_and_the_cards_name():
     report = {
         "workload": {"model_name": "m", "params_b": 3.0, "precision": "NF4"},
         "system_under_test": {"gpu_arch": "ada", "gpu": "NVIDIA GeForce RTX 4090"},
-        "results": {"vs_fp16_energy_pct": 0.8, "vs_fp16_energy_pct_3dp": 0.755, "basis": "x"},
-    }
-    assert overlay_point(report)["e"] == 0.76  # not round(0.8, 2)
-    report["results"]["vs_fp16_energy_pct_3dp"] = None
-    assert overlay_point(report)["e"] == 0.8
+        "results": {"vs_fp16_energy_pct": 0.8, "vs_fp16_energy_pct_3dp": 0.755,
+                    "basis": "measured"},
+    }  # fmt: skip
+    point = overlay_point(report)
+    assert point["e"] == 0.8 and point["g"] == "NVIDIA GeForce RTX 4090"  # not 0.76
+    report["results"].update(basis="interpolated", reference_card="RTX 5090")
+    report["system_under_test"]["gpu"] = "none: no local GPU (the figure is derived)"
+    assert overlay_point(report)["g"] == "RTX 5090"  # the card, not our phrase
     report["results"]["vs_fp16_energy_pct"] = None
     assert overlay_point(report) is None
 
@@ -449,7 +453,7 @@ def test_published_flags_together_exit_0_one_line_per_skip(cli, tmp_path, refuse
     report = read_report(out)
     _valid_both_ways(report)
     assert report["share_url"] == (out / SHARE_FILE).read_text().strip()
-    assert report["quality"]["corpus"]["name"] == "eval.txt"
+    assert "quality" not in report  # the published path scores nothing
     assert report["provenance"]["prefetch"]["answered"] is False
 
 
@@ -484,7 +488,7 @@ def test_measured_run_prefetches_before_nvml_and_shares_its_measurement(
     assert res["basis"] == "measured"
     point = decode_overlay((tmp_path / SHARE_FILE).read_text().strip())
     assert point["b"] == "measured" and point["g"] == report["system_under_test"]["gpu"]
-    assert point["e"] == round(res["vs_fp16_energy_pct_3dp"], 2)
+    assert point["e"] == res["vs_fp16_energy_pct"]
     assert report["provenance"]["prefetch"]["predicted_vs_fp16_pct"] == 20.0
 
 

@@ -96,4 +96,4 @@ def test_no_quality_probe_flag(local_checkpoint):
     report = _run(local_checkpoint, precision="FP16", quality_probe=False)
     q = report["quality"]
     assert (q["basis"], q["requested"], q["note"]) == ("unavailable", False, "--no_quality_probe")
-    assert q["value"] is None and q["error"] is None
+    assert q["value"] is None and "error" not in q  # nothing to say: left out, not null

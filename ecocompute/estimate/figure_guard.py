@@ -1,10 +1,11 @@
 """A published-path figure must be a possible one before it becomes a report.
 
-The published curves are fitted over a range of sizes and extended beyond it. Far
-enough out, the extension stops describing anything physical: Ada's NF4 curve passes
--100% near 28B (a negative energy per token), and Hopper's FP16 anchors, extended far
-below their smallest model, climb towards infinity. Such a figure comes from the
-user's --params_b, not from a fault of the run: bad input, exit 2, naming the field.
+The reference curves are fitted over a range of sizes and extended beyond it. Far
+enough out, an extension can stop describing anything physical: a delta curve below
+-100% (a negative energy per token; the site's curves are capped above that, at -75%
+for NF4 and -50% for INT8, but a curve without a cap is not), or FP16 anchors extended
+far beyond their sizes towards an absurd energy. Such a figure comes from the user's
+--params_b, not from a fault of the run: bad input, exit 2, naming the field.
 """
 
 from __future__ import annotations

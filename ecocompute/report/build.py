@@ -16,20 +16,24 @@ from ecocompute import __version__
 from ecocompute.estimate.hardware import GpuRecord, Hardware
 from ecocompute.estimate.outcome import MeasuredRun, Session
 from ecocompute.estimate.published_path import PublishedRun
-from ecocompute.estimate.quality import QualityOutcome
 from ecocompute.formats.table import BITSANDBYTES
-from ecocompute.llm.quality_probe import corpus_record
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
 from ecocompute.params import RunParams, nominal_params_b
 from ecocompute.precision import Precision
-from ecocompute.published.figures import dataset_dois
+from ecocompute.published.figures import (
+    ORIGIN_PUBLISHED,
+    DeltaCurve,
+    PublishedFigure,
+    dataset_dois,
+)
+from ecocompute.published.site_curves import SITE_CURVES, SITE_FILE
 from ecocompute.report.labels import format_gpus_note
+from ecocompute.report.quality_block import quality_section
 from ecocompute.report.schema import SCHEMA_VERSION
 from ecocompute.report.software import software_block
 from ecocompute.report.trial_results import results_block
 from ecocompute.stats import CI_METHOD
 from ecocompute.telemetry.base import POWER_FIELD_INSTANT
-from ecocompute.units import pct_change
 
 BENCHMARK = "ecocompute-llm-decode-energy"
 MEASURED_SOURCE = "direct-nvml"
@@ -66,13 +70,14 @@ NOTICE = (
     "Not a certified benchmark result. GPU-package energy as NVML reports it (not wall "
     "power); see measurement.scope, results.basis and measurement_source."
 )
-NO_LOCAL_GPU = "ecocompute-dataset (no local GPU)"  # 1.1's phrase for a derived figure
-
-
-def published_source(reason: str) -> str:
-    """measurement_source of a report derived from the published dataset: 1.1's phrase
-    (consumers look for "no local GPU": no local GPU measured this figure), then why."""
-    return f"{NO_LOCAL_GPU}: {reason}"
+# measurement_source of every derived report, exactly the published container's phrase
+# (its consumers match it); why the run took the published path is beside it, in
+# measurement_source_reason.
+NO_LOCAL_GPU = "ecocompute-dataset (no local GPU)"
+EAGER_NOTE = (
+    "the published figures are eager generate() measurements (the published protocol); "
+    "no published figure covers the graphs regime"
+)
 
 
 def provenance(command: list[str] | None) -> dict[str, Any]:
@@ -85,7 +90,7 @@ def provenance(command: list[str] | None) -> dict[str, Any]:
         "code": f"ecocompute {__version__}: an independent implementation",
         "dataset_dois": dois,
         "tool": f"ecocompute {__version__}",
-        "reference_data": "ecocompute/data/published_reference.json",
+        "reference_data": f"ecocompute/{SITE_FILE}; ecocompute/data/published_reference.json",
         **({"command": command} if command else {}),
     }
 
@@ -130,6 +135,7 @@ def envelope(
         },
         "software": sections["software"],
         "measurement_source": sections["measurement_source"],
+        **{k: sections[k] for k in ("measurement_source_reason",) if k in sections},
         "results": sections["results"],
         "provenance": provenance(command),
     }
@@ -163,6 +169,8 @@ def published_sections(run: PublishedRun) -> dict[str, Any]:
     if run.arch.headline_default and fig.basis != "unavailable":
         note = f"{run.arch.source}. {note}"
     note = f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). {note}."
+    if params.decode != "eager":
+        note += f" --decode {params.decode} was asked for, but {EAGER_NOTE}: this is eager's."
     return {
         "system_under_test": {
             "gpu": hardware.names or "none: no local GPU (the figure is derived)",
@@ -196,11 +204,17 @@ def published_sections(run: PublishedRun) -> dict[str, Any]:
             "energy_source": "none",
             "power_field": None,
             "order": "none",
+            "decode": {
+                "regime": "eager",
+                **({"requested_regime": params.decode} if params.decode != "eager" else {}),
+                "note": EAGER_NOTE,
+            },
         },
         "software": software_block(
             torch_cuda=None, nvidia_driver=hardware.nvidia_driver, measured=False
         ),
-        "measurement_source": published_source(run.reason.text),
+        "measurement_source": NO_LOCAL_GPU,
+        "measurement_source_reason": run.reason.text,
         "results": {
             "total_energy_joules": None,
             "tokens_generated": 0,
@@ -214,17 +228,33 @@ def published_sections(run: PublishedRun) -> dict[str, Any]:
             "note": note,
             "fallback_reason": run.reason.code,
             "reference_card": fig.reference_card,
+            "reference_curve": _curve_record(fig),
             "verdict": None,
             "vs_fp16_ci95_pct": None,
             "trials": [],
         },
-        "quality": quality_unavailable(
-            params.quality_probe,
-            "no model was loaded on the published path"
-            if params.quality_probe
-            else "--no_quality_probe",
-            params.quality_text,
-        ),
+        # no quality block: the published container writes none on this path
+    }
+
+
+def _curve_record(fig: PublishedFigure) -> dict[str, Any] | None:
+    """The curve that gave a derived delta, so that a reader (plot) can draw that very
+    curve under the point; None where none did (FP16, a measured point, no figure)."""
+    curve: DeltaCurve | None = fig.curve
+    if curve is None or fig.vs_fp16_energy_pct is None:
+        return None
+    return {
+        "source": SITE_CURVES if curve.origin == ORIGIN_PUBLISHED else "this project's own fit",
+        "origin": curve.origin,
+        "arch": curve.arch,
+        "precision": curve.precision,
+        "A": curve.a_pct,
+        "S": curve.s_pct,
+        "Nstar": curve.nstar_b,
+        "fitted_range_b": list(curve.fitted_range_b),
+        "s_cap_pct": curve.s_cap_pct,
+        "borrowed_from": curve.borrowed_from,
+        "capped": curve.capped_at(fig.params_b),
     }
 
 
@@ -393,51 +423,3 @@ def _sizes(p: RunParams, params_count: int) -> dict[str, Any]:
     counted_b = round(params_count / 1e9, 6)
     nominal, source = nominal_params_b(p.model_name, p.params_b, counted_b)
     return {"params_b": nominal, "params_b_source": source, "params_b_counted": counted_b}
-
-
-def quality_unavailable(requested: bool, why: str, text: str | None) -> dict[str, Any]:
-    """1.1's quality block without a score: basis unavailable, why in note or error."""
-    return {
-        "metric": "perplexity",
-        "basis": "unavailable",
-        "requested": requested,
-        "value": None,
-        "fp16_value": None,
-        "delta_vs_fp16_pct": None,
-        "tokens_evaluated": None,
-        "mean_nll": None,
-        "corpus": corpus_record(text) if requested else None,
-        "note": why if not requested else None,
-        "delta_note": None,
-        "error": why if requested else None,
-    }
-
-
-def quality_section(q: QualityOutcome) -> dict[str, Any]:
-    if q.unavailable_reason is not None:
-        return quality_unavailable(q.requested, q.unavailable_reason, q.text_path)
-    fp16 = q.scores[Precision.FP16]
-    quantized = [p for p in q.scores if p.quantized]
-    score = q.scores[quantized[0]] if quantized else fp16
-    return {
-        "metric": "perplexity",
-        "basis": "measured",
-        "requested": True,
-        "value": round(score.perplexity, 4),
-        "fp16_value": round(fp16.perplexity, 4),
-        "delta_vs_fp16_pct": round(pct_change(score.perplexity, fp16.perplexity), 3),
-        "tokens_evaluated": score.tokens_scored,
-        "mean_nll": round(score.mean_nll, 6),
-        "fp16_mean_nll": round(fp16.mean_nll, 6),
-        "windows": score.windows,
-        "seq_len": q.seq_len,
-        "corpus": corpus_record(q.text_path),
-        "note": None,
-        "delta_note": (
-            "perplexity of the same weights at the quantized format vs FP16, same corpus "
-            "and windows; comparable between runs whose corpus sha256 agrees"
-            if quantized
-            else "FP16 alone: value is the FP16 perplexity"
-        ),
-        "error": None,
-    }

@@ -12,7 +12,12 @@ from typing import Any
 
 from ecocompute.report.consistency import consistency_problems
 from ecocompute.report.numbers import unsafe_values
-from ecocompute.report.schema import sweep_errors, validation_errors
+from ecocompute.report.schema import (
+    PUBLISHED_PRECISIONS,
+    published_facts_errors,
+    sweep_errors,
+    validation_errors,
+)
 
 
 def energy_report_problems(document: Any) -> list[str]:
@@ -25,6 +30,16 @@ def energy_report_problems(document: Any) -> list[str]:
     if problems:
         return problems
     return consistency_problems(document)
+
+
+def written_report_problems(document: Any) -> list[str]:
+    """What the writer checks before a report becomes a file: everything `validate`
+    checks, and, where its precision is one the published format names, that the
+    published container's consumers accept it (the published schema's facts)."""
+    problems = energy_report_problems(document)
+    if problems or document["workload"]["precision"] not in PUBLISHED_PRECISIONS:
+        return problems
+    return [f"published format: {p}" for p in published_facts_errors(document)]
 
 
 def sweep_problems(document: Any) -> list[str]:

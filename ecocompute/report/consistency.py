@@ -12,8 +12,8 @@ per token, pair deltas and interval bounds to 3 decimals, joules to 4; the headl
 delta is rounded to 1 decimal in formats 1.1 and 1.3, with the 3-decimal one beside it
 in 1.3, and to 3 (measured) or 2 (derived) in 1.2), carried through the arithmetic: a
 report our writer made always passes, and a figure changed by more than its rounding
-does not. A 1.1 report (the published container's format) holds no trials: only what
-it does hold is checked. Called on documents that already passed the schema; anything
+does not. A 1.0 or 1.1 report (the published container's) holds no trials: only what its
+format holds is checked. Called on documents that already passed the schema; anything
 missing is reported, never raised.
 """
 
@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ecocompute.report.schema import PUBLISHED_FORMATS
 from ecocompute.stats import estimate_delta, t_quantile, verdict_for
 
 HALF_MJ = 0.0005  # energies per token: 3 decimals
@@ -31,7 +32,6 @@ HALF_PCT = 0.0005  # measured deltas and interval bounds: 3 decimals
 HALF_DERIVED_PCT = 0.005  # a derived report's delta in format 1.2: 2 decimals
 HALF_ONE_DECIMAL = 0.05  # the headline delta of formats 1.1 and 1.3 (and 1.1's energies)
 FORMAT_12 = "ecocompute-energy/1.2"
-FORMAT_11 = "ecocompute-energy/1.1"
 DELTA_3DP = "vs_fp16_energy_pct_3dp"
 _SLACK = 1e-9  # float arithmetic on top of the rounding
 FP16 = "FP16"
@@ -50,10 +50,12 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[str]:
     results = doc.get("results")
     if not isinstance(results, Mapping):
         return []
+    if doc.get("schema_version") in PUBLISHED_FORMATS:  # one run: only its format's fields
+        sut = {k: (doc.get("system_under_test") or {}).get(k) for k in ("gpu", "accelerator_count")}
+        gpus = _gpus(sut) if results.get("basis") == "measured" else []
+        return gpus + _delta_from_energies(doc, results)
     if results.get("basis") != "measured":
         return _derived(doc, results)
-    if "trials" not in results:  # format 1.1: a single run, no trials recorded
-        return _gpus(doc.get("system_under_test") or {}) + _delta_from_energies(doc, results)
     return _measured(doc, results)
 
 
@@ -65,8 +67,8 @@ def delta_fields(doc: Mapping[str, Any]) -> list[tuple[str, float]]:
     else:
         half = HALF_ONE_DECIMAL
     fields = [("vs_fp16_energy_pct", half)]
-    if DELTA_3DP in results:
-        fields.append((DELTA_3DP, HALF_PCT))
+    if DELTA_3DP in results and doc.get("schema_version") not in PUBLISHED_FORMATS:
+        fields.append((DELTA_3DP, HALF_PCT))  # ours: never read from a published report
     return fields
 
 
@@ -94,7 +96,7 @@ def _delta_from_energies(doc: Mapping[str, Any], res: Mapping[str, Any]) -> list
     """Without trials, the delta follows from the two energies (each rounded)."""
     energy = _number(res.get("energy_per_token_mj"))
     fp16 = _number(res.get("fp16_energy_per_token_mj"))
-    half_mj = HALF_ONE_DECIMAL if doc.get("schema_version") == FORMAT_11 else HALF_MJ
+    half_mj = HALF_ONE_DECIMAL if doc.get("schema_version") in PUBLISHED_FORMATS else HALF_MJ
     if energy is None or fp16 is None or fp16 <= half_mj:
         return []
     problems = []

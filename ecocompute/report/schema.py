@@ -15,15 +15,20 @@ from ecocompute.report.packaged import packaged_text
 ENERGY_SCHEMA = "energy.schema.json"
 SWEEP_SCHEMA = "sweep.schema.json"
 SCHEMA_VERSION = "ecocompute-energy/1.4"
+# The published container's formats, and the schema of its published facts (draft-07):
+# what its consumers accept, read back here as those reports' own schema.
+PUBLISHED_SCHEMA = "energy-published.schema.json"
+PUBLISHED_FORMATS = ("ecocompute-energy/1.0", "ecocompute-energy/1.1")
+PUBLISHED_PRECISIONS = ("FP16", "NF4", "INT8")
 # Every energy-report format this tool reads, and the schema each validates against:
 # 1.4 is what it writes; 1.3 is what ecocompute 0.3 wrote (1.4 without the torchao
-# formats, sessions and timing); 1.2 is what ecocompute 0.2 wrote; 1.1 is the published
-# container's format (schema reconstructed from its published facts: a lower bound).
+# formats, sessions and timing); 1.2 is what ecocompute 0.2 wrote; 1.0 and 1.1 are the
+# published container's.
 ENERGY_SCHEMAS = {
     SCHEMA_VERSION: ENERGY_SCHEMA,
     "ecocompute-energy/1.3": "energy-1.3.schema.json",
     "ecocompute-energy/1.2": "energy-1.2.schema.json",
-    "ecocompute-energy/1.1": "energy-1.1.schema.json",
+    **dict.fromkeys(PUBLISHED_FORMATS, PUBLISHED_SCHEMA),
 }
 SWEEP_SCHEMA_VERSION = "ecocompute-sweep/1.0"
 
@@ -52,10 +57,12 @@ def load_schema(name: str = ENERGY_SCHEMA) -> dict[str, Any]:
 
 
 def schema_errors(document: object, name: str) -> list[str]:
-    """Every violation of schema `name` as "json.path: message"; empty when valid."""
-    from jsonschema import Draft202012Validator
+    """Every violation of schema `name` as "json.path: message"; empty when valid. Each
+    schema is checked by the draft it names ($schema)."""
+    from jsonschema.validators import validator_for
 
-    validator = Draft202012Validator(load_schema(name))
+    schema = load_schema(name)
+    validator = validator_for(schema)(schema)
     problems = []
     for error in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path)):
         path = "$" + "".join(
@@ -74,6 +81,12 @@ def validation_errors(document: object) -> list[str]:
         known = ", ".join(sorted(ENERGY_SCHEMAS))
         return [f"$.schema_version: {version!r} is not a report format this tool reads ({known})"]
     return schema_errors(document, name)
+
+
+def published_facts_errors(document: object) -> list[str]:
+    """Every way a report breaks the published format's facts (what the published
+    container's consumers accept); empty when they accept it."""
+    return schema_errors(document, PUBLISHED_SCHEMA)
 
 
 def sweep_errors(document: object) -> list[str]:

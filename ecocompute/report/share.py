@@ -2,8 +2,10 @@
 
 The point travels inside the link itself (the published container's format): the site
 base, then `/?tab=run&overlay=`, then the unpadded base64url of the compact JSON
-{"m": model, "N": params_b, "a": arch class, "p": precision, "e": delta vs FP16 in %
-to 2 decimals, "b": basis, "g": GPU name}. Opening the link draws the point in the
+{"m": model, "N": params_b, "a": arch class, "p": precision, "e": the report's
+results.vs_fp16_energy_pct (one decimal, as the published container puts it there),
+"b": basis, "g": the card's name: the GPU measured, or for a derived figure the card
+whose published measurements it comes from}. Opening the link draws the point in the
 browser; nothing is sent anywhere by this tool.
 
 The link is computed from the report before it is validated and written, so
@@ -25,13 +27,11 @@ def overlay_point(report: dict[str, Any]) -> dict[str, Any] | None:
     """The point a link carries, from report fields only; None when the report has no
     delta vs FP16 to draw (basis unavailable)."""
     res = report["results"]
-    # The most precise delta the report holds: 1.1's one decimal would round twice.
-    delta = res.get("vs_fp16_energy_pct_3dp")
-    if delta is None:
-        delta = res.get("vs_fp16_energy_pct")
+    delta = res.get("vs_fp16_energy_pct")
     if delta is None:
         return None
     work, sut = report["workload"], report["system_under_test"]
+    card = sut["gpu"] if res["basis"] == "measured" else res.get("reference_card") or sut["gpu"]
     return {
         "m": work["model_name"],
         "N": work["params_b"],
@@ -39,7 +39,7 @@ def overlay_point(report: dict[str, Any]) -> dict[str, Any] | None:
         "p": str(work["precision"]),
         "e": round(float(delta), 2),
         "b": res["basis"],
-        "g": sut["gpu"],
+        "g": card,
     }
 
 

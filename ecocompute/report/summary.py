@@ -65,7 +65,14 @@ def render(report: dict[str, Any], path: str) -> str:
     why = report["measurement_source"]
     if basis == "measured":
         why = f"{why}: NVML read this machine's GPU during the run ({_trials(res)})"
+    elif report.get("measurement_source_reason"):
+        why = f"{why}: {report['measurement_source_reason']}"
     lines.append(f"  why        {why}")
+    decode = report["measurement"].get("decode") or {}
+    if basis != "measured" and decode.get("note"):
+        asked = decode.get("requested_regime")
+        prefix = f"--decode {asked} asked for, but " if asked else ""
+        lines.append(f"  decode     {prefix}{decode['note']}")
     if basis == "measured" and res.get("trials"):
         lines.extend(_where_the_energy_goes(work["precision"], res))
         lines.append(f"  protocol   {protocol_words(report['measurement'])}")

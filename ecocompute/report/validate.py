@@ -1,10 +1,8 @@
-"""`ecocompute validate`: check report files, one line per file.
+"""Reading report files safely, and finding them under folders: the ground floor of
+`validate` and of every reader of reports (results/collect.py, results/validate_files.py).
 
-A folder is searched recursively for energy.json and sweep.json; a file named directly
-is read whatever its name, and validated as a sweep when its schema_version says so.
-Every file is checked on its own: one that is unreadable, huge, deeply nested, not
-UTF-8, holds NaN or numbers too large for a float, or contradicts its own trials is
-one INVALID line, and the others are still checked.
+A file that is unreadable, huge, deeply nested, not UTF-8, or holds NaN or numbers too
+large for a float is a reason, never an exception.
 """
 
 from __future__ import annotations
@@ -13,13 +11,10 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from ecocompute.printable import printable
-from ecocompute.report.checks import energy_report_problems, sweep_problems
+from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.numbers import NotReportJson, loads_strict
-from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
-from ecocompute.report.write import REPORT_NAME
 
 MAX_REPORT_BYTES = 64 * 2**20  # far above any real report; refuses to parse a huge file
 SWEEP_NAME = "sweep.json"
@@ -68,16 +63,6 @@ def problems_in(path: str | os.PathLike[str]) -> list[str]:
     return problems if document is None else energy_report_problems(document)
 
 
-def _problems_of_any(path: Path) -> list[str]:
-    """Validated as a sweep when it says it is one, else as an energy report."""
-    document, problems = read_document(path)
-    if document is None:
-        return problems
-    if document.get("schema_version") == SWEEP_SCHEMA_VERSION:
-        return sweep_problems(document)
-    return energy_report_problems(document)
-
-
 def _is_dir(path: Path) -> bool:
     try:
         return path.is_dir()
@@ -103,46 +88,3 @@ def files_under(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...])
         else:
             found.append(path)  # a missing file is reported by the reader
     return list(dict.fromkeys(found))
-
-
-_LISTED = 5
-
-
-def _listed(problems: list[str]) -> str:
-    more = f" (+{len(problems) - _LISTED} more)" if len(problems) > _LISTED else ""
-    return "; ".join(problems[:_LISTED]) + more
-
-
-def validate_paths(paths: Iterable[str], out: TextIO) -> int:
-    """Print one line per file: "valid", or "INVALID" and its problems; 0 when every
-    file is valid, 1 when one is not or no file was found."""
-    status = 0
-    files: list[Path] = []
-    for given in paths:
-        found = files_under([given], (REPORT_NAME, SWEEP_NAME))
-        if not found:
-            print(
-                f"{printable(given)}: INVALID no {REPORT_NAME} or {SWEEP_NAME} in this folder",
-                file=out,
-            )
-            status = 1
-        files.extend(found)
-    for path in dict.fromkeys(files):
-        problems = _problems_of_any(path)
-        if problems:
-            status = 1
-            print(f"{printable(path)}: INVALID {printable(_listed(problems))}", file=out)
-        else:
-            print(f"{printable(path)}: valid{_format_note(path)}", file=out)
-    return status
-
-
-def _format_note(path: Path) -> str:
-    """What a valid file is, where it is not this tool's current report format."""
-    document, _ = read_document(path)
-    version = (document or {}).get("schema_version")
-    if version == "ecocompute-energy/1.1":
-        return " (published container's format 1.1: a single run, no trials)"
-    if version == "ecocompute-energy/1.2":
-        return " (format 1.2, ecocompute 0.2: read as 1.3 by the results tools)"
-    return ""

@@ -9,7 +9,7 @@ from typing import Any
 
 from ecocompute.errors import ReportInvalid
 from ecocompute.report.atomic import write_text_atomic
-from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.checks import written_report_problems
 from ecocompute.report.numbers import dumps_strict
 
 REPORT_NAME = "energy.json"
@@ -17,8 +17,9 @@ REPORT_NAME = "energy.json"
 
 def report_text(report: dict[str, Any]) -> str:
     """The report as the file holds it. Raises ReportInvalid when it fails any check
-    `validate` makes (schema, finite numbers of a sane size, its own arithmetic)."""
-    problems = energy_report_problems(report)
+    `validate` makes (schema, finite numbers of a sane size, its own arithmetic) or one
+    the published format's consumers make (report/checks.py)."""
+    problems = written_report_problems(report)
     if problems:
         raise ReportInvalid(problems)
     return dumps_strict(report, indent=2, sort_keys=False) + "\n"

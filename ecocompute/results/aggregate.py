@@ -1,12 +1,14 @@
 """`ecocompute aggregate`: many reports into one table (and a CSV).
 
-Reports are grouped by what they measured: measured or derived (never the same row),
-card, model, size, format, software fingerprint and protocol (new tokens per run and
-batch size: a 32-token smoke run and a 256-token run are different workloads). Per
-group: the number of reports, mean, standard deviation and CV of energy per token and
-of the delta vs FP16 across reports, and a 95% interval for the delta: with one report,
-that report's own paired interval; with two or more, a Student-t interval over the
-reports' deltas (between-session spread, which is what replication measures).
+Reports are grouped by what they are: measured, illustrative or derived (never the
+same row), card, model, size, format, software fingerprint and protocol (new tokens per
+run and batch size: a 32-token smoke run and a 256-token run are different workloads).
+Per group: the number of reports, mean, standard deviation and CV of energy per token
+and of the delta vs FP16 across reports, and a 95% interval for the delta: with one
+report, that report's own paired interval; with two or more, a Student-t interval over
+the reports' deltas (between-session spread, which is what replication measures). A
+figure that was not measured is not replicated by copies of it: identical derived
+files are one row of n = 1, without an interval.
 """
 
 from __future__ import annotations
@@ -27,12 +29,17 @@ from ecocompute.results.collect import Invalid, Report, read_reports
 from ecocompute.stats import Summary, summarise_known, t_interval
 from ecocompute.user_paths import check_output_file
 
-KIND_ORDER = {"measured": 0, "derived": 1}
+KIND_ORDER = {"measured": 0, "illustrative": 1, "derived": 2}
+KIND_WORDS = {
+    "measured": "measured",
+    "illustrative": "ILLUSTRATIVE: the reports say they are not a real measurement",
+    "derived": "DERIVED from the published dataset",
+}
 
 
 @dataclass(frozen=True)
 class Group:
-    kind: str  # measured | derived
+    kind: str  # measured | illustrative | derived
     card: str
     arch: str
     model: str
@@ -43,12 +50,24 @@ class Group:
     reports: tuple[Report, ...]
 
     @property
+    def independent(self) -> tuple[Report, ...]:
+        """The reports that count as replications: every measured one; of figures that
+        were not measured (derived, illustrative), one: copies of a figure replicate
+        nothing (the group holds only identical figures)."""
+        return self.reports if self.kind == "measured" else self.reports[:1]
+
+    @property
     def n(self) -> int:
-        return len(self.reports)
+        return len(self.independent)
+
+    @property
+    def copies(self) -> int:
+        """Files in the group beyond the independent ones (identical figures)."""
+        return len(self.reports) - self.n
 
     @property
     def origin(self) -> str:
-        """Who wrote the reports (ours, or the published container's 1.1 format)."""
+        """Who wrote the reports (ours, or the published container's, by format)."""
         return self.reports[0].origin
 
     @property
@@ -56,23 +75,18 @@ class Group:
         return "+".join(sorted({r.basis for r in self.reports}))
 
     def energy(self) -> Summary | None:
-        return summarise_known([r.energy_per_token_mj for r in self.reports])
+        return summarise_known([r.energy_per_token_mj for r in self.independent])
 
     def fp16_energy(self) -> Summary | None:
-        return summarise_known([r.fp16_energy_per_token_mj for r in self.reports])
+        return summarise_known([r.fp16_energy_per_token_mj for r in self.independent])
 
     def delta(self) -> Summary | None:
-        return summarise_known([r.delta_pct for r in self.reports])
+        return summarise_known([r.delta_pct for r in self.independent])
 
     def trial_cv(self) -> Summary | None:
         """Within-report, trial-to-trial CV of the format's energy per token (mean over
         reports): the repeatability a single report shows."""
-        return summarise_known(
-            [
-                (r.results.get("per_format") or {}).get(r.precision, {}).get("cv_pct")
-                for r in self.reports
-            ]
-        )
+        return summarise_known([r.trial_cv_pct for r in self.independent])
 
     def delta_ci95(self) -> tuple[float, float] | None:
         """The 95% interval of the delta (see the module's docstring)."""
@@ -83,7 +97,7 @@ class Group:
 
     @property
     def trials(self) -> int | None:
-        counts = [r.n_pairs for r in self.reports]
+        counts = [r.n_pairs for r in self.independent]
         return None if any(c is None for c in counts) else sum(c for c in counts if c)
 
 
@@ -103,10 +117,25 @@ def group_reports(reports: Sequence[Report]) -> list[Group]:
     buckets: dict[tuple[Any, ...], list[Report]] = {}
     for r in reports:
         key = (r.kind, r.card, r.arch, r.model, r.params_b, r.precision, r.fingerprint, r.protocol)
-        buckets.setdefault((r.origin, *key), []).append(r)
+        # a figure that was not measured pools only with identical copies of itself
+        figure = (
+            () if r.measured else (r.energy_per_token_mj, r.fp16_energy_per_token_mj, r.delta_pct)
+        )
+        buckets.setdefault((r.origin, *key, *figure), []).append(r)
     groups = [
-        Group(kind, card, arch, model, size, fmt, stack, protocol, tuple(rs))
-        for (_, kind, card, arch, model, size, fmt, stack, protocol), rs in buckets.items()
+        Group(
+            r.kind,
+            r.card,
+            r.arch,
+            r.model,
+            r.params_b,
+            r.precision,
+            r.fingerprint,
+            r.protocol,
+            tuple(rs),
+        )
+        for rs in buckets.values()
+        for r in rs[:1]
     ]
     groups.sort(
         key=lambda g: (
@@ -118,6 +147,7 @@ def group_reports(reports: Sequence[Report]) -> list[Group]:
             g.model,
             g.protocol,
             g.fingerprint,
+            -len(g.reports),
         )
     )
     return groups
@@ -144,6 +174,7 @@ COLUMNS = (
     "vs_fp16_cv_pct",
     "vs_fp16_ci95_lo_pct",
     "vs_fp16_ci95_hi_pct",
+    "n_files",
 )
 
 
@@ -174,6 +205,7 @@ def rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "vs_fp16_cv_pct": _r(_cv(d), 2),
                 "vs_fp16_ci95_lo_pct": _r(ci[0], 2) if ci else None,
                 "vs_fp16_ci95_hi_pct": _r(ci[1], 2) if ci else None,
+                "n_files": len(g.reports),
             }
         )
     return out
@@ -217,7 +249,7 @@ def render_table(groups: Sequence[Group]) -> str:
         if block != current:
             if lines:
                 lines.append("")
-            what = "measured" if g.kind == "measured" else "DERIVED from the published dataset"
+            what = KIND_WORDS[g.kind]
             if g.origin != "ecocompute":
                 what += f" ({g.origin}: single runs, n = 1, no interval)"
             lines.append(f"{g.card}  |  {g.fingerprint}  |  {what}")
@@ -234,6 +266,7 @@ def render_table(groups: Sequence[Group]) -> str:
             f"{_num(_mean(g.trial_cv()), '.1f'):>5}  "
             f"{delta:>8} {_num(_sd(d), '.1f'):>6} {_num(_cv(d), '.1f'):>6} "
             f"{ci_text:>17}  {g.bases}"
+            + (f" ({len(g.reports)} identical files: one figure)" if g.copies else "")
         )
     return "\n".join(lines)
 
@@ -276,7 +309,9 @@ FOOTNOTE = (
     "\nn: reports pooled in the row; pairs: paired trials over those reports; sd and CV "
     "are across reports (blank for n = 1); trCV%: trial-to-trial CV within a report "
     "(mean over the row's reports); 95% CI: the report's own paired interval for "
-    "n = 1, a t interval over the reports' deltas for n >= 2."
+    "n = 1, a t interval over the reports' deltas for n >= 2. A figure that was not "
+    "measured (derived, illustrative) is one figure however many files hold it: n = 1, "
+    "no interval."
 )
 
 

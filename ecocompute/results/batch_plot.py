@@ -29,7 +29,7 @@ def plain(text: str) -> str:
 
 
 def batch_of(r: Report) -> int:
-    return int(r.doc["workload"].get("batch_size") or 1)
+    return r.batch_size
 
 
 def batch_points(reports: Sequence[Report]) -> dict[tuple[str, str], list[Report]]:
@@ -45,7 +45,7 @@ def _title(reports: Sequence[Report]) -> str:
     cards = sorted({card_with_arch(r.card, r.arch) for r in reports})
     models = sorted({r.model for r in reports})
     regimes = sorted({r.regime for r in reports})
-    weights = sorted({str(r.doc["workload"].get("weights", "?")) for r in reports})
+    weights = sorted({r.weights or "?" for r in reports})
     return plain(
         f"{'; '.join(cards)} - {', '.join(models)}\n"
         f"{'/'.join(regimes)} decode, {'/'.join(weights)} weights, GPU-package energy"

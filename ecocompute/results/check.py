@@ -1,17 +1,18 @@
 """`ecocompute check`: grade one measured report against the published figures.
 
 What is graded, and against what:
-- FP16 energy per token against the published FP16 anchor of the same size (within
-  5% in parameters), only when the anchor was measured on the report's own arch class.
+- FP16 energy per token against the site's FP16 anchor of the same size (within 5% in
+  parameters), only when the anchor was measured on the report's own arch class.
   Tolerance: k times the published run-to-run spread (CV < 2%, main dataset v1.1.0).
-  The anchor comes from one card (e.g. RTX 4090D for ada): another card of the same
-  class is compared with that card, and the output says so.
-- The delta vs FP16 (NF4/INT8) against the published fitted curve of the report's own
-  arch class. Tolerance: k times the curve's residual spread: the RMS of the published
-  single-card points of that arch and format about the curve where there are any, else
-  a project default (DEFAULT_SPREAD_PCT, not a published figure); the output names which.
+  The anchor comes from the cards the site names for it (e.g. RTX 4090 + RTX 4090D for
+  ada): another card of the same class is compared with those, and the output says so.
+- The delta vs FP16 (NF4/INT8) against the site's fitted curve of the report's own
+  arch class. Tolerance: k times the curve's residual spread as the site gives it
+  (resid_std: the RMS of its anchors about the fit), else a project default
+  (DEFAULT_SPREAD_PCT, not a published figure); the output names which.
 
-Never graded: a derived report (it is the published figure itself: circular), any
+Never graded: a derived report (it is the published figure itself: circular), an
+illustrative one (it says it is not a measurement), any
 comparison with a borrowed curve or borrowed anchors (Hopper has no published curve;
 the Ampere one is only borrowed, so a Hopper report would be graded against another
 architecture), and any comparison with this project's own figures (the Hopper anchors
@@ -25,10 +26,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from ecocompute.errors import InputError
-from ecocompute.published.figures import DeltaCurve, curve_for, project_measurements, published
+from ecocompute.published.figures import (
+    Anchors,
+    DeltaCurve,
+    curve_for,
+    project_measurements,
+    published,
+)
+from ecocompute.published.site_curves import borrowed_by_site, site_anchors
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Invalid, Report, read_one
 
@@ -57,39 +65,25 @@ class Spread:
 
 def curve_spread(curve: DeltaCurve) -> Spread:
     """The curve's residual spread (percentage points) and where it came from."""
-    points_by_arch = published().get("single_card_points", {})
-    by_format = points_by_arch.get(curve.arch, {})
-    points = by_format.get(curve.precision, []) if isinstance(by_format, dict) else []
-    if points:
-        residuals = [float(d) - curve.delta_pct(float(n)) for n, d in points]
-        rms = math.sqrt(sum(r * r for r in residuals) / len(residuals))
-        sizes = ", ".join(f"{float(n):g}B" for n, _ in points)
-        card = points_by_arch.get("card", "one card")
-        trials = points_by_arch.get("trials", "")
+    if curve.resid_std_pct is not None:
         return Spread(
-            rms,
-            f"RMS about the curve of the {len(points)} published {card} points at {sizes}, "
-            f"{trials}",
+            curve.resid_std_pct,
+            f"the site's residual spread of its {curve.arch} {curve.precision} fit over "
+            f"{curve.n_anchors} measured points (resid_std)",
         )
     return Spread(
         DEFAULT_SPREAD_PCT,
-        f"project default {DEFAULT_SPREAD_PCT:g} pp: the published data has no points for "
-        f"{curve.arch} {curve.precision} to compute a residual spread from",
+        f"project default {DEFAULT_SPREAD_PCT:g} pp: the published data gives no residual "
+        f"spread for {curve.arch} {curve.precision}",
     )
-
-
-def _own_anchors(arch: str) -> dict[str, Any] | None:
-    """The FP16 anchors measured on this arch class itself (never borrowed ones)."""
-    entry: dict[str, Any] | None = published()["fp16_anchors_mj_per_token"].get(arch)
-    return entry
 
 
 def grade_anchor(r: Report, k: float) -> Grade:
     what = "FP16 anchor"
     size, fp16 = r.params_b, r.fp16_energy_per_token_mj
-    entry = _own_anchors(r.arch)
-    if entry is None:
-        borrowed = published().get("borrowed_curves", {}).get(r.arch)
+    anchors: Anchors | None = site_anchors(r.arch)  # the class's own: never borrowed
+    if anchors is None:
+        borrowed = borrowed_by_site(r.arch)
         own = project_measurements(r.arch)
         if own is not None:
             why = (
@@ -99,7 +93,7 @@ def grade_anchor(r: Report, k: float) -> Grade:
             )
         elif borrowed:
             why = (
-                f"the published FP16 anchors for {r.arch} are {borrowed['from']}'s, "
+                f"the published FP16 anchors for {r.arch} are {borrowed}'s, "
                 "borrowed: a cross-architecture comparison is not a grade"
             )
         else:
@@ -108,30 +102,32 @@ def grade_anchor(r: Report, k: float) -> Grade:
     if size is None or fp16 is None:
         return Grade(what, None, "not graded: the report has no size or no FP16 energy")
     match = [
-        (float(n), float(e))
-        for n, e in entry["points"]
-        if abs(size - float(n)) <= ANCHOR_SIZE_TOLERANCE * float(n)
+        (i, n, e)
+        for i, (n, e) in enumerate(anchors.points)
+        if abs(size - n) <= ANCHOR_SIZE_TOLERANCE * n
     ]
     if not match:
-        sizes = ", ".join(f"{float(n):g}B" for n, _ in entry["points"])
+        sizes = ", ".join(f"{n:g}B" for n, _ in anchors.points)
         return Grade(
             what, None, f"not graded: no {r.arch} anchor within 5% of {size:g}B (anchors: {sizes})"
         )
-    n_b, anchor = match[0]
+    i, n_b, anchor = match[0]
+    card = anchors.card_at(i)
     cv = float(published()["repeatability"]["cv_pct_max"])
     dev = 100.0 * (fp16 / anchor - 1.0)
     tol = k * cv
     within = abs(dev) <= tol
+    same_card = any(c.strip().lower() in r.card.lower() for c in card.split(" + "))
     return Grade(
         what,
         within,
-        f"FP16 {fp16:,.1f} mJ/token vs the published {entry['card']} anchor "
+        f"FP16 {fp16:,.1f} mJ/token vs the site's {card} anchor "
         f"{anchor:,.1f} at {n_b:g}B: {dev:+.1f}%, tolerance +-{k:g} x {cv:g}% = +-{tol:.1f}% "
         f"(spread: published CV < {cv:g}%) -> {'within' if within else 'OUTSIDE'}"
         + (
-            f"; note: the anchor was measured on {entry['card']}, this report on {r.card}"
-            if entry["card"].lower() not in r.card.lower()
-            else ""
+            ""
+            if same_card
+            else f"; note: the anchor was measured on {card}, this report on {r.card}"
         ),
     )
 
@@ -173,7 +169,7 @@ def grade_curve(r: Report, k: float) -> Grade:
     return Grade(
         what,
         within,
-        f"{delta:+.1f}% vs the published {curve.arch} curve's {expected:+.1f}% at {size:.4g}B: "
+        f"{delta:+.1f}% vs the site's {curve.arch} curve's {expected:+.1f}% at {size:.4g}B: "
         f"residual {resid:+.1f} pp, tolerance +-{k:g} x {spread.pct:.1f} pp = +-{tol:.1f} pp "
         f"(spread: {spread.source}){where} -> {'within' if within else 'OUTSIDE'}",
     )
@@ -190,12 +186,21 @@ def check(r: Report, k: float = DEFAULT_K) -> tuple[int, list[str]]:
             f" (95% CI {ci[0]:+.1f} .. {ci[1]:+.1f}%)" if ci else ""
         )
     if r.from_published_container:
-        head += "; written by the published container (format 1.1): one run, n = 1, no interval"
+        head += (
+            f"; written by the published container (format {r.format_name}): one run, "
+            "n = 1, no interval"
+        )
     lines = [f"ecocompute check: {r.path}", head]
+    if r.kind == "illustrative":
+        lines.append(
+            f"  result:      REFUSED (exit 2): the report says it is illustrative, not a real "
+            f"measurement ({r.source}); there is nothing to grade"
+        )
+        return NOT_GRADEABLE, lines
     if not r.measured:
         lines.append(
             f"  result:      REFUSED (exit 2): the report is derived from the published dataset "
-            f"({r.doc['measurement_source']}), not measured; grading it against the "
+            f"({r.source}), not measured; grading it against the "
             "published figures would compare them with themselves"
         )
         return NOT_GRADEABLE, lines

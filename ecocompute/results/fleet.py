@@ -31,9 +31,8 @@ from ecocompute.interrupts import describe as describe_interrupt
 from ecocompute.params import RunParams
 from ecocompute.progress import Progress
 from ecocompute.report.atomic import write_text_atomic
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.write import REPORT_NAME
-from ecocompute.results.collect import Report
 from ecocompute.results.fleet_cluster import (
     GPU_RESOURCE,
     Where,
@@ -52,7 +51,7 @@ from ecocompute.results.fleet_point import (
     run_point,
     switches_for,
 )
-from ecocompute.results.records import new_record, run_fields
+from ecocompute.results.records import new_record, run_fields, written_record
 
 MAX_ATTEMPTS = 2  # the first, and one retry
 MAX_SUBMISSIONS = 5  # losses of a worker before a point started are not attempts; bounded
@@ -128,12 +127,12 @@ def _signal_name(signum: int) -> str:
 
 def keep_report(text: str, target: Path) -> dict[str, Any]:
     """Validate a worker's energy.json and write it, as it came, at target (atomically).
-    Raises ReportInvalid (not JSON, or not the schema) or RunError (cannot write)."""
+    Raises ReportInvalid (not JSON, or not a valid report) or RunError (cannot write)."""
     try:
         doc = json.loads(text)
     except ValueError as exc:
         raise ReportInvalid([f"not JSON: {exc}"]) from None
-    problems = validation_errors(doc)
+    problems = energy_report_problems(doc)  # as validate checks it, before it is kept
     if problems:
         raise ReportInvalid(problems)
     write_text_atomic(target, text)
@@ -329,7 +328,7 @@ class _Fleet:
             self._fail(point, outcome.placement, str(exc), outcome)
             return
         record = new_record(point.params)
-        record.update(run_fields(Report(target, doc), self.root), status="ok")
+        record.update(run_fields(written_record(target, doc), self.root), status="ok")
         point.record = {**record, **self._placement_fields(point, outcome.placement, outcome)}
         delta = doc["results"].get("vs_fp16_energy_pct")
         delta_text = "" if delta is None else f": {delta:+.1f}% vs FP16"

@@ -1,13 +1,16 @@
 """`ecocompute plot`: energy delta vs FP16 against model size, one card, with the
 published fitted curve and the user's points on it.
 
-One panel per quantized format. In each: the published curve of the card's arch class
-(solid over the sizes it was fitted on, dashed beyond; a borrowed curve says so), the
-Ada NF4 curve for context where the card is not Ada, a zero line labelled break-even,
-the user's points with 95% intervals (filled where a point pools n >= 2 reports,
-hollow where n = 1), derived points as grey crosses, and, after a sweep, the user's own
-fit with its crossover. matplotlib is imported inside the functions and drawn through
-its Agg canvas, so it works headless and never touches pyplot's global state.
+One panel per quantized format. In each: the site's curve of the card's arch class
+(solid over the sizes it was fitted on, dashed beyond), and every curve that gave one
+of the derived points shown, as their reports record it (a borrowed curve only there,
+and labelled so: never under points it did not give); the Ada NF4 curve for context
+where the card is not Ada; a zero line labelled break-even; the user's points with 95%
+intervals (filled where a point pools n >= 2 reports, hollow where n = 1, each series
+its own colour however many), derived points as grey crosses and illustrative ones as
+grey pluses; and, after a sweep, the user's own fit with its crossover. matplotlib is
+imported inside the functions and drawn through its Agg canvas, so it works headless
+and never touches pyplot's global state.
 """
 
 from __future__ import annotations
@@ -19,18 +22,23 @@ from typing import Any, TextIO
 
 from ecocompute.errors import InputError, RunError
 from ecocompute.printing import print_after_write
-from ecocompute.published.figures import DeltaCurve, anchors_for, curve_for, delta_pct
+from ecocompute.published.figures import (
+    ORIGIN_PUBLISHED,
+    DeltaCurve,
+    anchors_for,
+    curve_for,
+    delta_pct,
+)
 from ecocompute.report.atomic import atomic_path
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.aggregate import Group, group_reports
-from ecocompute.results.collect import Report, software_title
+from ecocompute.results.collect import Report
+from ecocompute.results.plot_axes import draw_break_even, dress_axes, series_color
 from ecocompute.user_paths import check_output_file
 
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
 FORMATS = ("NF4", "INT8")
 _MARKERS = ("o", "s", "D", "^", "v", "P")
-_SIZE_TICKS = (0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 7, 10, 14, 20, 30, 50, 70, 100, 200, 400)
-_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
 def require_matplotlib() -> None:
@@ -68,13 +76,35 @@ def plottable(reports: Sequence[Report], card: str | None = None) -> list[Report
 
 
 def _curve_label(curve: DeltaCurve, arch: str) -> str:
+    lo, hi = curve.fitted_range_b
+    if curve.origin != ORIGIN_PUBLISHED:
+        return (
+            f"this project's own {curve.arch} {curve.precision} fit, {lo:g}-{hi:g}B "
+            "(not published): the curve of the derived points"
+        )
     anchors = anchors_for(curve.arch)
     card = f" ({anchors.card})" if anchors else ""
-    lo, hi = curve.fitted_range_b
     text = f"published {curve.arch} {curve.precision} fit{card}, fitted {lo:g}-{hi:g}B"
     if curve.borrowed_from:
-        text += f"; BORROWED for {arch}, not measured on {arch}"
+        text += f"; BORROWED for {arch}, not measured on {arch}: it gave the derived points"
     return text
+
+
+def _curves_of(arch: str, fmt: str, mine: Sequence[Group]) -> list[DeltaCurve]:
+    """The curves a panel draws: the class's own published curve, and every curve that
+    gave one of its derived points (as the report records it). A borrowed curve only
+    where it gave a point: never under points it did not produce."""
+    own = curve_for(arch, fmt)
+    curves = [own] if own is not None and own.borrowed_from is None else []
+    for g in mine:
+        made = g.reports[0].curve if g.kind == "derived" else None
+        if made is not None and all(_key(made) != _key(c) for c in curves):
+            curves.append(made)
+    return curves
+
+
+def _key(c: DeltaCurve) -> tuple[object, ...]:
+    return (c.origin, c.arch, c.precision, c.a_pct, c.s_pct, c.nstar_b)
 
 
 def _draw_curve(
@@ -101,7 +131,7 @@ def _draw_curve(
             alpha=alpha,
             linewidth=2 if style == "-" else 1.5,
             label=text,
-            gid=f"published-{curve.arch}-{curve.precision}-"
+            gid=f"{curve.origin}-{curve.arch}-{curve.precision}-"
             + ("fitted" if style == "-" else "beyond"),
         )
 
@@ -109,8 +139,12 @@ def _draw_curve(
 def _point_label(g: Group, several_stacks: bool) -> str:
     size = f"{g.params_b:.3g}B" if g.params_b else "?"
     text = f"{g.model} {size}, {g.protocol}, n={g.n}"
-    if g.kind == "derived":
-        text = f"DERIVED (not measured): {text}"
+    if g.kind != "measured":
+        text = f"{g.kind.upper()} (not measured): {text}"
+    if g.copies:
+        text += f" ({len(g.reports)} identical files)"
+    if g.origin != "ecocompute":
+        text += f" ({g.origin})"
     if several_stacks:
         text += f" [{g.fingerprint}]"
     return text
@@ -157,20 +191,25 @@ def _draw_panel(
 ) -> None:
     """One format's panel: the published curve (and Ada's for context), the user's fit,
     break-even, the points."""
-    curve = curve_for(arch, fmt)
+    curves = _curves_of(arch, fmt, mine)
     context = curve_for(CONTEXT_ARCH, fmt) if arch != CONTEXT_ARCH else None
     ranges = [g.params_b for g in mine if g.params_b]
-    for c in (curve, context):
+    for c in (*curves, context):
         if c is not None:
             ranges.extend(c.fitted_range_b)
     span = (min(ranges) / 1.6, max(ranges) * 1.6)
-    if curve is not None:
-        _draw_curve(ax, curve, span, _curve_label(curve, arch), "#444444", 0.9)
-    else:
+    for i, curve in enumerate(curves):
+        color = "#444444" if i == 0 else "#7f7f7f"
+        _draw_curve(ax, curve, span, _curve_label(curve, arch), color, 0.9)
+    if not any(c.arch == arch for c in curves):
+        lender = curve_for(arch, fmt)
+        note = f"no published {fmt} curve measured on {arch}"
+        if lender is not None and all(_key(lender) != _key(c) for c in curves):
+            note += f" (the site borrows {lender.arch}'s: not drawn under points it did not give)"
         ax.text(
             0.02,
             0.02,
-            f"no published {fmt} curve for {arch}",
+            note,
             transform=ax.transAxes,
             fontsize=9,
             color="#444444",
@@ -181,36 +220,18 @@ def _draw_panel(
         _draw_curve(ax, context, span, label, "#e69f00", 0.7)
     if fit is not None and fit.get("status") == "fitted":
         _draw_fit(ax, fit, span)
-    _draw_break_even(ax, fmt)
+    draw_break_even(ax, fmt)
     several = len(stacks) > 1
     for i, g in enumerate(mine):
         _draw_point(ax, g, i, _point_label(g, several), list(stacks).index(g.fingerprint))
-    _dress_axes(ax, fmt, span)
-
-
-def _dress_axes(ax: Any, fmt: str, span: tuple[float, float]) -> None:
-    ax.set_xscale("log")
-    ax.set_xlim(*span)
-    ticks = [t for t in _SIZE_TICKS if span[0] <= t <= span[1]]
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    ax.set_xticks([], minor=True)
-    low, high = ax.get_ylim()
-    pad = 0.12 * (high - low)
-    ax.set_ylim(min(low, -pad), max(high, pad))  # break-even and both sides in view
-    ax.axhspan(0.0, ax.get_ylim()[1], color="#d62728", alpha=0.04, zorder=0)
-    ax.axhspan(ax.get_ylim()[0], 0.0, color="#2ca02c", alpha=0.06, zorder=0)
-    ax.set_xlabel("model size (billions of parameters, log scale)")
-    ax.set_ylabel(f"{fmt} energy per token vs FP16 (%)")
-    ax.set_title(f"{fmt} vs FP16")
-    ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=1)
+    dress_axes(ax, fmt, span)
 
 
 def _title(
     points: Sequence[Report], groups: Sequence[Group], arch: str, stacks: Sequence[str]
 ) -> str:
     software = (
-        software_title(points[0].doc["software"])
+        points[0].software_title
         if len(stacks) == 1
         else f"{len(stacks)} software stacks (see legend)"
     )
@@ -219,56 +240,27 @@ def _title(
         what = "measured GPU-package energy (NVML), not wall power"
     elif kinds == {"derived"}:
         what = "DERIVED from the published dataset, nothing measured here"
+    elif "measured" not in kinds:
+        what = "nothing measured: " + " and ".join(sorted(k.upper() for k in kinds)) + " points"
     else:
-        what = "measured (NVML GPU-package energy) and derived points"
+        what = (
+            "measured (NVML GPU-package energy) and "
+            + " and ".join(sorted(k for k in kinds if k != "measured"))
+            + " points"
+        )
     card = card_with_arch(points[0].card, arch)
     return f"{card}\n{software}\n{what}; bars: 95% CI; filled: n >= 2 reports, hollow: n = 1"
-
-
-def _draw_break_even(ax: Any, fmt: str) -> None:
-    ax.axhline(0.0, color="black", linewidth=1.2, label="break-even (0%)", gid="break-even")
-    ax.annotate(
-        "break-even",
-        xy=(0.99, 0.0),
-        xycoords=("axes fraction", "data"),
-        xytext=(0, 3),
-        textcoords="offset points",
-        ha="right",
-        va="bottom",
-        fontsize=9,
-        fontweight="bold",
-        gid="break-even-label",
-    )
-    ax.text(
-        0.01,
-        0.99,
-        f"above 0: {fmt} costs energy",
-        transform=ax.transAxes,
-        fontsize=8,
-        color="#b22222",
-        va="top",
-        gid="costs-label",
-    )
-    ax.text(
-        0.01,
-        0.01,
-        f"below 0: {fmt} saves energy",
-        transform=ax.transAxes,
-        fontsize=8,
-        color="#2e7d32",
-        va="bottom",
-        gid="saves-label",
-    )
 
 
 def _draw_point(ax: Any, g: Group, i: int, label: str, stack: int) -> None:
     d = g.delta()
     if d is None or g.params_b is None:
         return
-    if g.kind == "derived":
-        ax.plot([g.params_b], [d.mean], "x", color="grey", markersize=8, label=label, gid="derived")
+    if g.kind != "measured":  # derived: x; illustrative: +; grey, never a series colour
+        mark = "x" if g.kind == "derived" else "+"
+        ax.plot([g.params_b], [d.mean], mark, color="grey", markersize=8, label=label, gid=g.kind)
         return
-    color = _COLORS[i % len(_COLORS)]
+    color = series_color(i)
     ci = g.delta_ci95()
     yerr = None if ci is None else [[d.mean - ci[0]], [ci[1] - d.mean]]
     ax.errorbar(

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ecocompute.errors import ReportInvalid
 from ecocompute.params import RunParams
-from ecocompute.results.collect import Report
+from ecocompute.results.collect import Invalid, Report, record_of
 
 
 def new_record(params: RunParams) -> dict[str, Any]:
@@ -29,16 +30,25 @@ def relative(path: Path, root: Path) -> str:
     return os.path.relpath(path.resolve(), root.resolve())
 
 
+def written_record(path: Path, doc: dict[str, Any]) -> Report:
+    """The record of a report this sweep has just written (and validated). Raises
+    ReportInvalid if the reader refuses it, which would be a bug of the writer."""
+    one = record_of(path, doc)
+    if isinstance(one, Invalid):
+        raise ReportInvalid(one.problems)
+    return one
+
+
 def run_fields(r: Report, root: Path) -> dict[str, Any]:
-    res = r.results
     return {
         "report": relative(r.path, root),
         "params_b": r.params_b,
-        "basis": r.basis,
+        # an illustrative report says basis measured; it is never listed as one
+        "basis": r.basis if r.kind != "illustrative" else "illustrative (not a measurement)",
         "vs_fp16_energy_pct": r.delta_pct,
         "vs_fp16_ci95_pct": list(r.ci95_pct) if r.ci95_pct else None,
         "n_pairs": r.n_pairs,
-        "verdict": res.get("verdict"),
-        "batch_size": r.doc["workload"].get("batch_size"),
-        "session_s": (r.doc["measurement"].get("timing") or {}).get("session_s"),
+        "verdict": r.verdict,
+        "batch_size": r.batch_size,
+        "session_s": r.session_s,
     }

@@ -51,7 +51,7 @@ from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.batch_axis import BatchPoint, axis_entry
 from ecocompute.results.collect import Report, read_one, read_reports
 from ecocompute.results.curvefit import Point, crossover_of, fit_points, se_from_ci
-from ecocompute.results.records import new_record, run_fields
+from ecocompute.results.records import new_record, run_fields, written_record
 from ecocompute.results.records import relative as _relative
 from ecocompute.results.resident import ResidentModels
 from ecocompute.user_paths import check_creatable
@@ -157,7 +157,7 @@ def plan(
         for batch in batches:
             for group in groups:
                 # one format of several on the fleet: the folder its session would use
-                folder = (
+                target = (
                     out / point_folder(model, formats, batch) / group[0]
                     if len(group) < len(formats)
                     else out / point_folder(model, group, batch)
@@ -166,7 +166,7 @@ def plan(
                     **flags,
                     "model_name": model,
                     "precision": ",".join(group),
-                    "output_dir": str(folder),
+                    "output_dir": str(target),
                     **({} if batch is None else {"batch_size": batch}),
                 }
                 runs.append(resolve(parameters_file, values))
@@ -242,7 +242,7 @@ def _run_point(
         return records
     elapsed = round(time.monotonic() - started, 2)
     for record, w in zip(records, written, strict=True):
-        record.update(run_fields(Report(w.path, w.report), root))
+        record.update(run_fields(written_record(w.path, w.report), root))
         record["status"] = "ok"
         record["elapsed_s"] = elapsed
     return records
@@ -370,7 +370,7 @@ def summarise(
 
 
 def _batch(r: Report) -> int:
-    return int(r.doc["workload"].get("batch_size") or 1)
+    return r.batch_size
 
 
 def _across_batches(protocol: str, batches: Sequence[int]) -> str:
@@ -415,16 +415,15 @@ def batch_axis(
 
 
 def _batch_point(r: Report, output_dir: Path) -> BatchPoint:
-    per = r.results.get("per_format") or {}
     return BatchPoint(
-        batch_size=_batch(r),
+        batch_size=r.batch_size,
         delta_pct=float(r.delta_pct or 0.0),
         ci95_pct=r.ci95_pct,
         n_pairs=r.n_pairs,
-        verdict=r.results.get("verdict"),
+        verdict=r.verdict,
         report=_relative(r.path, output_dir),
-        throughput_tokens_per_s=(per.get(r.precision) or {}).get("throughput_tokens_per_s"),
-        fp16_throughput_tokens_per_s=(per.get("FP16") or {}).get("throughput_tokens_per_s"),
+        throughput_tokens_per_s=r.throughput_tokens_per_s,
+        fp16_throughput_tokens_per_s=r.fp16_throughput_tokens_per_s,
     )
 
 
@@ -440,7 +439,9 @@ def _fit_entry(
     ours = [r for r in reports if r.precision == fmt]
     used = [r for r in ours if r.measured and r.delta_pct is not None and r.params_b]
     left_out = [
-        f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
+        f"{r.model} (illustrative: the report says it is not a real measurement)"
+        if r.kind == "illustrative"
+        else f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
         for r in ours
         if not r.measured
     ]
@@ -472,7 +473,9 @@ def _fit_entry(
         entry.update(
             status="skipped",
             reason="every point is derived from the published curve (published path), "
-            "not measured: fitting them would only give back the published curve",
+            "not measured: fitting them would only give back the published curve"
+            if all(r.kind == "derived" for r in ours)
+            else "no point is a measurement (derived or illustrative): nothing to fit",
         )
     elif "scipy" in missing or "numpy" in missing:
         entry.update(

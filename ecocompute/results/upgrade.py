@@ -14,12 +14,13 @@ import math
 from typing import Any
 
 from ecocompute.params import nominal_params_b
-from ecocompute.report.build import NOTICE, provenance, published_source
+from ecocompute.report.build import NO_LOCAL_GPU, NOTICE, provenance
 from ecocompute.report.schema import SCHEMA_VERSION
 from ecocompute.report.software import COMPARABILITY_NOTE, DRIVER_UNAVAILABLE, NOT_INSTALLED
 
 PREVIOUS = "ecocompute-energy/1.2"
 _OLD_SOURCE = "published-dataset ("
+_TEXT_FIELDS = ("note", "delta_note", "error")
 
 
 def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +38,8 @@ def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
     _software(new["software"], measured)
     source = new["measurement_source"]
     if source.startswith(_OLD_SOURCE) and source.endswith(")"):
-        new["measurement_source"] = published_source(source[len(_OLD_SOURCE) : -1])
+        new["measurement_source"] = NO_LOCAL_GPU
+        new["measurement_source_reason"] = source[len(_OLD_SOURCE) : -1]
     _results(new["results"])
     if "quality" in new:
         new["quality"] = _quality(new["quality"])
@@ -47,6 +49,18 @@ def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
         "tool": doc.get("provenance", {}).get("tool", "ecocompute 0.2"),
         "upgraded_from": PREVIOUS,
     }
+    return new
+
+
+def without_empty_text(doc: dict[str, Any]) -> dict[str, Any]:
+    """doc with the quality block's text fields that hold null left out (ecocompute 0.3.0
+    wrote them as null, which the published schema refuses: it types them as strings).
+    Nothing else changes; a document without such a field is returned as it is."""
+    quality = doc.get("quality")
+    if not isinstance(quality, dict) or all(quality.get(k, "") is not None for k in _TEXT_FIELDS):
+        return doc
+    new = copy.deepcopy(doc)
+    new["quality"] = {k: v for k, v in quality.items() if v is not None or k not in _TEXT_FIELDS}
     return new
 
 
@@ -91,7 +105,7 @@ def _quality(old: dict[str, Any]) -> dict[str, Any]:
     nll: tuple[float | None, float | None] = (None, None)
     if value is not None and fp16 is not None and measured:
         nll = (round(math.log(float(value)), 6), round(math.log(float(fp16)), 6))
-    return {
+    block = {
         "metric": "perplexity",
         "basis": "measured" if measured else "unavailable",
         "requested": requested,
@@ -109,3 +123,5 @@ def _quality(old: dict[str, Any]) -> dict[str, Any]:
         "delta_note": None,
         "error": reason if requested and not measured else None,
     }
+    # a text field with nothing to say is left out (the published schema: never null)
+    return {k: v for k, v in block.items() if v is not None or k not in _TEXT_FIELDS}

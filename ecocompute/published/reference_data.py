@@ -1,0 +1,33 @@
+"""data/published_reference.json: the datasets' DOIs, the headline card, the published
+repeatability, the page's single-card points, the curves kept only for comparison, and
+this project's own H200 measurements (project_measurements, not published).
+
+The site's fitted curves and FP16 anchors are not here: they are the site's own file,
+data/site/curves.json (site_curves.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+REFERENCE_FILE = "data/published_reference.json"
+
+
+@functools.lru_cache(maxsize=1)
+def published() -> dict[str, Any]:
+    """The reference data file (and this project's own figures, in project_measurements)."""
+    text = resources.files("ecocompute").joinpath(REFERENCE_FILE).read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def dataset_dois() -> list[str]:
+    return [source["doi"] for source in published()["sources"]]
+
+
+def headline() -> dict[str, str]:
+    """The published headline card: {"arch": ..., "card": ...}."""
+    return dict(published()["headline"])
