@@ -137,6 +137,8 @@ class _Reader:
     def _get(self, path: tuple[str, ...]) -> Any:
         node: Any = self.doc
         for i, key in enumerate(path):
+            if node is None and i > 0:  # an optional object left null: nothing under it
+                return None
             if not isinstance(node, Mapping):
                 where = "$." + ".".join(path[:i]) if i else "$"
                 self.problems.append(f"{where}: {type(node).__name__}, not an object")
