@@ -124,3 +124,19 @@ def check_creatable(field: str, path: str | os.PathLike[str], room: int = 0) -> 
             os.fspath(path),
             f"cannot be used: the path is too long for the file system (PATH_MAX {path_max})",
         )
+
+
+def check_link_into_folder(field: str, path: str | os.PathLike[str]) -> None:
+    """A file to be written that is a symbolic link: the folder it points into must
+    exist (the link is followed, and a folder on the far side of a link is not made).
+    Raises InputError naming the link and where it points."""
+    if lstat_or_none(field, path) is None or not os.path.islink(path):
+        return
+    real = os.path.realpath(path)
+    if stat_or_none(field, os.path.dirname(real)) is None:
+        raise InputError(
+            field,
+            os.fspath(path),
+            f"is a symbolic link to {real}, whose folder does not exist; remove the link "
+            "or create that folder",
+        )

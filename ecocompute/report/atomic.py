@@ -194,6 +194,12 @@ def atomic_path(target: Path, *, create_dir: bool = True) -> Iterator[Path]:
             yield tmp
         return
     if not create_dir and not real.parent.is_dir():
+        if os.path.islink(target):  # energy.json itself is a link, into a missing folder
+            raise RunError(
+                f"could not write {target}: it is a symbolic link to {real}, whose folder "
+                "does not exist (now); nothing was written. Create that folder or remove "
+                "the link, and run again."
+            )
         raise RunError(
             f"could not write {target}: the folder {real.parent} existed when the run "
             "started and is gone now (deleted, or its volume unmounted?); nothing was "

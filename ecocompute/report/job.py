@@ -10,7 +10,6 @@ has a new identity), so an interrupt or a failure at any moment is described tru
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,12 +18,13 @@ from ecocompute.errors import RunError
 from ecocompute.estimate.machine import Machine
 from ecocompute.estimate.run import run_energy_estimate
 from ecocompute.params import RunParams, check_output_dir, params_b_from_model_name
-from ecocompute.progress import Progress
+from ecocompute.progress import Progress, say
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
 from ecocompute.report.share import SHARE_FILE, attach_share_url
 from ecocompute.report.summary import render
 from ecocompute.report.write import REPORT_NAME, report_text
+from ecocompute.user_paths import check_link_into_folder
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class ReportJob:
         folder = check_output_dir(params.output_dir)
         self.folder_existed = folder.is_dir()
         self.target = folder / REPORT_NAME
+        check_link_into_folder("output_dir", self.target)  # before the run, not after it
         self._before = file_identity(self.target)
 
     def written(self) -> bool:
@@ -96,7 +97,7 @@ def _prefetch(params: RunParams, progress: Progress) -> dict[str, Any]:
     )
     result = prefetch(params.api_base, inputs)
     if result.predicted_vs_fp16_pct is None:
-        print(skipped_line(result), file=sys.stderr, flush=True)
+        say(skipped_line(result))
     else:
         progress(answered_line(result))
     return result.record()
@@ -105,11 +106,9 @@ def _prefetch(params: RunParams, progress: Progress) -> dict[str, Any]:
 def _share_link(report: dict[str, Any], site: str) -> str | None:
     link = attach_share_url(report, site)
     if link is None:
-        print(
+        say(
             f"share: no delta vs FP16 in this report (basis {report['results']['basis']}); "
-            "no link written",
-            file=sys.stderr,
-            flush=True,
+            "no link written"
         )
     return link
 
@@ -120,7 +119,7 @@ def _write_share_file(path: Path, link: str) -> None:
     try:
         write_text_atomic(path, link + "\n", create_dir=False)
     except RunError as exc:
-        print(f"share: {exc}; the link is in energy.json (share_url)", file=sys.stderr)
+        say(f"share: {exc}; the link is in energy.json (share_url)")
 
 
 def _check_encodable(summary: str, encoding: str) -> None:

@@ -260,7 +260,7 @@ def aggregate(
     if invalid:
         print(render_invalid(invalid), file=err)
     if not reports:
-        print("ecocompute: no valid energy.json report found", file=err)
+        print("ecocompute: error: no valid energy.json report found", file=err)
         return 1
     groups = group_reports(reports)
     text = render_table(groups) + "\n" + FOOTNOTE
