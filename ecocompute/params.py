@@ -24,6 +24,7 @@ from ecocompute.model_size import MAX_PARAMS_B, name_size_b, params_b_problem
 from ecocompute.model_size import nominal_params_b as nominal_params_b  # re-exported
 from ecocompute.model_size import params_b_from_model_name as params_b_from_model_name
 from ecocompute.precision import Precision
+from ecocompute.printable import is_text
 from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch_choice
 from ecocompute.user_paths import check_creatable, kind_of, lstat_or_none, stat_or_none
 from ecocompute.yaml_params import DuplicateKey, TooLongNumber, parameters_loader
@@ -232,6 +233,13 @@ def _coerce(name: str, value: object) -> object:
 
 
 def _validate(p: RunParams) -> RunParams:
+    if not is_text(p.model_name):
+        raise InputError(
+            "model_name",
+            p.model_name,
+            "holds bytes that are not UTF-8 text; a report names its model in text: "
+            "rename the folder (or link to it under a UTF-8 name)",
+        )
     for name, bound in UPPER_BOUNDS.items():
         value = getattr(p, name)
         if value is not None and value > bound:

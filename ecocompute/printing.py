@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from ecocompute.printable import printable
+from ecocompute.printable import printable, recordable
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def print_after_write(text: str, written: Sequence[str], out: TextIO | None = No
     WRITTEN_NOT_PRINTED with one line on stderr naming the files as written."""
     stream = out if out is not None else sys.stdout
     try:
-        print(text, file=stream)
+        print(recordable(text), file=stream)  # a path of undecodable bytes prints as \\xNN
         stream.flush()
     except OSError as exc:
         if stream is sys.stdout:

@@ -18,6 +18,7 @@ from ecocompute.errors import RunError
 from ecocompute.estimate.machine import Machine
 from ecocompute.estimate.run import run_energy_estimate
 from ecocompute.params import RunParams, check_output_dir, params_b_from_model_name
+from ecocompute.printable import printable
 from ecocompute.progress import Progress, say
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
@@ -70,7 +71,7 @@ class ReportJob:
         # share_url.txt hold the same one.
         link = _share_link(report, self.params.site) if self.params.share else None
         text = report_text(report)
-        summary = render(report, str(self.target))
+        summary = render(report, printable(self.target))  # a path of any bytes prints
         if summary_encoding is not None:
             _check_encodable(summary, summary_encoding)
         write_text_atomic(self.target, text, create_dir=not self.folder_existed)

@@ -333,7 +333,13 @@ def plot_reports(
     card: str | None = None,
     fits: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
-    return write_figure(build_figure(reports, card=card, fits=fits), path)
+    """Draw and write the picture. Names are text, not markup: a model name holding `$`
+    (matplotlib's mathtext) or a user's matplotlibrc with usetex is drawn as written."""
+    require_matplotlib()
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        return write_figure(build_figure(reports, card=card, fits=fits), path)
 
 
 def plot_paths(
