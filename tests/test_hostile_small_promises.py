@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from ecocompute.cli import main
-from ecocompute.model_size import nominal_params_b, params_b_from_model_name
+from ecocompute.params import nominal_params_b, params_b_from_model_name
 from ecocompute.report.checks import energy_report_problems
 
 from .conftest import REPO

@@ -15,9 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ecocompute import cli
 from ecocompute.cli import main
-from ecocompute.printable import printable, recordable
 from ecocompute.report.checks import energy_report_problems
 
 from .made_reports import measured, write
@@ -28,6 +26,8 @@ def _undecodable(folder: Path, name: bytes) -> Path:
 
 
 def test_recordable_keeps_the_bytes_of_an_undecodable_name():
+    from ecocompute.printable import printable, recordable
+
     assert recordable(os.fsdecode(b"caf\xe9")) == "caf\\xe9"
     assert recordable("plain") == "plain"
     assert recordable("\ud800") == "\\ud800"  # a surrogate that stands for no byte
@@ -154,5 +154,7 @@ def test_a_sweep_that_fails_after_its_points_says_they_stand(tmp_path, capsys, m
 
 
 def test_the_command_recorded_is_text(monkeypatch):
+    from ecocompute import cli
+
     monkeypatch.setattr("sys.argv", ["ecocompute", "run", "--output_dir", os.fsdecode(b"o\xff")])
     assert cli.recorded_command() == ["run", "--output_dir", "o\\xff"]

@@ -25,7 +25,7 @@ from ecocompute.printing import print_after_write
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.results.collect import Invalid, Report, read_reports
 from ecocompute.stats import Summary, summarise_known, t_interval
-from ecocompute.user_paths import check_output_file
+from ecocompute.user_paths import check_not_an_input, check_output_file
 
 KIND_ORDER = {"measured": 0, "derived": 1}
 
@@ -290,4 +290,11 @@ def aggregate_paths(
     if csv_path is not None:
         check_output_file("output", csv_path)  # a folder or unusable name: exit 2 now
     reports, invalid = read_reports(paths)
+    if csv_path is not None:  # the table must not replace a report it summarises
+        check_not_an_input("output", csv_path, [*(r.path for r in reports), *read_paths(invalid)])
     return aggregate(reports, invalid, out, err, csv_path)
+
+
+def read_paths(invalid: Sequence[Invalid]) -> list[str]:
+    """The files that were read and found invalid (an unreadable folder is not one)."""
+    return [bad.path for bad in invalid]
