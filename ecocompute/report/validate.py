@@ -4,7 +4,9 @@ A folder is searched recursively for energy.json and sweep.json; a file named di
 is read whatever its name, and validated as a sweep when its schema_version says so.
 Every file is checked on its own: one that is unreadable, huge, deeply nested, not
 UTF-8, holds NaN or numbers too large for a float, or contradicts its own trials is
-one INVALID line, and the others are still checked.
+one INVALID line, and the others are still checked. A file named twice (`r` and
+`$PWD/r`, a link) is checked once, and a folder that cannot be searched is an INVALID
+line too, never skipped in silence (report/finding.py).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from typing import Any, TextIO
 
 from ecocompute.printable import printable
 from ecocompute.report.checks import energy_report_problems, sweep_problems
+from ecocompute.report.finding import Found, find_files
 from ecocompute.report.numbers import NotReportJson, loads_strict
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.report.write import REPORT_NAME
 
+UNSEARCHABLE = "cannot search this folder (its reports, if any, were not read)"
 MAX_REPORT_BYTES = 64 * 2**20  # far above any real report; refuses to parse a huge file
 SWEEP_NAME = "sweep.json"
 
@@ -78,31 +82,10 @@ def _problems_of_any(path: Path) -> list[str]:
     return energy_report_problems(document)
 
 
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except (OSError, ValueError):  # a name too long, a NUL byte: the reader says which
-        return False
-
-
 def files_under(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]) -> list[Path]:
-    """Files named directly, plus every file called one of names under each folder,
-    sorted, each once. A folder that cannot be searched contributes what was found."""
-    found: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if _is_dir(path):
-            inside: list[Path] = []
-            try:
-                for p in path.rglob("*"):
-                    if p.name in names and p.is_file():
-                        inside.append(p)
-            except OSError:
-                pass  # an unreadable corner of the tree: the files found so far stand
-            found.extend(sorted(inside))
-        else:
-            found.append(path)  # a missing file is reported by the reader
-    return list(dict.fromkeys(found))
+    """Files named directly, plus every file called one of names under each folder, each
+    once (report/finding.py; the folders that could not be searched are left out here)."""
+    return find_files(paths, names).files
 
 
 _LISTED = 5
@@ -117,17 +100,21 @@ def validate_paths(paths: Iterable[str], out: TextIO) -> int:
     """Print one line per file: "valid", or "INVALID" and its problems; 0 when every
     file is valid, 1 when one is not or no file was found."""
     status = 0
-    files: list[Path] = []
+    files = Found()
     for given in paths:
-        found = files_under([given], (REPORT_NAME, SWEEP_NAME))
-        if not found:
+        found = find_files([given], (REPORT_NAME, SWEEP_NAME))
+        for folder in found.unsearchable:
+            print(f"{printable(folder.path)}/: INVALID {UNSEARCHABLE}: {folder.reason}", file=out)
+            status = 1
+        if not found.files and not found.unsearchable:
             print(
                 f"{printable(given)}: INVALID no {REPORT_NAME} or {SWEEP_NAME} in this folder",
                 file=out,
             )
             status = 1
-        files.extend(found)
-    for path in dict.fromkeys(files):
+        for path in found.files:
+            files.add(path)  # one file named two ways is checked once
+    for path in files.files:
         problems = _problems_of_any(path)
         if problems:
             status = 1

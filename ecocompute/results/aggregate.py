@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ecocompute.errors import RunError
+from ecocompute.printable import printable
 from ecocompute.printing import print_after_write
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.results.collect import Invalid, Report, read_reports
+from ecocompute.results.identity import REPEATED
 from ecocompute.stats import Summary, summarise_known, t_interval
 from ecocompute.user_paths import check_not_an_input, check_output_file
 
@@ -239,11 +241,16 @@ def render_table(groups: Sequence[Group]) -> str:
 
 
 def render_invalid(invalid: Sequence[Invalid]) -> str:
-    lines = [f"skipped {len(invalid)} invalid file(s):"]
+    repeated = sum(bad.problems[0].startswith(REPEATED) for bad in invalid)
+    if repeated:
+        what = f"{len(invalid) - repeated} invalid, {repeated} the same report again"
+        lines = [f"skipped {len(invalid)} file(s) ({what}):"]
+    else:
+        lines = [f"skipped {len(invalid)} invalid file(s):"]
     for bad in invalid:
         first = bad.problems[0]
         more = f" (+{len(bad.problems) - 1} more)" if len(bad.problems) > 1 else ""
-        lines.append(f"  {bad.path}: {first}{more}")
+        lines.append(f"  {printable(bad.path)}: {printable(first)}{more}")
     return "\n".join(lines)
 
 

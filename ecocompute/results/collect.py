@@ -4,7 +4,9 @@ plot, check and sweep.
 A folder is searched recursively for files named energy.json; a file named on the
 command line is read whatever its name. Every file is checked as `validate` checks it
 (report/checks.py: schema, sane numbers, its own arithmetic); an invalid one is listed
-with its reasons and skipped, never fatal.
+with its reasons and skipped, never fatal. Each file is read once however it is named,
+each report counted once however many files hold it (results/identity.py), and a
+folder that cannot be searched is listed with the invalid files.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from ecocompute.precision import Precision
 from ecocompute.published.archs import arch_from_product_name
 from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.finding import find_files
 from ecocompute.report.labels import local_gpu
 from ecocompute.report.software import (
     DRIVER_UNAVAILABLE,
@@ -25,8 +28,9 @@ from ecocompute.report.software import (
     stack_in_words,
     version_of,
 )
-from ecocompute.report.validate import files_under, read_document
+from ecocompute.report.validate import UNSEARCHABLE, files_under, read_document
 from ecocompute.report.write import REPORT_NAME
+from ecocompute.results.identity import repeats
 from ecocompute.results.upgrade import upgrade
 
 BASIS_MEASURED = "measured"
@@ -206,10 +210,14 @@ def read_reports(
     """Every valid report under paths, and every file that is not one (with why)."""
     reports: list[Report] = []
     invalid: list[Invalid] = []
-    for file in report_files(paths):
+    found = find_files(paths, (REPORT_NAME,))  # each file once, however it was named
+    invalid += [Invalid(f"{f.path}/", [f"{UNSEARCHABLE}: {f.reason}"]) for f in found.unsearchable]
+    for file in found.files:
         one = read_one(file)
         if isinstance(one, Invalid):
             invalid.append(one)
         else:
             reports.append(one)
-    return reports, invalid
+    repeated = repeats([(r.path, r.doc) for r in reports])  # each report once, too
+    invalid += [Invalid(str(reports[k].path), [why]) for k, why in repeated.items()]
+    return [r for k, r in enumerate(reports) if k not in repeated], invalid
