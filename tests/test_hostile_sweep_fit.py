@@ -23,7 +23,9 @@ TINY_FIRST = ((0.0001, 30.0), (1.0, 10.0), (2.0, 10.0))
 def test_sizes_are_rounded_to_significant_digits():
     from ecocompute.results.curvefit import round_size_b
 
-    assert round_size_b(1.234567e-6) == 1.23457e-6
+    assert round_size_b(1.234567e-6) == 1.23e-6
+    assert round_size_b(0.000123456789) == 0.000123
+    assert round_size_b(1.89443) == 1.8944  # 4 decimals where they keep the digits
     assert round_size_b(7.0) == 7.0 and round_size_b(0.0001) == 0.0001
 
 

@@ -33,7 +33,8 @@ SEED = 0
 MIN_SIZES = 3
 SE_FLOOR_PCT = 0.01  # a point whose pairs all agree must not get infinite weight
 
-SIZE_DIGITS = 6  # significant digits of a size in billions (0.0001 B is a real size)
+SIZE_DECIMALS = 4  # sizes in billions: 4 decimals ...
+SIZE_DIGITS = 3  # ... or more, to keep at least this many significant digits
 
 WITHIN = "within measured range"
 EXTRAPOLATED = "extrapolated"
@@ -51,10 +52,13 @@ class Point:
 
 
 def round_size_b(size_b: float) -> float:
-    """A size in billions to SIZE_DIGITS significant digits. Never to a fixed number of
-    decimals: 4 decimals turned an Nstar of 1e-6 B (a fit at 0.0001 B) into 0, and the
-    curve drawn from it divided by zero."""
-    return float(f"{size_b:.{SIZE_DIGITS}g}")
+    """A size in billions to 4 decimals, or to SIZE_DIGITS significant digits where 4
+    decimals would keep fewer (sizes below 0.01 B): 4 decimals alone turned an Nstar of 1e-6 B (a fit at
+    0.0001 B) into 0, and the curve drawn from it divided by zero."""
+    if size_b == 0 or not math.isfinite(size_b):
+        return size_b
+    digits = SIZE_DIGITS - 1 - math.floor(math.log10(abs(size_b)))
+    return round(size_b, max(SIZE_DECIMALS, digits))
 
 
 def se_from_ci(ci95: Sequence[float] | None, n_pairs: int | None) -> float | None:
