@@ -53,8 +53,8 @@ class Point:
 
 def round_size_b(size_b: float) -> float:
     """A size in billions to 4 decimals, or to SIZE_DIGITS significant digits where 4
-    decimals would keep fewer (sizes below 0.01 B): 4 decimals alone turned an Nstar of 1e-6 B (a fit at
-    0.0001 B) into 0, and the curve drawn from it divided by zero."""
+    decimals would keep fewer (sizes below 0.01 B): 4 decimals alone turned an Nstar of
+    1e-6 B (a fit at 0.0001 B) into 0, and the curve drawn from it divided by zero."""
     if size_b == 0 or not math.isfinite(size_b):
         return size_b
     digits = SIZE_DIGITS - 1 - math.floor(math.log10(abs(size_b)))
