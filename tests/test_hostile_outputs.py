@@ -129,7 +129,7 @@ def test_without_memfd_the_next_write_through_removes_a_killed_runs_temp(tmp_pat
     _killed_through(tmpdir, "no-memfd")
     (left,) = tmpdir.iterdir()
     assert left.name.startswith(f"{THROUGH_PREFIX}{int(left.name.split('.')[3])}.")
-    past = time.time() - 60  # older than this process: certain to be left over
+    past = time.time() - 86_400  # older than this process: certain to be left over
     os.utime(left, (past, past))
     monkeypatch.delattr(os, "memfd_create", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
