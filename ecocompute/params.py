@@ -398,7 +398,18 @@ def check_quality_text(path: str) -> None:
 
 def check_http_url(name: str, url: str) -> None:
     """--site and --api_base: an http(s) address of a host, with no spaces, query or
-    fragment (a path is appended to it). Raises InputError."""
+    fragment (a path is appended to it), and no user name or password (never echoed).
+    Raises InputError."""
+    scheme, _, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:  # refused first, and shown without them: stderr must not hold them
+        shown = f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"
+        raise InputError(
+            name,
+            shown,
+            "must not carry a user name or password (user:pw@): the site is public, and "
+            "the report and stderr would show them",
+        )
     if any(c.isspace() or not c.isprintable() for c in url):
         raise InputError(name, url, "must be an http(s) URL without spaces")
     try:
