@@ -95,12 +95,6 @@ def _add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> No
         )
 
 
-def recorded_command() -> list[str]:
-    """The command line as a report records it: a path argument with bytes that are not
-    UTF-8 (legal in a Linux file name) keeps them as \\xNN escapes."""
-    return [recordable(arg) for arg in sys.argv[1:]]
-
-
 def _parameters_file_flag(p: argparse.ArgumentParser, text: str) -> None:
     p.add_argument(
         "--parameters_file", "--parameters-file", metavar="YAML", default=None, help=text
@@ -142,9 +136,8 @@ def _cmd_energy_estimate(args: argparse.Namespace) -> int:
         if job.written()
         else f"interrupted by {name}: no energy.json was written and any earlier one is untouched"
     )
-    written = job.run(
-        Progress(params.quiet), command=recorded_command(), summary_encoding=sys.stdout.encoding
-    )
+    command = [recordable(a) for a in sys.argv[1:]]  # a path's undecodable bytes as \xNN
+    written = job.run(Progress(params.quiet), command=command, summary_encoding=sys.stdout.encoding)
     # the report is in place: if stdout cannot take the summary, say so (exit 3)
     return print_after_write(written.summary, [str(written.path)])
 
@@ -280,7 +273,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         args.output_dir,
         parameters_file=args.parameters_file,
         fit_only=args.fit_only,
-        command=recorded_command(),
+        command=[recordable(a) for a in sys.argv[1:]],  # a path's bytes as \xNN
         fleet=fleet,
         reports_from=args.reports,
     )

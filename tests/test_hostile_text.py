@@ -151,10 +151,3 @@ def test_a_sweep_that_fails_after_its_points_says_they_stand(tmp_path, capsys, m
         "no sweep.json was written; the energy.json of every point that finished stands" in err[0]
     )
     assert len(list(out.glob("*/energy.json"))) == 2 and not (out / "sweep.json").exists()
-
-
-def test_the_command_recorded_is_text(monkeypatch):
-    from ecocompute import cli
-
-    monkeypatch.setattr("sys.argv", ["ecocompute", "run", "--output_dir", os.fsdecode(b"o\xff")])
-    assert cli.recorded_command() == ["run", "--output_dir", "o\\xff"]
