@@ -145,7 +145,9 @@ def test_a_folder_without_read_permission_is_invalid_for_a_user_who_cannot_read_
     any folder, so a mode 000 folder is as unreadable to it as to any other user."""
     write(measured(params_b=1.1), tmp_path / "r" / "a")
     write(measured(params_b=3.0), tmp_path / "r" / "locked" / "x")
+    write(measured(params_b=7.0), tmp_path / "r" / "listed")  # names listed, none looked at
     (tmp_path / "r" / "locked").chmod(0)
+    (tmp_path / "r" / "listed").chmod(0o644)
     try:
         done = subprocess.run(
             [
@@ -165,6 +167,12 @@ def test_a_folder_without_read_permission_is_invalid_for_a_user_who_cannot_read_
         )
     finally:
         (tmp_path / "r" / "locked").chmod(0o755)
+        (tmp_path / "r" / "listed").chmod(0o755)
     assert done.returncode == 1, done
-    assert "locked/: INVALID cannot search this folder" in done.stdout
-    assert "Permission denied" in done.stdout
+    lines = done.stdout.splitlines()
+    assert f"{tmp_path}/r/locked/: INVALID cannot search this folder" in lines[0]
+    assert "listed/energy.json: INVALID cannot read: Permission denied" in done.stdout
+    assert (
+        lines[-1] == f"{tmp_path}/r/a/energy.json: valid"
+        or f"{tmp_path}/r/a/energy.json: valid" in lines
+    )

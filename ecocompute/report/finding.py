@@ -83,8 +83,11 @@ def _search(folder: Path, names: tuple[str, ...], found: Found) -> None:
                     stack.append(path)
                 elif entry.name in names and stat.S_ISREG(entry.stat().st_mode):
                     inside.append(path)
-            except OSError:
+            except FileNotFoundError:
                 continue  # gone since the listing, or a link to nothing: not a report
+            except OSError:
+                if entry.name in names:  # there, but not to be looked at: its reader says why
+                    inside.append(path)
     for path in sorted(inside):
         found.add(path)
 
