@@ -172,7 +172,4 @@ def test_a_folder_without_read_permission_is_invalid_for_a_user_who_cannot_read_
     lines = done.stdout.splitlines()
     assert f"{tmp_path}/r/locked/: INVALID cannot search this folder" in lines[0]
     assert "listed/energy.json: INVALID cannot read: Permission denied" in done.stdout
-    assert (
-        lines[-1] == f"{tmp_path}/r/a/energy.json: valid"
-        or f"{tmp_path}/r/a/energy.json: valid" in lines
-    )
+    assert f"{tmp_path}/r/a/energy.json: valid" in lines
