@@ -21,7 +21,7 @@ from ecocompute.errors import EcoComputeError, InputError, Interrupted
 from ecocompute.interrupts import describe as describe_interrupt
 from ecocompute.interrupts import sigterm_raises
 from ecocompute.params import FIELDS, RunParams, help_for
-from ecocompute.printable import printable
+from ecocompute.printable import printable, recordable
 from ecocompute.printing import WRITTEN_NOT_PRINTED, flush_stdout, print_after_write, stdout_failure
 
 log = logging.getLogger("ecocompute")
@@ -139,9 +139,8 @@ def _cmd_energy_estimate(args: argparse.Namespace) -> int:
         if job.written()
         else f"interrupted by {name}: no energy.json was written and any earlier one is untouched"
     )
-    written = job.run(
-        Progress(params.quiet), command=sys.argv[1:], summary_encoding=sys.stdout.encoding
-    )
+    command = [recordable(a) for a in sys.argv[1:]]  # a path's undecodable bytes as \xNN
+    written = job.run(Progress(params.quiet), command=command, summary_encoding=sys.stdout.encoding)
     # the report is in place: if stdout cannot take the summary, say so (exit 3)
     return print_after_write(written.summary, [str(written.path)])
 
@@ -297,6 +296,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             f"interrupted by {name}: the runs that finished keep their energy.json; "
             "sweep.json lists them and the cancelled ones"
         )
+    # A sweep writes each point's report as it goes: a failure after the first one
+    # must not say that nothing was written.
+    from ecocompute.report.written import sweep_leaves
+
+    args.written_so_far = sweep_leaves(args.output_dir)
     if args.reports and not args.fit_only:
         raise InputError("reports", args.reports, "only with --fit_only")
     models = None if args.fit_only else split_list("models", args.models)
@@ -307,7 +311,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         args.output_dir,
         parameters_file=args.parameters_file,
         fit_only=args.fit_only,
-        command=sys.argv[1:],
+        command=[recordable(a) for a in sys.argv[1:]],  # a path's bytes as \xNN
         fleet=fleet,
         reports_from=args.reports,
         batch_sizes=split_batches(args.batch_sizes),
@@ -437,7 +441,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return status or 1
     except EcoComputeError as exc:
-        print(f"ecocompute: error: {printable(exc)}", file=sys.stderr)
+        written = getattr(args, "written_so_far", None)
+        also = f" ({printable(written())})" if written and not isinstance(exc, InputError) else ""
+        print(f"ecocompute: error: {printable(exc)}{also}", file=sys.stderr)
         return exc.exit_status
     except (KeyboardInterrupt, Interrupted) as exc:
         name, status = describe_interrupt(exc)
@@ -461,10 +467,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         if args.verbose:
             raise
+        written_so_far = getattr(args, "written_so_far", None)
+        written = written_so_far() if written_so_far else "nothing was written"
         print(
             f"ecocompute: internal error: {type(exc).__name__}: {printable(str(exc)[:300])} "
             "(a bug in ecocompute; run `ecocompute --verbose ...` for the traceback and "
-            "report it); nothing was written",
+            f"report it); {printable(written)}",
             file=sys.stderr,
         )
         return 1

@@ -84,18 +84,23 @@ def main(
     previous = _hold(recorder)
     if arrived:
         recorder.signum = arrived[0]
+    stderr = sys.stderr
     try:
         return _run(argv, recorder)
     finally:
         for signum, handler in previous.items():
             _signal.signal(signum, _signal.SIG_IGN if exiting else handler)
+        if not exiting:
+            sys.stderr = stderr  # _run made it tolerant (printing.tolerant_stderr)
 
 
 def _run(argv: Sequence[str] | None, recorder: _Recorder) -> int:
     from ecocompute import cli
     from ecocompute.errors import Interrupted
-    from ecocompute.interrupts import deferred_signal, process_handlers
+    from ecocompute.interrupts import deferred_signal, one_interrupt, process_handlers
+    from ecocompute.printing import tolerant_stderr
 
+    tolerant_stderr()  # a stderr that cannot be written never fails the run
     if recorder.signum is not None:
         return _message(recorder.signum, "while starting: nothing was run or written")
     _tolerant_stdout()
@@ -110,7 +115,8 @@ def _run(argv: Sequence[str] | None, recorder: _Recorder) -> int:
             "before the command could say more: every file it writes is either complete "
             "or untouched (an interrupted write leaves no partial file)",
         )
-    late = deferred_signal() or recorder.signum
+    # after an interrupt the command has told, more signals are that Ctrl-C held down
+    late = None if one_interrupt() else deferred_signal() or recorder.signum
     if late is not None:
         import signal
 

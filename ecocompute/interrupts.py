@@ -17,6 +17,14 @@ interrupt that arrives during an import: it is delivered again a few millisecond
 later, until no import is running, and then raised. And an interrupt that is raised
 where Python can only print it (a __del__, a weakref callback) is caught by
 unraisable_hook and delivered again, never dropped.
+
+A held-down Ctrl-C is a burst of SIGINTs a few milliseconds apart. Raised one after
+another, each would cut the unwinding of the one before it: through the `finally`
+that stops a sampler or removes a temp file, through the very line that says what
+happened (two half lines, or a traceback from the handler itself). So once an
+interrupt is raised, the signals that follow it within REPEAT_S of each other are
+that same interrupt: noted, not raised again (one_interrupt). One that comes after
+a quiet REPEAT_S is a new one, in case the first was swallowed by a library.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any
@@ -41,6 +50,7 @@ TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 
 
 REDELIVER_S = 0.005  # how soon a deferred or swallowed interrupt is delivered again
+REPEAT_S = 1.0  # signals closer than this to the one before, after an interrupt, are it
 _IMPORT_SYSTEM = ("<frozen importlib._bootstrap", "importlib/_bootstrap")
 
 
@@ -53,9 +63,25 @@ def _importing(frame: FrameType | None) -> bool:
     return False
 
 
-def deliver_again(signum: int, delay_s: float = REDELIVER_S) -> None:
-    """Send signum to this process again after delay_s (from a daemon thread)."""
-    timer = threading.Timer(delay_s, os.kill, (os.getpid(), signum))
+_pending: set[int] = set()  # signals with a delivery again on its way (one each)
+_forced: set[int] = set()  # signals to raise when delivered again, repeat or not
+
+
+def deliver_again(signum: int, delay_s: float = REDELIVER_S, *, force: bool = False) -> None:
+    """Send signum to this process again after delay_s (from a daemon thread), unless
+    it is on its way already. force: raise it then even within a burst (an interrupt
+    that was raised and lost, e.g. inside a __del__)."""
+    if force:
+        _forced.add(signum)
+    if signum in _pending:
+        return
+    _pending.add(signum)
+
+    def send() -> None:
+        _pending.discard(signum)
+        os.kill(os.getpid(), signum)
+
+    timer = threading.Timer(delay_s, send)
     timer.daemon = True
     timer.start()
 
@@ -68,6 +94,9 @@ def _raise_for(signum: int) -> None:
 
 _deferred: list[int] = []  # signals deferred and not raised yet (at most one of each)
 _holding = [0]  # how many held() blocks are open
+# monotonic times: of the last interrupt raised, and of the last signal that came after it
+_raised_at: list[float] = []
+_last_seen: list[float] = []
 
 
 @contextlib.contextmanager
@@ -84,14 +113,35 @@ def held() -> Iterator[None]:
 def on_signal(signum: int, frame: FrameType | None) -> None:
     """The process's handler of SIGINT, SIGTERM and SIGHUP: the interrupt is raised here
     (KeyboardInterrupt or Interrupted), or, while an import runs or a held() block is
-    open, deferred."""
+    open, deferred; a repeat of an interrupt already raised is noted, not raised."""
     if _holding[0] or _importing(frame):
         if signum not in _deferred:
             _deferred.append(signum)
         deliver_again(signum)
         return
+    now = time.monotonic()
+    repeat = bool(_raised_at) and now - _last_seen[-1] < REPEAT_S and signum not in _forced
+    _last_seen[:] = [now]
+    if repeat:
+        _deferred.clear()  # the interrupt it repeats is under way
+        return
+    _forced.discard(signum)
     _deferred.clear()
+    _raised_at[:] = [now]
     _raise_for(signum)
+
+
+def _forget_interrupts() -> None:
+    for state in (_raised_at, _last_seen, _deferred):
+        state.clear()
+    _forced.clear()
+
+
+def one_interrupt() -> bool:
+    """Whether an interrupt has been raised in this process: signals after it are the
+    same Ctrl-C held down, or a second one while the first is told (entry.py says
+    nothing more of them)."""
+    return bool(_raised_at)
 
 
 def deferred_signal() -> int | None:
@@ -111,9 +161,9 @@ def unraisable_hook(unraisable: Any) -> None:
     stderr in several lines."""
     exc = unraisable.exc_value
     if isinstance(exc, KeyboardInterrupt):
-        deliver_again(signal.SIGINT)
+        deliver_again(signal.SIGINT, force=True)
     elif isinstance(exc, Interrupted):
-        deliver_again(exc.signum)
+        deliver_again(exc.signum, force=True)
     else:
         log.debug(
             "ignored in %r: %s: %s",
@@ -127,7 +177,8 @@ def unraisable_hook(unraisable: Any) -> None:
 def process_handlers() -> Iterator[None]:
     """For the CLI's own process (entry.py): SIGINT, SIGTERM and SIGHUP go to on_signal
     and unraisable exceptions to unraisable_hook while the block runs (a signal the
-    parent ignored stays ignored)."""
+    parent ignored stays ignored). Each block starts with no interrupt raised yet."""
+    _forget_interrupts()
     previous = {}
     for signum in (signal.SIGINT, *TERMINATING):
         handler = signal.getsignal(signum)
@@ -153,6 +204,7 @@ def sigterm_raises() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _forget_interrupts()  # a command starts with no interrupt raised
     previous = {}
     for signum in TERMINATING:
         handler = signal.getsignal(signum)

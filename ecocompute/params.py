@@ -11,7 +11,6 @@ import dataclasses
 import difflib
 import math
 import os
-import re
 import stat
 import tempfile
 import urllib.parse
@@ -22,9 +21,14 @@ from typing import Any
 
 from ecocompute.errors import InputError
 from ecocompute.formats.table import AUTO, BACKENDS, FormatSpec, libraries_for, spec_for
+from ecocompute.model_size import MAX_PARAMS_B, name_size_b, params_b_problem
+from ecocompute.model_size import nominal_params_b as nominal_params_b  # re-exported
+from ecocompute.model_size import params_b_from_model_name as params_b_from_model_name
 from ecocompute.precision import Precision
+from ecocompute.printable import is_text
 from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch_choice
 from ecocompute.user_paths import check_creatable, kind_of, lstat_or_none, stat_or_none
+from ecocompute.yaml_params import DuplicateKey, TooLongNumber, parameters_loader
 
 PRECISIONS = tuple(p.value for p in Precision)
 MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes
@@ -34,9 +38,8 @@ SAMPLE_RATE_RANGE_HZ = (1, 100)
 # arithmetic of a run or a report (a report holds no number above 1e15:
 # report/numbers.py). 1e5 B is 100 trillion parameters; 2**20 GiB is a pebibyte.
 MAX_COUNT = 10**9
-MIN_PARAMS_B = 1e-4
 UPPER_BOUNDS: dict[str, float] = {
-    "params_b": 1e5,
+    "params_b": MAX_PARAMS_B,
     "llm_int8_threshold": 1e6,
     "idle_seconds": 86_400.0,
     "max_gpu_memory_gib": float(2**20),
@@ -279,6 +282,13 @@ def _coerce(name: str, value: object) -> object:
 
 
 def _validate(p: RunParams) -> RunParams:
+    if not is_text(p.model_name):
+        raise InputError(
+            "model_name",
+            p.model_name,
+            "holds bytes that are not UTF-8 text; a report names its model in text: "
+            "rename the folder (or link to it under a UTF-8 name)",
+        )
     for name, bound in UPPER_BOUNDS.items():
         value = getattr(p, name)
         if value is not None and value > bound:
@@ -297,12 +307,10 @@ def _validate(p: RunParams) -> RunParams:
     for name in ("tokens", "iterations", "batch_size", "context_length", "quality_seq_len"):
         if getattr(p, name) <= 0:
             raise InputError(name, getattr(p, name), "must be a positive whole number")
-    if p.params_b is not None and p.params_b <= 0:
-        raise InputError("params_b", p.params_b, "must be a positive number of billions")
-    if p.params_b is not None and p.params_b < MIN_PARAMS_B:
-        raise InputError(
-            "params_b", p.params_b, f"must be at least {MIN_PARAMS_B:g} (100,000 parameters)"
-        )
+    if p.params_b is not None and (why := params_b_problem(p.params_b)) is not None:
+        raise InputError("params_b", p.params_b, why)
+    if p.params_b is None:
+        name_size_b(p.model_name)  # a size the name states is checked as --params_b is
     if p.warmup < 0:
         raise InputError("warmup", p.warmup, "must be 0 or more")
     lo, hi = SAMPLE_RATE_RANGE_HZ
@@ -367,29 +375,6 @@ def _validate_formats(p: RunParams) -> None:
 # --- the parameters file ----------------------------------------------------------
 
 
-class TooLongNumber(str):
-    """A YAML integer too long for Python to convert (more digits than
-    sys.get_int_max_str_digits()): kept as its text, refused by _coerce naming its key."""
-
-
-def _parameters_loader() -> type:
-    """yaml.SafeLoader, except that an integer too long to convert becomes TooLongNumber
-    instead of a ValueError from inside the parser."""
-    import yaml
-
-    class ParametersLoader(yaml.SafeLoader):
-        def construct_int_or_text(self, node: Any) -> object:
-            try:
-                return self.construct_yaml_int(node)
-            except ValueError:
-                return TooLongNumber(self.construct_scalar(node))
-
-    ParametersLoader.add_constructor(
-        "tag:yaml.org,2002:int", ParametersLoader.construct_int_or_text
-    )
-    return ParametersLoader
-
-
 def read_parameters_file(path: str | os.PathLike[str]) -> dict[str, object]:
     """Read and check the YAML mapping of parameters. Raises InputError (exit 2)."""
     import yaml  # light, but only the file path needs it
@@ -420,7 +405,7 @@ def read_parameters_file(path: str | os.PathLike[str]) -> dict[str, object]:
     if "\x00" in text:
         raise InputError("parameters_file", str(path), "is not text (binary?)")
     try:
-        data = yaml.load(text, Loader=_parameters_loader())  # a SafeLoader subclass
+        data = yaml.load(text, Loader=parameters_loader())  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}" if where is not None else ""
@@ -429,6 +414,8 @@ def read_parameters_file(path: str | os.PathLike[str]) -> dict[str, object]:
         raise InputError(
             "parameters_file", str(path), "is nested too deeply to be a parameters file"
         ) from None
+    except DuplicateKey as exc:
+        raise InputError("parameters_file", str(path), f"{exc}; give each key once") from None
     if data is None:
         raise InputError("parameters_file", str(path), "holds no parameters")
     if not isinstance(data, Mapping):
@@ -487,7 +474,18 @@ def check_quality_text(path: str) -> None:
 
 def check_http_url(name: str, url: str) -> None:
     """--site and --api_base: an http(s) address of a host, with no spaces, query or
-    fragment (a path is appended to it). Raises InputError."""
+    fragment (a path is appended to it), and no user name or password (never echoed).
+    Raises InputError."""
+    scheme, _, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:  # refused first, and shown without them: stderr must not hold them
+        shown = f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"
+        raise InputError(
+            name,
+            shown,
+            "must not carry a user name or password (user:pw@): the site is public, and "
+            "the report and stderr would show them",
+        )
     if any(c.isspace() or not c.isprintable() for c in url):
         raise InputError(name, url, "must be an http(s) URL without spaces")
     try:
@@ -535,38 +533,3 @@ _LONGEST_NAME_INSIDE = "." + "x" * 63
 def _kind_words(st: os.stat_result) -> str:
     kind = kind_of(st)
     return "file" if kind == "file" else kind
-
-
-_SIZE_IN_NAME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")
-
-
-def nominal_params_b(
-    model_name: str, given_b: float | None, counted_b: float | None = None
-) -> tuple[float, str]:
-    """The nominal size in billions (1.1, not 1.100048: consumers match anchors by exact
-    size) and where it came from: the one given, else the model name, else the counted
-    parameters to 3 significant digits. Raises InputError when none is known."""
-    if given_b is not None:
-        return given_b, "flag or parameters file"
-    from_name = params_b_from_model_name(model_name)
-    if from_name is not None:
-        return from_name, "model name"
-    if counted_b is None:
-        raise InputError(
-            "params_b",
-            None,
-            f"no size found in model name '{model_name}'; pass --params_b "
-            "(billions of parameters, e.g. --params_b 1.1)",
-        )
-    return float(f"{counted_b:.3g}"), "counted from the loaded weights"
-
-
-def params_b_from_model_name(model_name: str) -> float | None:
-    """A size written in a model name, in billions: "TinyLlama-1.1B-Chat" 1.1,
-    "llama-2-7b" 7, "SmolLM2-135M-Instruct" 0.135."""
-    tail = model_name.replace("\\", "/").rsplit("/", 1)[-1]
-    matches = _SIZE_IN_NAME.findall(tail.replace("_", "-"))
-    if not matches:
-        return None
-    number, unit = matches[-1]
-    return float(number) / (1000.0 if unit in "mM" else 1.0)

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from ecocompute.printable import printable
+from ecocompute.printable import printable, recordable
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def print_after_write(text: str, written: Sequence[str], out: TextIO | None = No
     WRITTEN_NOT_PRINTED with one line on stderr naming the files as written."""
     stream = out if out is not None else sys.stdout
     try:
-        print(text, file=stream)
+        print(recordable(text), file=stream)  # a path of undecodable bytes prints as \\xNN
         stream.flush()
     except OSError as exc:
         if stream is sys.stdout:
@@ -88,3 +88,49 @@ def print_after_write(text: str, written: Sequence[str], out: TextIO | None = No
         )
         return WRITTEN_NOT_PRINTED
     return 0
+
+
+class TolerantStderr:
+    """sys.stderr for the CLI's process: what cannot be written (a full disk behind
+    `2> file`, /dev/full, a closed pipe, a closed descriptor) is dropped, never raised.
+    Progress lines, library progress bars and warnings all go to stderr; on a GPU a
+    failed write there would otherwise throw a measurement away. What was lost is
+    counted (lost_writes)."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+        self.lost_writes = 0
+
+    def write(self, text: str) -> int:
+        if self._stream is not None:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):
+                pass
+        self.lost_writes += 1
+        return len(text)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self.lost_writes += 1
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def __getattr__(self, name: str) -> object:
+        if self._stream is None:
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
+def tolerant_stderr() -> None:
+    """Install TolerantStderr as sys.stderr (once): with stderr closed (`2>&-`), Python
+    sets it to None and print(file=sys.stderr) would write to stdout instead."""
+    if not isinstance(sys.stderr, TolerantStderr):
+        sys.stderr = TolerantStderr(sys.stderr)

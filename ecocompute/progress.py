@@ -15,10 +15,23 @@ class Progress:
         self._t0 = time.monotonic()
 
     def __call__(self, message: str) -> None:
+        """One progress line. A stream that cannot take it (stderr on a full disk, a
+        closed pipe, /dev/full) loses the line, never the run: a measurement must not be
+        thrown away because its progress could not be printed."""
         if self.quiet:
             return
         elapsed_s = time.monotonic() - self._t0
-        print(f"[{elapsed_s:7.1f}s] {message}", file=self.stream, flush=True)
+        say(f"[{elapsed_s:7.1f}s] {message}", self.stream)
+
+
+def say(text: str, stream: TextIO | None = None) -> bool:
+    """Print one line to stream (default: stderr) and flush; False when the stream could
+    not take it (the line is dropped, nothing is raised)."""
+    try:
+        print(text, file=stream if stream is not None else sys.stderr, flush=True)
+    except (OSError, ValueError):  # ValueError: the stream was closed
+        return False
+    return True
 
 
 def quiet_library_progress_bars() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 
 from ecocompute.errors import InputError
 
@@ -79,6 +80,11 @@ def check_output_file(field: str, path: str | os.PathLike[str]) -> None:
     """An output file the user named (-o): refused now, before any work, when it is a
     folder, a block device or a socket, or a path the system cannot look up. A regular
     file, a link, a character device or a FIFO are for report/atomic.py to write."""
+    text = os.fspath(path)
+    if not text:
+        raise InputError(field, text, "is empty; name a file")
+    if text.endswith((os.sep, os.sep + ".", os.sep + "..")) or text in (".", ".."):
+        raise InputError(field, text, "names a folder (it ends in '/'); name a file in it")
     st = stat_or_none(field, path)
     kind = kind_of(st)
     if kind == "folder":
@@ -124,3 +130,45 @@ def check_creatable(field: str, path: str | os.PathLike[str], room: int = 0) -> 
             os.fspath(path),
             f"cannot be used: the path is too long for the file system (PATH_MAX {path_max})",
         )
+
+
+def check_link_into_folder(field: str, path: str | os.PathLike[str]) -> None:
+    """A file to be written that is a symbolic link: the folder it points into must
+    exist (the link is followed, and a folder on the far side of a link is not made).
+    Raises InputError naming the link and where it points."""
+    if lstat_or_none(field, path) is None or not os.path.islink(path):
+        return
+    real = os.path.realpath(path)
+    if stat_or_none(field, os.path.dirname(real)) is None:
+        raise InputError(
+            field,
+            os.fspath(path),
+            f"is a symbolic link to {real}, whose folder does not exist; remove the link "
+            "or create that folder",
+        )
+
+
+def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def check_not_an_input(
+    field: str, output: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]]
+) -> None:
+    """An output file must not be one of the files a command read (`aggregate r -o
+    r/energy.json` would replace the report it summarises): the same path once links
+    and `..` are resolved, or the same file (a hard link). Raises InputError."""
+    real = os.path.realpath(output)
+    same = _identity(output)
+    for given in inputs:
+        if os.path.realpath(given) == real or (same is not None and _identity(given) == same):
+            raise InputError(
+                field,
+                os.fspath(output),
+                f"is {os.fspath(given)}, one of the files read; writing it would destroy "
+                "that input: name another file",
+            )

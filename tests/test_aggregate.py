@@ -146,8 +146,13 @@ def test_copies_of_one_derived_report_are_one_figure_not_replications(tmp_path, 
     argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "made-1.1b", "--gpu_arch",
             "ada", "--output_dir", str(tmp_path / "a")]  # fmt: skip
     assert main(argv) == 0
-    (tmp_path / "b").mkdir()
-    (tmp_path / "b" / "energy.json").write_bytes((tmp_path / "a" / "energy.json").read_bytes())
+    import json
+
+    # a second dry run of the same parameters: the same figure, written at another time
+    # (a byte-identical copy is counted once before grouping: test_hostile_counted_once)
+    doc = json.loads((tmp_path / "a" / "energy.json").read_text())
+    doc["timestamp_utc"] = "2026-01-01T00:00:00Z"
+    write(doc, tmp_path / "b")
     capsys.readouterr()
     (g,) = group_reports(read_reports([tmp_path])[0])
     assert (g.kind, g.n, g.copies, g.delta_ci95()) == ("derived", 1, 1, None)

@@ -20,6 +20,8 @@ RANK = {
     "packages": 0,
     "printable": 0,
     "limits": 0,
+    "model_size": 1,
+    "yaml_params": 0,
     "interrupts": 1,
     "user_paths": 1,
     "printing": 1,

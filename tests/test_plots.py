@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -165,8 +166,11 @@ def test_copies_of_one_derived_report_are_one_point_of_n_1(tmp_path, capsys):
     argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "m-1.1b", "--gpu_arch",
             "ada", "--output_dir", str(tmp_path / "a")]  # fmt: skip
     assert main(argv) == 0
-    (tmp_path / "b").mkdir()
-    (tmp_path / "b" / "energy.json").write_bytes((tmp_path / "a" / "energy.json").read_bytes())
+    # a second dry run: the same figure at another time (a byte-identical copy is counted
+    # once before plotting: test_hostile_counted_once)
+    doc = json.loads((tmp_path / "a" / "energy.json").read_text())
+    doc["timestamp_utc"] = "2026-01-01T00:00:00Z"
+    write(doc, tmp_path / "b")
     (ax,) = build_figure(read_reports([tmp_path])[0]).axes
     (point,) = _lines(ax, "derived")
     assert "n=1" in point.get_label() and "2 identical files" in point.get_label()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.precision import Precision
+from ecocompute.printable import recordable
 
 CORPUS = "data/corpus/eval_text.txt"
 CORPUS_SOURCE = (
@@ -43,13 +44,13 @@ def corpus_text(path: str | None = None) -> str:
 def corpus_record(path: str | None = None) -> dict[str, Any]:
     data = corpus_bytes(path)
     record = {
-        "name": CORPUS.rsplit("/", 1)[-1] if path is None else Path(path).name,
+        "name": CORPUS.rsplit("/", 1)[-1] if path is None else recordable(Path(path).name),
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
     }
     if path is None:
         return {**record, "source": CORPUS_SOURCE, "license": "public domain texts"}
-    return {**record, "source": f"the user's --quality_text {path}"}
+    return {**record, "source": f"the user's --quality_text {recordable(path)}"}
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,16 @@
 """--prefetch: ask the site's estimator for its predicted delta before measuring.
 
-Best effort: one HTTP GET with a short timeout, standard library only, before anything
-is loaded or measured (never inside a measured window). Any failure (offline, refused,
-timed out, an HTTP error, an answer without a number) is one line on stderr and the run
-goes on; the report records what was asked and what came back.
+Best effort: one HTTP GET with a short deadline for the whole request (bounded_get.py),
+standard library only, before anything is loaded or measured (never inside a measured
+window). Any failure (offline, refused, timed out, an HTTP error, an answer without a
+number) is one line on stderr and the run goes on; the report records what was asked
+and what came back.
+
+The answer is untrusted input: at most MAX_ANSWER_BYTES are read, JSON nested deeper
+than MAX_ANSWER_DEPTH, an integer of more than MAX_INT_DIGITS digits, NaN, Infinity
+or a float that overflows are "not an estimate", a predicted delta outside
+PREDICTION_RANGE_PCT is refused as impossible, and anything the server said (an HTTP
+reason, an error) reaches the terminal and the report as one printable line.
 
 ASSUMED API SHAPE (the published estimator's exact interface is not documented where
 this project can read it; its README says the container "packages the same inputs as
@@ -18,20 +25,25 @@ the EcoCompute /v1/estimate API (model_name, precision, batch_size, gpu_arch)"):
 from __future__ import annotations
 
 import datetime as _dt
-import http.client
 import json
 import math
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ecocompute import __version__
+from ecocompute.printable import printable
 from ecocompute.published.archs import normalise_arch_choice
+from ecocompute.published.bounded_get import GetFailed, get_bounded
 
-TIMEOUT_S = 3.0
+TIMEOUT_S = 3.0  # for the whole request: connection, headers and body
 MAX_ANSWER_BYTES = 64 * 1024  # an estimate is a few hundred bytes
+MAX_ANSWER_DEPTH = 16  # an estimate nests two or three levels
+MAX_INT_DIGITS = 20
+# A delta vs FP16 below -100% would be negative energy; above +10,000% a format would
+# spend 100 times FP16's energy per token. Anything outside is no estimate.
+PREDICTION_RANGE_PCT = (-100.0, 10_000.0)
+MAX_REASON_CHARS = 200
 PREDICTION_KEYS = (
     "vs_fp16_energy_pct",
     "predicted_vs_fp16_pct",
@@ -82,58 +94,114 @@ def estimate_url(api_base: str, inputs: EstimateInputs) -> str:
 
 def prediction_in(answer: object) -> float | None:
     """The predicted delta in an answer, or None if it holds no finite number where
-    one is expected."""
+    one is expected. Raises ImpossiblePrediction for a number no delta can be."""
     if not isinstance(answer, dict):
         return None
     places = [answer] + [answer[k] for k in NESTED_KEYS if isinstance(answer.get(k), dict)]
     for place in places:
         for key in PREDICTION_KEYS:
             value = place.get(key)
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if number and math.isfinite(value):
-                return float(value)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            if isinstance(value, float) and not math.isfinite(value):
+                continue
+            low, high = PREDICTION_RANGE_PCT
+            if not low < value <= high:  # an int of any length compares exactly
+                raise ImpossiblePrediction(key)
+            return float(value)
     return None
 
 
+class ImpossiblePrediction(ValueError):
+    """A predicted delta outside PREDICTION_RANGE_PCT (or not finite)."""
+
+
+class NotAnEstimate(ValueError):
+    """An answer that is not JSON we read (see the module's docstring)."""
+
+
+def _refuse(what: str) -> Any:
+    raise NotAnEstimate(what)
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise NotAnEstimate(f"an integer of {len(text.lstrip('-'))} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise NotAnEstimate("a number too large for a float")
+    return value
+
+
+def parse_answer(body: bytes) -> Any:
+    """The JSON in an answer, strictly. Raises NotAnEstimate."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotAnEstimate("not UTF-8 text") from None
+    try:
+        answer = json.loads(text, parse_constant=_refuse, parse_int=_int, parse_float=_float)
+    except RecursionError:
+        raise NotAnEstimate("JSON nested too deeply") from None
+    except json.JSONDecodeError:
+        raise NotAnEstimate("not JSON") from None
+    if _depth(answer) > MAX_ANSWER_DEPTH:
+        raise NotAnEstimate("JSON nested too deeply")
+    return answer
+
+
+def _depth(value: Any) -> int:
+    """How deeply value nests (iteratively: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth <= MAX_ANSWER_DEPTH and isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif depth <= MAX_ANSWER_DEPTH and isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return deepest
+
+
+def one_line(text: str) -> str:
+    """What a server said, as one printable line of at most MAX_REASON_CHARS: control
+    characters (NUL, CR, escape codes) as escapes, runs of whitespace as one space."""
+    shown = printable(" ".join(str(text).split()))
+    return shown if len(shown) <= MAX_REASON_CHARS else shown[: MAX_REASON_CHARS - 3] + "..."
+
+
 def prefetch(api_base: str, inputs: EstimateInputs, *, timeout_s: float = TIMEOUT_S) -> Prefetched:
-    """Ask the estimator; never raises for a network or answer problem (see error)."""
+    """Ask the estimator; never raises for a network or answer problem (see error).
+    timeout_s bounds the whole request."""
     url = estimate_url(api_base, inputs)
 
     def failed(why: str, *, answered: bool = True) -> Prefetched:
-        return Prefetched(api_base, url, answered, None, None, why)
+        return Prefetched(api_base, url, answered, None, None, one_line(why))
 
-    request = urllib.request.Request(
-        url,
-        headers={"Accept": "application/json", "User-Agent": f"ecocompute/{__version__}"},
-    )
+    headers = {"Accept": "application/json", "User-Agent": f"ecocompute/{__version__}"}
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            body = response.read(MAX_ANSWER_BYTES + 1)
-    except urllib.error.HTTPError as exc:  # before URLError: it is one
-        exc.close()
-        return failed(f"HTTP {exc.code} {exc.reason}")
-    except urllib.error.URLError as exc:
-        return failed(_reason(exc.reason), answered=False)
-    except (OSError, http.client.HTTPException, ValueError) as exc:  # timeouts are OSErrors
-        return failed(_reason(exc), answered=False)
+        body = get_bounded(url, headers, deadline_s=timeout_s, max_bytes=MAX_ANSWER_BYTES)
+    except GetFailed as exc:
+        return failed(exc.reason, answered=exc.answered)
     if len(body) > MAX_ANSWER_BYTES:
         return failed(f"answered more than {MAX_ANSWER_BYTES // 1024} KiB; not an estimate")
     try:
-        answer = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return failed("answered, but not with JSON")
-    predicted = prediction_in(answer)
+        predicted = prediction_in(parse_answer(body))
+    except NotAnEstimate as exc:
+        return failed(f"answered, but not with JSON an estimate is ({exc})")
+    except ImpossiblePrediction as exc:
+        return failed(
+            f"answered an impossible delta in {exc} (a delta vs FP16 lies within "
+            f"{PREDICTION_RANGE_PCT[0]:g}..{PREDICTION_RANGE_PCT[1]:g}%)"
+        )
     if predicted is None:
         return failed("answered without a predicted delta vs FP16")
     fetched = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Prefetched(api_base, url, True, predicted, fetched, None)
-
-
-def _reason(exc: object) -> str:
-    if isinstance(exc, TimeoutError):
-        return "timed out"
-    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return str(text)[:200]
 
 
 def skipped_line(result: Prefetched) -> str:

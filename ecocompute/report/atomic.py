@@ -17,9 +17,15 @@ What the target already is decides how it is written (write_mode):
 Temp files are named .<name>.<pid>.<random>.tmp<suffix>. One left behind by a process
 killed outright (SIGKILL, a power cut) is removed by the next write of the same name in
 that folder, once it is certain to be stale: its writer's pid is not running on this
-machine and the file is older than the current process (remove_stale_temps). A temp
-file lives for the milliseconds of one write, so one older than this process whose
-writer is gone is certain to be left over.
+machine and the file is older than the current process, or dated more than an hour
+ahead of the clock (remove_stale_temps). A temp file lives for the milliseconds of one
+write, so one older than this process whose writer is gone is certain to be left over,
+and so is one from the future: no live writer's clock is an hour off.
+
+Content written through (a device, a FIFO, a descriptor) is made in an anonymous
+memory file (memfd) where the system has one: no name on any disk, so a run killed
+outright leaves nothing. Elsewhere it is a pid-named temp file in the temp folder,
+removed like the others by the next such write.
 """
 
 from __future__ import annotations
@@ -31,23 +37,17 @@ import os
 import re
 import stat
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from ecocompute.errors import RunError
 from ecocompute.interrupts import held
+from ecocompute.report.temp_files import LEGACY_STALE_S as LEGACY_STALE_S  # re-exported
+from ecocompute.report.temp_files import remove_stale_temps, scratch_file, temp_affixes
 from ecocompute.user_paths import kind_of, unusable_path_reason
 
-_NAME_CHARS = 100  # of the target's name in a temp file's name (a name may be 255 bytes)
-_SUFFIX_CHARS = 16
-_MKSTEMP_RANDOM = r"[a-z0-9_]{8}"  # tempfile's names: 8 of these characters
-LEGACY_STALE_S = 3600.0  # temp files named before the pid was in the name: an hour
 _DESCRIPTOR_ALIAS = re.compile(r"^/(?:dev|proc/(?:self|\d+))/fd/(\d+)$")
 _STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
-# This process is older than this module: a temp file last written before it was
-# imported is not this process's, nor any live writer's that started after it.
-_STARTED_S = time.time()
 
 REPLACE = "replace"
 THROUGH = "through"
@@ -57,11 +57,6 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-def _temp_affixes(target: Path) -> tuple[str, str]:
-    suffix = target.suffix if len(target.suffix) <= _SUFFIX_CHARS else ""
-    return f".{target.name[:_NAME_CHARS]}.", ".tmp" + suffix
 
 
 # -- what the target is -------------------------------------------------------------
@@ -123,57 +118,6 @@ def write_mode(target: Path) -> tuple[str, Path, int | None]:
     )
 
 
-# -- stale temp files ---------------------------------------------------------------
-
-
-def _pid_running(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: running, as another user
-        return True
-    return True
-
-
-def remove_stale_temps(target: Path) -> list[Path]:
-    """Remove temp files of target's name in its folder left by writers that are gone:
-    pid-named ones whose pid is not running here and that were last written before this
-    process began writing reports (this module's import);
-    ones named before the pid was in the name once they are an hour old. Returns what
-    was removed; never raises."""
-    prefix, tail = _temp_affixes(target)
-    named = re.compile(
-        re.escape(prefix) + r"(?:(\d+)\.)?" + _MKSTEMP_RANDOM + re.escape(tail) + "$"
-    )
-    removed: list[Path] = []
-    try:
-        entries = list(os.scandir(target.parent))
-    except OSError:
-        return removed
-    for entry in entries:
-        match = named.match(entry.name)
-        if match is None:
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            pid = match.group(1)
-            if pid is not None:
-                stale = st.st_mtime < _STARTED_S and not _pid_running(int(pid))
-            else:
-                stale = st.st_mtime < time.time() - LEGACY_STALE_S
-            if stale:
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
-        except OSError:
-            continue  # gone already, or not ours to remove
-    return removed
-
-
 # -- writing ------------------------------------------------------------------------
 
 
@@ -194,6 +138,12 @@ def atomic_path(target: Path, *, create_dir: bool = True) -> Iterator[Path]:
             yield tmp
         return
     if not create_dir and not real.parent.is_dir():
+        if os.path.islink(target):  # energy.json itself is a link, into a missing folder
+            raise RunError(
+                f"could not write {target}: it is a symbolic link to {real}, whose folder "
+                "does not exist (now); nothing was written. Create that folder or remove "
+                "the link, and run again."
+            )
         raise RunError(
             f"could not write {target}: the folder {real.parent} existed when the run "
             "started and is gone now (deleted, or its volume unmounted?); nothing was "
@@ -204,7 +154,7 @@ def atomic_path(target: Path, *, create_dir: bool = True) -> Iterator[Path]:
         if create_dir:
             real.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(real)
-        prefix, tail = _temp_affixes(real)
+        prefix, tail = temp_affixes(real)
         with held():  # an interrupt between creating the file and naming it would leak it
             fd_tmp, tmp_name = tempfile.mkstemp(
                 prefix=f"{prefix}{os.getpid()}.", suffix=tail, dir=real.parent
@@ -229,23 +179,18 @@ def atomic_path(target: Path, *, create_dir: bool = True) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def _written_through(target: Path, fd: int | None) -> Iterator[Path]:
-    """The content is made in a temp file (the target's folder, /dev say, takes none),
-    then written to the device, FIFO or descriptor in one go."""
-    with held():
-        handle, tmp_name = tempfile.mkstemp(prefix=".ecocompute.", suffix=_temp_affixes(target)[1])
-    os.close(handle)
+    """The content is made in full first (the target's folder, /dev say, takes no temp
+    file), then written to the device, FIFO or descriptor in one go."""
     try:
-        yield Path(tmp_name)
-        data = Path(tmp_name).read_bytes()
+        with scratch_file(target) as tmp:
+            yield tmp
+            data = tmp.read_bytes()
         _write_through(target, fd, data)
     except OSError as exc:
         raise RunError(
             f"could not write {target} (a device, FIFO or open descriptor, written "
             f"through): {exc.strerror or exc}; part of it may have reached {target}"
         ) from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
 
 
 def _write_through(target: Path, fd: int | None, data: bytes) -> None:

@@ -10,7 +10,6 @@ has a new identity), so an interrupt or a failure at any moment is described tru
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,13 +18,15 @@ from ecocompute.errors import RunError
 from ecocompute.estimate.machine import Machine
 from ecocompute.estimate.run import run_energy_estimate
 from ecocompute.params import RunParams, check_output_dir, params_b_from_model_name
-from ecocompute.progress import Progress
+from ecocompute.printable import printable
+from ecocompute.progress import Progress, say
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
 from ecocompute.report.schema import require_validator
 from ecocompute.report.share import SHARE_FILE, attach_share_url
 from ecocompute.report.summary import render
 from ecocompute.report.write import REPORT_NAME, report_text
+from ecocompute.user_paths import check_link_into_folder
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class ReportJob:
         folder = check_output_dir(params.output_dir)
         self.folder_existed = folder.is_dir()
         self.target = folder / REPORT_NAME
+        check_link_into_folder("output_dir", self.target)  # before the run, not after it
         self._before = file_identity(self.target)
 
     def written(self) -> bool:
@@ -71,7 +73,7 @@ class ReportJob:
         # share_url.txt hold the same one.
         link = _share_link(report, self.params.site) if self.params.share else None
         text = report_text(report)
-        summary = render(report, str(self.target))
+        summary = render(report, printable(self.target))  # a path of any bytes prints
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
         write_text_atomic(self.target, text, create_dir=not self.folder_existed)
@@ -98,7 +100,7 @@ def _prefetch(params: RunParams, progress: Progress) -> dict[str, Any]:
     )
     result = prefetch(params.api_base, inputs)
     if result.predicted_vs_fp16_pct is None:
-        print(skipped_line(result), file=sys.stderr, flush=True)
+        say(skipped_line(result))
     else:
         progress(answered_line(result))
     return result.record()
@@ -107,11 +109,9 @@ def _prefetch(params: RunParams, progress: Progress) -> dict[str, Any]:
 def _share_link(report: dict[str, Any], site: str) -> str | None:
     link = attach_share_url(report, site)
     if link is None:
-        print(
+        say(
             f"share: no delta vs FP16 in this report (basis {report['results']['basis']}); "
-            "no link written",
-            file=sys.stderr,
-            flush=True,
+            "no link written"
         )
     return link
 
@@ -122,7 +122,7 @@ def _write_share_file(path: Path, link: str) -> None:
     try:
         write_text_atomic(path, link + "\n", create_dir=False)
     except RunError as exc:
-        print(f"share: {exc}; the link is in energy.json (share_url)", file=sys.stderr)
+        say(f"share: {exc}; the link is in energy.json (share_url)")
 
 
 def check_encodable(summary: str, encoding: str) -> None:

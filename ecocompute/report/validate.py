@@ -2,7 +2,9 @@
 `validate` and of every reader of reports (results/collect.py, results/validate_files.py).
 
 A file that is unreadable, huge, deeply nested, not UTF-8, or holds NaN or numbers too
-large for a float is a reason, never an exception.
+large for a float is a reason, never an exception. A file named twice (`r` and `$PWD/r`,
+a link) is found once, and a folder that cannot be searched is said, never skipped in
+silence (report/finding.py).
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.finding import find_files
 from ecocompute.report.numbers import NotReportJson, loads_strict
 
+UNSEARCHABLE = "cannot search this folder (its reports, if any, were not read)"
 MAX_REPORT_BYTES = 64 * 2**20  # far above any real report; refuses to parse a huge file
 SWEEP_NAME = "sweep.json"
 
@@ -63,28 +67,7 @@ def problems_in(path: str | os.PathLike[str]) -> list[str]:
     return problems if document is None else energy_report_problems(document)
 
 
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except (OSError, ValueError):  # a name too long, a NUL byte: the reader says which
-        return False
-
-
 def files_under(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]) -> list[Path]:
-    """Files named directly, plus every file called one of names under each folder,
-    sorted, each once. A folder that cannot be searched contributes what was found."""
-    found: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if _is_dir(path):
-            inside: list[Path] = []
-            try:
-                for p in path.rglob("*"):
-                    if p.name in names and p.is_file():
-                        inside.append(p)
-            except OSError:
-                pass  # an unreadable corner of the tree: the files found so far stand
-            found.extend(sorted(inside))
-        else:
-            found.append(path)  # a missing file is reported by the reader
-    return list(dict.fromkeys(found))
+    """Files named directly, plus every file called one of names under each folder, each
+    once (report/finding.py; the folders that could not be searched are left out here)."""
+    return find_files(paths, names).files

@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ecocompute.errors import RunError
+from ecocompute.printable import printable
 from ecocompute.printing import print_after_write
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.results.collect import Invalid, Report, read_reports
+from ecocompute.results.identity import REPEATED
 from ecocompute.stats import Summary, summarise_known, t_interval
-from ecocompute.user_paths import check_output_file
+from ecocompute.user_paths import check_not_an_input, check_output_file
 
 KIND_ORDER = {"measured": 0, "illustrative": 1, "derived": 2}
 KIND_WORDS = {
@@ -116,7 +118,9 @@ def _cv(s: Summary | None) -> float | None:
 def group_reports(reports: Sequence[Report]) -> list[Group]:
     buckets: dict[tuple[Any, ...], list[Report]] = {}
     for r in reports:
-        key = (r.kind, r.card, r.arch, r.model, r.params_b, r.precision, r.fingerprint, r.protocol)
+        # the format as tables name it: INT8 from torchao never pools with LLM.int8()
+        key = (r.kind, r.card, r.arch, r.model, r.params_b, r.format_label)
+        key += (r.fingerprint, r.protocol)
         # a figure that was not measured pools only with identical copies of itself
         figure = (
             () if r.measured else (r.energy_per_token_mj, r.fp16_energy_per_token_mj, r.delta_pct)
@@ -129,7 +133,7 @@ def group_reports(reports: Sequence[Report]) -> list[Group]:
             r.arch,
             r.model,
             r.params_b,
-            r.precision,
+            r.format_label,
             r.fingerprint,
             r.protocol,
             tuple(rs),
@@ -272,11 +276,16 @@ def render_table(groups: Sequence[Group]) -> str:
 
 
 def render_invalid(invalid: Sequence[Invalid]) -> str:
-    lines = [f"skipped {len(invalid)} invalid file(s):"]
+    repeated = sum(bad.problems[0].startswith(REPEATED) for bad in invalid)
+    if repeated:
+        what = f"{len(invalid) - repeated} invalid, {repeated} the same report again"
+        lines = [f"skipped {len(invalid)} file(s) ({what}):"]
+    else:
+        lines = [f"skipped {len(invalid)} invalid file(s):"]
     for bad in invalid:
         first = bad.problems[0]
         more = f" (+{len(bad.problems) - 1} more)" if len(bad.problems) > 1 else ""
-        lines.append(f"  {bad.path}: {first}{more}")
+        lines.append(f"  {printable(bad.path)}: {printable(first)}{more}")
     return "\n".join(lines)
 
 
@@ -293,7 +302,7 @@ def aggregate(
     if invalid:
         print(render_invalid(invalid), file=err)
     if not reports:
-        print("ecocompute: no valid energy.json report found", file=err)
+        print("ecocompute: error: no valid energy.json report found", file=err)
         return 1
     groups = group_reports(reports)
     text = render_table(groups) + "\n" + FOOTNOTE
@@ -325,4 +334,11 @@ def aggregate_paths(
     if csv_path is not None:
         check_output_file("output", csv_path)  # a folder or unusable name: exit 2 now
     reports, invalid = read_reports(paths)
+    if csv_path is not None:  # the table must not replace a report it summarises
+        check_not_an_input("output", csv_path, [*(r.path for r in reports), *read_paths(invalid)])
     return aggregate(reports, invalid, out, err, csv_path)
+
+
+def read_paths(invalid: Sequence[Invalid]) -> list[str]:
+    """The files that were read and found invalid (an unreadable folder is not one)."""
+    return [bad.path for bad in invalid]

@@ -41,6 +41,9 @@ from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Invalid, Report, read_one
 
 DEFAULT_K = 2.0
+# A tolerance of more spreads than this grades nothing (k = 1e308 made it infinite):
+# at 100, even the default 10 pp spread allows +-1000 pp, beyond any delta a report holds.
+MAX_K = 100.0
 ANCHOR_SIZE_TOLERANCE = 0.05  # relative: 1.1B matches an anchor at 1.1B +- 5%
 # The spread used where the published data has no points to compute a curve's residuals
 # from. A project default, not a published figure: wide enough for the card-to-card
@@ -230,6 +233,10 @@ def parse_k(text: str | None) -> float:
         k = math.nan
     if not (math.isfinite(k) and k > 0):
         raise InputError("k", text, "must be a finite positive number, e.g. --k 2")
+    if k > MAX_K:
+        raise InputError(
+            "k", text, f"must be at most {MAX_K:g}: a wider tolerance grades nothing, e.g. --k 2"
+        )
     return k
 
 

@@ -5,7 +5,9 @@ A folder is searched recursively for files named energy.json; a file named on th
 command line is read whatever its name. Every file is checked as `validate` checks it
 (report/checks.py: its format's schema, sane numbers, its own arithmetic), then made
 into one typed record (record.py), which refuses what it cannot read; an invalid file
-is listed with its reasons and skipped, never fatal.
+is listed with its reasons and skipped, never fatal. Each file is read once however it
+is named, each report counted once however many files hold it (results/identity.py),
+and a folder that cannot be searched is listed with the invalid files.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.report.checks import energy_report_problems
-from ecocompute.report.validate import files_under, read_document
+from ecocompute.report.finding import find_files
+from ecocompute.report.validate import UNSEARCHABLE, files_under, read_document
 from ecocompute.report.write import REPORT_NAME
+from ecocompute.results.identity import repeats
 from ecocompute.results.record import Report, software_fingerprint, software_title, to_record
 from ecocompute.results.upgrade import upgrade
 
@@ -67,13 +71,20 @@ def read_one(path: str | os.PathLike[str]) -> Report | Invalid:
 def read_reports(
     paths: Iterable[str | os.PathLike[str]],
 ) -> tuple[list[Report], list[Invalid]]:
-    """Every valid report under paths, and every file that is not one (with why)."""
+    """Every valid report under paths, each once, and every file that is not one (with
+    why; a copy of a report read before is listed as such)."""
     reports: list[Report] = []
-    invalid: list[Invalid] = []
-    for file in report_files(paths):
-        one = read_one(file)
+    documents: list[tuple[Path, Mapping[str, Any]]] = []
+    found = find_files(paths, (REPORT_NAME,))  # each file once, however it was named
+    invalid = [Invalid(f"{f.path}/", [f"{UNSEARCHABLE}: {f.reason}"]) for f in found.unsearchable]
+    for file in found.files:
+        document, problems = read_document(file)
+        one = Invalid(str(file), problems) if document is None else record_of(file, document)
         if isinstance(one, Invalid):
             invalid.append(one)
         else:
             reports.append(one)
-    return reports, invalid
+            documents.append((one.path, document or {}))
+    repeated = repeats(documents)  # each report once, too
+    invalid += [Invalid(str(reports[k].path), [why]) for k, why in repeated.items()]
+    return [r for k, r in enumerate(reports) if k not in repeated], invalid

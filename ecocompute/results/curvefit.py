@@ -33,6 +33,9 @@ SEED = 0
 MIN_SIZES = 3
 SE_FLOOR_PCT = 0.01  # a point whose pairs all agree must not get infinite weight
 
+SIZE_DECIMALS = 4  # sizes in billions: 4 decimals ...
+SIZE_DIGITS = 3  # ... or more, to keep at least this many significant digits
+
 WITHIN = "within measured range"
 EXTRAPOLATED = "extrapolated"
 NONE_IN_RANGE = "none in range"
@@ -46,6 +49,16 @@ class Point:
     delta_pct: float
     se_pct: float | None
     label: str = ""
+
+
+def round_size_b(size_b: float) -> float:
+    """A size in billions to 4 decimals, or to SIZE_DIGITS significant digits where 4
+    decimals would keep fewer (sizes below 0.01 B): 4 decimals alone turned an Nstar of
+    1e-6 B (a fit at 0.0001 B) into 0, and the curve drawn from it divided by zero."""
+    if size_b == 0 or not math.isfinite(size_b):
+        return size_b
+    digits = SIZE_DIGITS - 1 - math.floor(math.log10(abs(size_b)))
+    return round(size_b, max(SIZE_DECIMALS, digits))
 
 
 def se_from_ci(ci95: Sequence[float] | None, n_pairs: int | None) -> float | None:
@@ -150,7 +163,7 @@ def fit_points(
     fit: dict[str, Any] = {
         "status": "fitted",
         "formula": "dE%(N) = A - S * x / (1 + x), x = N / Nstar, N in billions of parameters",
-        "parameters": {"A": round(a, 4), "S": round(s, 4), "Nstar": round(nstar, 4)},
+        "parameters": {"A": round(a, 4), "S": round(s, 4), "Nstar": round_size_b(nstar)},
         "n_points": len(points),
         "dof": dof,
         "chi2": round(chi2, 4),
@@ -182,8 +195,8 @@ def _crossover_record(
         status = NONE_IN_RANGE
     crossover: dict[str, Any] = {
         "status": status,
-        "params_b": round(value, 4) if why_none is None else None,
-        "search_range_b": [round(search[0], 4), round(search[1], 4)],
+        "params_b": round_size_b(value) if why_none is None else None,
+        "search_range_b": [round_size_b(search[0]), round_size_b(search[1])],
         "search_range_rule": f"measured sizes extended by a factor of {EXTRAPOLATION_FACTOR:g} "
         "each way; a crossover beyond is not claimed",
     }
@@ -194,7 +207,7 @@ def _crossover_record(
             f"any crossover lies {side} this range"
         )
         beyond = crossover_of(a, s, nstar)
-        crossover["fitted_curve_crossover_b"] = None if beyond is None else round(beyond, 4)
+        crossover["fitted_curve_crossover_b"] = None if beyond is None else round_size_b(beyond)
     return crossover
 
 
@@ -253,7 +266,7 @@ def _bootstrap(
     inside = float(np.isfinite(values).mean())
 
     def bound(v: float) -> float | None:
-        return round(float(v), 4) if math.isfinite(v) else None
+        return round_size_b(float(v)) if math.isfinite(v) else None
 
     note = []
     for name, v in (("lower", lo), ("upper", hi)):

@@ -34,7 +34,7 @@ from ecocompute.report.labels import card_with_arch
 from ecocompute.results.aggregate import Group, group_reports
 from ecocompute.results.collect import Report
 from ecocompute.results.plot_axes import draw_break_even, dress_axes, series_color
-from ecocompute.user_paths import check_output_file
+from ecocompute.user_paths import check_not_an_input, check_output_file
 
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
 FORMATS = ("NF4", "INT8")
@@ -325,7 +325,13 @@ def plot_reports(
     card: str | None = None,
     fits: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
-    return write_figure(build_figure(reports, card=card, fits=fits), path)
+    """Draw and write the picture. Names are text, not markup: a model name holding `$`
+    (matplotlib's mathtext) or a user's matplotlibrc with usetex is drawn as written."""
+    require_matplotlib()
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        return write_figure(build_figure(reports, card=card, fits=fits), path)
 
 
 def plot_paths(
@@ -334,12 +340,13 @@ def plot_paths(
     """`ecocompute plot`: read the reports under paths (invalid ones listed on err) and
     draw one card's points into output. 0, or 3 when the picture was written but the
     line saying so could not be printed."""
-    from ecocompute.results.aggregate import render_invalid
+    from ecocompute.results.aggregate import read_paths, render_invalid
     from ecocompute.results.collect import read_reports
 
     require_matplotlib()
     check_output_file("output", output)  # a folder or unusable name: exit 2 now
     reports, invalid = read_reports(paths)
+    check_not_an_input("output", output, [*(r.path for r in reports), *read_paths(invalid)])
     if invalid:
         print(render_invalid(invalid), file=err)
     path = plot_reports(reports, output, card=card)

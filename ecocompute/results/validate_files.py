@@ -6,7 +6,9 @@ An energy report is read by the same reader as aggregate, plot, check and sweep
 (results/collect.py): "valid" means those tools read it, and a file they would refuse
 is INVALID here, with why. Every file is checked on its own: one that is unreadable,
 huge, deeply nested, not UTF-8, holds NaN or numbers too large for a float, or
-contradicts its own trials is one INVALID line, and the others are still checked.
+contradicts its own trials is one INVALID line, and the others are still checked. A
+file named twice (`r` and `$PWD/r`, a link) is checked once, and a folder that cannot be
+searched is an INVALID line too, never skipped in silence (report/finding.py).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import TextIO
 
 from ecocompute.printable import printable
 from ecocompute.report.checks import sweep_problems
+from ecocompute.report.finding import Found, find_files
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
-from ecocompute.report.validate import SWEEP_NAME, files_under, read_document
+from ecocompute.report.validate import SWEEP_NAME, UNSEARCHABLE, read_document
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.collect import Invalid, Report, record_of
 
@@ -59,17 +62,21 @@ def validate_paths(paths: Iterable[str], out: TextIO) -> int:
     """Print one line per file: "valid", or "INVALID" and its problems; 0 when every
     file is valid, 1 when one is not or no file was found."""
     status = 0
-    files: list[Path] = []
+    files = Found()
     for given in paths:
-        found = files_under([given], (REPORT_NAME, SWEEP_NAME))
-        if not found:
+        found = find_files([given], (REPORT_NAME, SWEEP_NAME))
+        for folder in found.unsearchable:
+            print(f"{printable(folder.path)}/: INVALID {UNSEARCHABLE}: {folder.reason}", file=out)
+            status = 1
+        if not found.files and not found.unsearchable:
             print(
                 f"{printable(given)}: INVALID no {REPORT_NAME} or {SWEEP_NAME} in this folder",
                 file=out,
             )
             status = 1
-        files.extend(found)
-    for path in dict.fromkeys(files):
+        for path in found.files:
+            files.add(path)  # one file named two ways is checked once
+    for path in files.files:
         problems, note = _check_one(path)
         if problems:
             status = 1

@@ -1,0 +1,105 @@
+"""Finding report files under the paths a user names: each file once, and every folder
+that could not be searched said, never skipped in silence.
+
+A file is the same file however it is named: `r`, `$PWD/r`, `r/../r`, a link to it, a
+hard link. Identity is the file system's (device, inode), so one report named three
+ways is found once. A folder is searched recursively; links to folders inside it are
+not followed (a link may loop), while a folder or file named directly may be a link.
+A folder that cannot be listed (permission denied, vanished while searched) is
+returned with the reason, for the caller to report as it reports an invalid file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Unsearchable:
+    """A folder whose listing failed."""
+
+    path: Path
+    reason: str  # the system's words, e.g. "Permission denied"
+
+
+@dataclass
+class Found:
+    """The files found (in the order given, each folder's sorted), and the folders that
+    could not be searched."""
+
+    files: list[Path] = field(default_factory=list)
+    unsearchable: list[Unsearchable] = field(default_factory=list)
+    _seen: set[tuple[int, int]] = field(default_factory=set, repr=False)
+
+    def add(self, path: Path) -> None:
+        """path, unless the same file is already in (a missing file is kept: its reader
+        says it is missing)."""
+        identity = file_key(path)
+        if identity is None:
+            if path not in self.files:
+                self.files.append(path)
+            return
+        if identity not in self._seen:
+            self._seen.add(identity)
+            self.files.append(path)
+
+
+def file_key(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(device, inode) of the file a path names (links followed); None if there is none."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long, a NUL byte: the reader says which
+        return False
+
+
+def _search(folder: Path, names: tuple[str, ...], found: Found) -> None:
+    """Every file called one of names under folder, sorted; unlistable folders noted."""
+    inside: list[Path] = []
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as entries:
+                listed = list(entries)
+        except OSError as exc:
+            found.unsearchable.append(Unsearchable(current, exc.strerror or str(exc)))
+            continue
+        for entry in listed:
+            path = current / entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(path)
+                elif entry.name in names and stat.S_ISREG(entry.stat().st_mode):
+                    inside.append(path)
+            except FileNotFoundError:
+                continue  # gone since the listing, or a link to nothing: not a report
+            except OSError:
+                if entry.name in names:  # there, but not to be looked at: its reader says why
+                    inside.append(path)
+    for path in sorted(inside):
+        found.add(path)
+
+
+def find_files(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]) -> Found:
+    """Files named directly, plus every file called one of names under each folder;
+    each file once (by identity), and the folders that could not be searched."""
+    found = Found()
+    for given in paths:
+        path = Path(given)
+        if _is_dir(path):
+            _search(path, names, found)
+        else:
+            found.add(path)  # a missing or unreadable file is reported by its reader
+    return found
