@@ -119,8 +119,8 @@ def group_reports(reports: Sequence[Report]) -> list[Group]:
     buckets: dict[tuple[Any, ...], list[Report]] = {}
     for r in reports:
         # the format as tables name it: INT8 from torchao never pools with LLM.int8()
-        key = (r.kind, r.card, r.arch, r.model, r.params_b, r.format_label)
-        key += (r.fingerprint, r.protocol)
+        what = (r.kind, r.card, r.arch, r.model, r.params_b, r.format_label)
+        key = (*what, r.fingerprint, r.protocol)
         # a figure that was not measured pools only with identical copies of itself
         figure = (
             () if r.measured else (r.energy_per_token_mj, r.fp16_energy_per_token_mj, r.delta_pct)
