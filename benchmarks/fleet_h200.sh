@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 on 2 x H200 (device tool, kind nvidia-h200-x2), and an eager llama-2-13b
+# Issue 15 on 2 x H200 (a 2 x H200 machine), and an eager llama-2-13b
 # point for issue 12's eager crossover, in one call of under 10 minutes:
 #   1. the four synthetic checkpoints are built first, so no timed sweep pays for that;
 #   2. the 4-point graphs-regime NF4 sweep on the local Dask cluster (one worker per GPU);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A short run of every code path on a GPU machine (device tool), before the long runs.
+# A short run of every code path on an H200 machine, before the long runs.
 # Writes reports and a log under $OUT.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 ECOCOMPUTE_CACHE=/tmp/ecocompute-cache

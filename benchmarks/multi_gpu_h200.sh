@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The multi-GPU paths on a 2-GPU H200 machine (device tool). Logs and reports in $OUT.
+# The multi-GPU paths on a 2-GPU H200 machine. Logs and reports in $OUT.
 # Usage: bash benchmarks/multi_gpu_h200.sh [spread] [nocap] [refused]
 #   spread:  tinyllama-1.1b NF4 with --max_gpu_memory_gib 1.5, so FP16 (2.1 GB) spans
 #            GPUs 0 and 1: the report should list both, with per-GPU energies summed;

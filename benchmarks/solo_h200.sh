@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Default-protocol runs one after another on a 1-GPU H200 machine (device tool), nothing
+# Default-protocol runs one after another on a 1-GPU H200 machine, nothing
 # else on the host: the counter-vs-sampler check without a neighbour's load.
 # Usage: bash benchmarks/solo_h200.sh NAME=MODEL=PRECISION ...   (reports and logs in $OUT)
 set -uo pipefail

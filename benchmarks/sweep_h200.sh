@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 5: map NF4's crossover on an H200 with `ecocompute sweep` over synthetic sizes
-# (device tool; 1 or 2 GPUs; finishes in about 5-6 minutes on 2 GPUs).
+# (an H200 machine of 1 or 2 GPUs; finishes in about 5-6 minutes on 2 GPUs).
 #
 # With 2 GPUs the models are split across them: two sweeps run side by side into one
 # folder, each process seeing one GPU, then `sweep --fit_only` fits all the reports
@@ -8,8 +8,8 @@
 # The runs overlap in time on one host, as in the issue-3 validation; each GPU's energy
 # is its own NVML counter, but host CPU load is shared.
 #
-# Everything lands under $OUT, at most 7 files and no folders (the device tool returns
-# 8 files, 2 folders deep): sweep.json, sweep.png, sweep-reports.tar.gz (every run's
+# Everything lands under $OUT, at most 7 files and no folders (what comes back from
+# the machine is 8 files, 2 folders deep): sweep.json, sweep.png, sweep-reports.tar.gz (every run's
 # energy.json and the merged sweep.json), aggregate.txt, and one log per process.
 #
 # Override: MODELS_GPU0 / MODELS_GPU1 (comma lists), ITERATIONS, TOKENS, WHEELS, and

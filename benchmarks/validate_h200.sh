@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The issue-3 validation on a 2-GPU H200 machine (device tool), default protocol:
+# The issue-3 validation on a 2-GPU H200 machine, default protocol:
 #   GPU 0: synthetic:tinyllama-1.1b NF4, then INT8
 #   GPU 1: synthetic:llama-2-7b NF4, then the sampler-overhead benchmark
 # The two GPUs run at the same time (device time is scarce); each process sees one GPU.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12 on 2 x H200 (device tool, kind nvidia-h200-x2), one call of under 10 minutes:
+# Issue 12 on 2 x H200 (a 2 x H200 machine), one call of under 10 minutes:
 #   GPU 0: the graphs-regime sweep, default protocol otherwise (10 rounds, 256 tokens,
 #          2 warm-ups, 5 s idle), NF4, from SmolLM2-135M's shape up to Llama-2-7B's; its
 #          tinyllama-1.1b and llama-2-7b reports are the graphs acceptance runs.
