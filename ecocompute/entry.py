@@ -88,8 +88,17 @@ def main(
     try:
         return _run(argv, recorder)
     finally:
+        if exiting:
+            from ecocompute.interrupts import cancel_deliveries
+
+            cancel_deliveries()
         for signum, handler in previous.items():
             _signal.signal(signum, _signal.SIG_IGN if exiting else handler)
+        if exiting:
+            # The interpreter's shutdown can put back a signal's default action before
+            # the process ends (seen with CPython 3.11: a SIGINT at the tail of a burst
+            # then killed a run that had finished and said so); blocked, it never lands.
+            _signal.pthread_sigmask(_signal.SIG_BLOCK, list(previous))
         if not exiting:
             sys.stderr = stderr  # _run made it tolerant (printing.tolerant_stderr)
 

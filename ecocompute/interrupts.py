@@ -64,6 +64,7 @@ def _importing(frame: FrameType | None) -> bool:
 
 
 _pending: set[int] = set()  # signals with a delivery again on its way (one each)
+_timers: list[threading.Timer] = []  # the deliveries again still to come
 _forced: set[int] = set()  # signals to raise when delivered again, repeat or not
 
 
@@ -83,7 +84,17 @@ def deliver_again(signum: int, delay_s: float = REDELIVER_S, *, force: bool = Fa
 
     timer = threading.Timer(delay_s, send)
     timer.daemon = True
+    _timers.append(timer)
     timer.start()
+
+
+def cancel_deliveries() -> None:
+    """Call off the deliveries again still to come: the process is ending, and one sent
+    during the interpreter's shutdown (its handlers gone) would kill it by the signal
+    after it had finished and said so."""
+    while _timers:
+        _timers.pop().cancel()
+    _pending.clear()
 
 
 def _raise_for(signum: int) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -54,6 +55,7 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t > 0 else tail
 
 
+@functools.lru_cache(maxsize=512)  # the same few (p, df) for every report read
 def t_quantile(p: float, df: float) -> float:
     """Inverse of t_cdf for 0.5 <= p < 1, by bisection (to 1e-10)."""
     if not 0.5 <= p < 1.0:

@@ -287,3 +287,23 @@ def test_interrupted_is_not_an_exception():
     """So that no `except Exception` in the protocol or a library can swallow it."""
     assert not issubclass(Interrupted, Exception)
     assert Interrupted(15, "SIGTERM").exit_status == 143
+
+
+def test_an_ending_process_blocks_its_signals_for_the_interpreters_shutdown():
+    """CPython's shutdown can put back SIGINT's default action before the process ends:
+    a signal at the tail of a burst then killed a run that had finished and said so
+    (exit -2 after its one line). Ending, main() blocks the signals it held."""
+    import signal
+
+    from ecocompute import entry
+
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        status = entry.main(["validate", "/nonexistent/energy.json"], exiting=True)
+    finally:
+        blocked = signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    assert status == 1
+    assert {signal.SIGINT, signal.SIGTERM, signal.SIGHUP} <= set(blocked)

@@ -20,13 +20,14 @@ from ecocompute.report.schema import (
 )
 
 
-def energy_report_problems(document: Any) -> list[str]:
+def energy_report_problems(document: Any, *, thorough: bool = False) -> list[str]:
     """Why a document is not a valid energy report; empty when it is. The arithmetic is
-    checked only on a document of the right shape and sane values."""
+    checked only on a document of the right shape and sane values. thorough: the schema
+    by jsonschema alone (the writer's check), not its compiled fast path."""
     problems = unsafe_values(document)
     if problems:
         return problems
-    problems = validation_errors(document)
+    problems = validation_errors(document, thorough=thorough)
     if problems:
         return problems
     return consistency_problems(document)
@@ -36,10 +37,11 @@ def written_report_problems(document: Any) -> list[str]:
     """What the writer checks before a report becomes a file: everything `validate`
     checks, and, where its precision is one the published format names, that the
     published container's consumers accept it (the published schema's facts)."""
-    problems = energy_report_problems(document)
+    problems = energy_report_problems(document, thorough=True)
     if problems or document["workload"]["precision"] not in PUBLISHED_PRECISIONS:
         return problems
-    return [f"published format: {p}" for p in published_facts_errors(document)]
+    facts = published_facts_errors(document, thorough=True)
+    return [f"published format: {p}" for p in facts]
 
 
 def sweep_problems(document: Any) -> list[str]:

@@ -112,9 +112,49 @@ def value_problem(value: Any) -> str | None:
     return None
 
 
+def _all_safe(document: Any) -> bool:
+    """unsafe_values(document) == [], decided without building a path per value (the
+    common case, a sound report, in a fraction of the time). Exact JSON types first;
+    anything else (a str or int subclass, a tuple) by value_problem, as the full scan."""
+    stack: list[tuple[Any, int]] = [(document, 0)]
+    push = stack.append
+    while stack:
+        value, depth = stack.pop()
+        kind = type(value)
+        if kind is float:
+            if not -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE:  # NaN compares False too
+                return False
+        elif kind is str:
+            if not value.isascii() and _text_problem(value) is not None:
+                return False
+        elif kind is dict:
+            if depth >= MAX_DEPTH and value:
+                return False
+            for k, v in value.items():
+                if type(k) is str and not k.isascii() and _text_problem(k) is not None:
+                    return False
+                push((v, depth + 1))
+        elif kind is list:
+            if depth >= MAX_DEPTH and value:
+                return False
+            stack.extend((v, depth + 1) for v in value)
+        elif kind is int:
+            if not -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE:
+                return False
+        elif kind is bool or value is None:
+            continue
+        elif isinstance(value, (dict, list)):
+            return False  # a container subclass: the full scan says what it holds
+        elif value_problem(value) is not None:
+            return False
+    return True
+
+
 def unsafe_values(document: Any) -> list[str]:
     """Every place where a document holds a non-finite or huge number, text that is not
     valid Unicode (keys included), or nesting deeper than MAX_DEPTH; empty when none."""
+    if _all_safe(document):
+        return []
     problems: list[str] = []
     for path, value, depth in _walk(document):
         if depth >= MAX_DEPTH and isinstance(value, (dict, list)) and value:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from typing import Any
 
 from ecocompute.report.packaged import packaged_text
+
+log = logging.getLogger(__name__)
 
 ENERGY_SCHEMA = "energy.schema.json"
 SWEEP_SCHEMA = "sweep.schema.json"
@@ -56,15 +59,49 @@ def load_schema(name: str = ENERGY_SCHEMA) -> dict[str, Any]:
     return schema
 
 
-def schema_errors(document: object, name: str) -> list[str]:
-    """Every violation of schema `name` as "json.path: message"; empty when valid. Each
-    schema is checked by the draft it names ($schema)."""
+@functools.lru_cache(maxsize=8)
+def _validator(name: str) -> Any:
+    """jsonschema's validator for schema `name`, by the draft it names ($schema): made
+    once per process, not once per file."""
     from jsonschema.validators import validator_for
 
     schema = load_schema(name)
-    validator = validator_for(schema)(schema)
+    return validator_for(schema)(schema)
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(name: str) -> Any:
+    """schema `name` compiled to Python by fastjsonschema (about 20 times faster than
+    jsonschema on a report), or None where it is not installed or cannot compile it."""
+    try:
+        import fastjsonschema
+    except ImportError:
+        return None
+    try:
+        return fastjsonschema.compile(load_schema(name))
+    except Exception:  # a schema it cannot compile: jsonschema alone then
+        log.debug("fastjsonschema cannot compile %s", name, exc_info=True)
+        return None
+
+
+def schema_errors(document: object, name: str, *, thorough: bool = False) -> list[str]:
+    """Every violation of schema `name` as "json.path: message"; empty when valid. Each
+    schema is checked by the draft it names ($schema).
+
+    Reading many reports, a document that the compiled schema accepts is valid
+    (tests/test_schema_speed.py shows both validators agree, document by document);
+    one it refuses, and with thorough (the writer's check) every document, goes through
+    jsonschema, whose messages say where and why."""
+    compiled = None if thorough else _compiled(name)
+    if compiled is not None:
+        try:
+            compiled(document)
+            return []
+        except Exception:  # JsonSchemaValueException, or anything odd: jsonschema decides
+            pass
     problems = []
-    for error in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path)):
+    errors = _validator(name).iter_errors(document)
+    for error in sorted(errors, key=lambda e: list(e.absolute_path)):
         path = "$" + "".join(
             f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path
         )
@@ -72,7 +109,7 @@ def schema_errors(document: object, name: str) -> list[str]:
     return problems
 
 
-def validation_errors(document: object) -> list[str]:
+def validation_errors(document: object, *, thorough: bool = False) -> list[str]:
     """Every violation of the schema of the report's own format version; empty when
     valid. A format this tool does not know is one problem."""
     version = document.get("schema_version") if isinstance(document, dict) else None
@@ -80,13 +117,13 @@ def validation_errors(document: object) -> list[str]:
     if name is None:
         known = ", ".join(sorted(ENERGY_SCHEMAS))
         return [f"$.schema_version: {version!r} is not a report format this tool reads ({known})"]
-    return schema_errors(document, name)
+    return schema_errors(document, name, thorough=thorough)
 
 
-def published_facts_errors(document: object) -> list[str]:
+def published_facts_errors(document: object, *, thorough: bool = False) -> list[str]:
     """Every way a report breaks the published format's facts (what the published
     container's consumers accept); empty when they accept it."""
-    return schema_errors(document, PUBLISHED_SCHEMA)
+    return schema_errors(document, PUBLISHED_SCHEMA, thorough=thorough)
 
 
 def sweep_errors(document: object) -> list[str]:
