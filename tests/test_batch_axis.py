@@ -13,7 +13,8 @@ from ecocompute.cli import main
 from ecocompute.errors import InputError
 from ecocompute.progress import Progress
 from ecocompute.results.batch_axis import BatchPoint, crossover, first_crossing, map_words
-from ecocompute.results.sweep import split_batches, sweep
+from ecocompute.results.sweep import sweep
+from ecocompute.results.sweep_plan import split_batches
 
 from .fakes import StandInQuantBackend, fake_machine
 

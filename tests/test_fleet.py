@@ -32,7 +32,8 @@ from ecocompute.results.fleet_point import (
     run_point,
     switches_for,
 )
-from ecocompute.results.sweep import Plan, _run_on_fleet, sweep
+from ecocompute.results.sweep import _run_on_fleet, sweep
+from ecocompute.results.sweep_plan import Plan
 
 from .conftest import REPO
 from .fakes import fake_machine

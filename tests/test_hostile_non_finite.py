@@ -21,7 +21,7 @@ from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict
 from ecocompute.report.write import report_text
 from ecocompute.results.aggregate import csv_text
 from ecocompute.results.collect import Invalid, read_one
-from ecocompute.results.sweep import write_sweep
+from ecocompute.results.sweep_doc import write_sweep
 
 from .made_reports import measured, write
 from .test_faults import listing

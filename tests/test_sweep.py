@@ -13,7 +13,8 @@ from ecocompute.errors import RunError
 from ecocompute.progress import Progress
 from ecocompute.published.figures import delta_pct
 from ecocompute.report.schema import sweep_errors
-from ecocompute.results.sweep import slug, sweep
+from ecocompute.results.sweep import sweep
+from ecocompute.results.sweep_plan import slug
 
 from .made_reports import measured, on_curve, write
 
@@ -153,9 +154,9 @@ def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path, monkeypat
 
 
 def test_cli_sweep_without_scipy_still_writes_reports(tmp_path, monkeypatch, capsys):
-    import ecocompute.results.sweep as sweep_mod
+    import ecocompute.results.sweep_fits as fits
 
-    monkeypatch.setattr(sweep_mod, "missing_fit_stack", lambda: ["scipy", "matplotlib"])
+    monkeypatch.setattr(fits, "missing_fit_stack", lambda: ["scipy", "matplotlib"])
     _place_on_curve(tmp_path, (0.5, 1.0, 2.0))
     assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path), "-q"]) == 0
     doc = _doc(tmp_path)

@@ -1,0 +1,124 @@
+"""Running a sweep's points one after another on this machine (report/job.py and
+report/session_job.py, as energy_estimate does), the models of one model's points
+kept loaded across its batch sizes; and reading the reports of an earlier sweep
+(--fit_only)."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ecocompute.errors import EcoComputeError
+from ecocompute.estimate.machine import Machine
+from ecocompute.params import RunParams
+from ecocompute.progress import Progress
+from ecocompute.report.job import ReportJob
+from ecocompute.report.session_job import SessionJob
+from ecocompute.results.collect import read_reports
+from ecocompute.results.records import new_record, run_fields, written_record
+from ecocompute.results.resident import ResidentModels
+from ecocompute.results.sweep_plan import Plan
+
+
+def run_sweep(
+    the_plan: Plan,
+    progress: Progress,
+    *,
+    machine: Machine | None = None,
+    command: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Run and write every point's reports (through report.job / report.session_job, as
+    energy_estimate does); a point that fails is recorded and the sweep goes on. The
+    points of one model share its loaded models. machine: the real one unless a test
+    hands in stand-ins."""
+    from ecocompute.estimate import run as estimate_run  # this_machine, at call time
+
+    base = machine or estimate_run.this_machine()
+    resident = ResidentModels(base.backend)
+    shared = dataclasses.replace(base, backend=resident)
+    records: list[dict[str, Any]] = []
+    total = len(the_plan.runs)
+    try:
+        for i, params in enumerate(the_plan.runs, 1):
+            formats = ",".join(map(str, params.session_formats)) or str(params.precision)
+            progress(
+                f"sweep {i}/{total}: {params.model_name} {formats} batch {params.batch_size} "
+                f"-> {params.output_dir}"
+            )
+            records += run_point(params, shared, command, the_plan.output_dir, progress, i, total)
+            _free_device_memory()
+    finally:
+        resident.clear()
+        _free_device_memory()
+    return records
+
+
+def run_point(
+    params: RunParams,
+    machine: Machine,
+    command: list[str] | None,
+    root: Path,
+    progress: Progress,
+    i: int,
+    total: int,
+) -> list[dict[str, Any]]:
+    """One point's records, one per format (each failed, with why, if the point failed)."""
+    singles = [
+        dataclasses.replace(params, precision=f, formats=()) for f in params.session_formats
+    ] or [params]
+    records = [new_record(p) for p in singles]
+    started = time.monotonic()
+    try:
+        if len(singles) > 1:
+            written = list(
+                SessionJob(params)
+                .run(Progress(params.quiet), machine=machine, command=command)
+                .reports
+            )
+        else:
+            one = ReportJob(params).run(Progress(params.quiet), machine=machine, command=command)
+            written = [one]
+    except EcoComputeError as exc:  # this point failed; the others still answer
+        for record in records:
+            record["error"] = str(exc)
+        progress(f"sweep {i}/{total}: {params.model_name} FAILED: {exc}")
+        return records
+    elapsed = round(time.monotonic() - started, 2)
+    for record, w in zip(records, written, strict=True):
+        record.update(run_fields(written_record(w.path, w.report), root))
+        record["status"] = "ok"
+        record["elapsed_s"] = elapsed
+    return records
+
+
+def _free_device_memory() -> None:
+    """Drop the last run's models before the next loads (torch only if already loaded)."""
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def existing_records(
+    output_dir: Path, sources: Sequence[str] | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """For --fit_only: the reports under sources (default: under output_dir), as run
+    records."""
+    reports, invalid = read_reports(list(sources) if sources else [output_dir])
+    records = [
+        {
+            "model_name": r.model,
+            "precision": r.precision,
+            "status": "ok",
+            "error": None,
+            **run_fields(r, output_dir),
+        }
+        for r in reports
+    ]
+    skipped = [f"{bad.path}: {bad.problems[0]}" for bad in invalid]
+    return records, skipped
