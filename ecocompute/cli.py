@@ -281,7 +281,7 @@ def _add_fleet_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from ecocompute.results.fleet import options_from_flags
+    from ecocompute.results.fleet_options import options_from_flags
     from ecocompute.results.sweep import sweep
     from ecocompute.results.sweep_plan import split_batches, split_list
 

@@ -21,8 +21,9 @@ from ecocompute.errors import InputError
 from ecocompute.params import read_parameters_file, resolve
 from ecocompute.progress import Progress
 from ecocompute.report.schema import sweep_errors, validation_errors
-from ecocompute.results.fleet import FleetOptions, Verdict, judge
 from ecocompute.results.fleet_cluster import visible_gpus
+from ecocompute.results.fleet_judge import Verdict, judge
+from ecocompute.results.fleet_options import FleetOptions
 from ecocompute.results.fleet_point import (
     Placement,
     PointOutcome,

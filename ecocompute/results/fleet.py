@@ -1,9 +1,9 @@
 """`ecocompute sweep --scheduler ADDRESS | --local_cluster`: the sweep's points spread
 over GPUs on one or several hosts with Dask distributed (the [fleet] extra).
 
-Dask is the engine: it places each point on a worker that has a GPU free (every
-worker declares GPU=1, every point asks for GPU=1, so a GPU never runs two
-measurements at once) and notices a worker that dies. Each point is one
+Dask places each point on a worker with a GPU free (workers declare GPU=1, points ask
+for GPU=1: a GPU never runs two measurements at once) and notices one that dies. Each
+point is one
 `energy_estimate` process on its worker (fleet_point.py); the client here gathers the
 reports into the sweep's folder, in the sequential sweep's layout, and the caller
 (sweep.py) writes sweep.json and the fit exactly as the sequential sweep does.
@@ -18,28 +18,38 @@ and raises FleetInterrupted carrying every record, so sweep.json can say so.
 from __future__ import annotations
 
 import contextlib
-import enum
-import json
-import signal
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ecocompute.errors import InputError, Interrupted, ReportInvalid, RunError
+from ecocompute.errors import Interrupted, RunError
 from ecocompute.interrupts import describe as describe_interrupt
 from ecocompute.params import RunParams
 from ecocompute.progress import Progress
-from ecocompute.report.atomic import write_text_atomic
-from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.fleet_cluster import (
     GPU_RESOURCE,
-    Where,
     gpu_workers,
     open_client,
     require_distributed,
-    visible_gpus,
+)
+from ecocompute.results.fleet_judge import (
+    MAX_ATTEMPTS,
+    FleetInterrupted,
+    Point,
+    Verdict,
+    cancelled_record,
+    judge,
+    keep_report,
+    placement_of,
+    placement_of_killed,
+)
+from ecocompute.results.fleet_options import (
+    MAX_SUBMISSIONS,
+    POINT_CANCEL_GRACE_S,
+    FleetOptions,
+    where_of,
 )
 from ecocompute.results.fleet_point import (
     POLL_S,
@@ -52,109 +62,6 @@ from ecocompute.results.fleet_point import (
     switches_for,
 )
 from ecocompute.results.records import new_record, run_fields, written_record
-
-MAX_ATTEMPTS = 2  # the first, and one retry
-MAX_SUBMISSIONS = 5  # losses of a worker before a point started are not attempts; bounded
-CANCEL_WAIT_S = 30.0  # after Ctrl-C, how long the client waits for running points to stop
-POINT_CANCEL_GRACE_S = 20.0  # a point's process, after SIGINT, before SIGKILL
-
-
-@dataclass(frozen=True)
-class FleetOptions:
-    """How a sweep runs on Dask. scheduler: a running scheduler's address; else
-    local_cluster starts one worker per visible GPU here (workers N: N workers on GPUs
-    0..N-1 instead, e.g. for tests with fake GPUs). point_command: the argv that starts
-    ecocompute's CLI on a worker (None: the worker's `python -m ecocompute`)."""
-
-    scheduler: str | None = None
-    local_cluster: bool = False
-    one_per_host: bool = False
-    workers: int | None = None
-    threads_per_worker: int = 1
-    point_command: tuple[str, ...] | None = None
-    cancel_wait_s: float = CANCEL_WAIT_S
-
-    @property
-    def flag(self) -> str:
-        return "--scheduler" if self.scheduler else "--local_cluster"
-
-
-class FleetInterrupted(BaseException):
-    """Ctrl-C or SIGTERM stopped a fleet sweep: records holds every point (the finished
-    ones, with their reports written, and the cancelled ones); interrupt is the original
-    KeyboardInterrupt or errors.Interrupted, for the caller to re-raise."""
-
-    def __init__(self, records: list[dict[str, Any]], interrupt: BaseException) -> None:
-        super().__init__("interrupted")
-        self.records = records
-        self.interrupt = interrupt
-
-
-class Verdict(enum.Enum):
-    OK = "ok"
-    RETRY = "retry"  # the worker died, the process ran out of memory or was killed
-    FAILED = "failed"  # bad input, or a failure a second try would repeat
-    CANCELLED = "cancelled"
-
-
-def judge(outcome: PointOutcome) -> tuple[Verdict, str]:
-    """What a point's process ending means, and the reason in one line."""
-    rc, tail = outcome.returncode, outcome.stderr_tail
-    if outcome.cancelled:
-        return Verdict.CANCELLED, "cancelled"
-    if rc == 0:
-        if outcome.report_text is None:
-            return Verdict.FAILED, "exited 0 but wrote no energy.json"
-        return Verdict.OK, ""
-    if rc == 2:
-        return Verdict.FAILED, f"bad input (exit 2, not retried): {tail}"
-    if rc is not None and (rc < 0 or rc > 128):
-        signum = -rc if rc < 0 else rc - 128
-        name = _signal_name(signum)
-        why = " (the kernel's out-of-memory killer sends SIGKILL)" if signum == 9 else ""
-        return Verdict.RETRY, f"killed by {name}{why}" + (f": {tail}" if tail else "")
-    if "out of gpu memory" in tail.lower() or "out of memory" in tail.lower():
-        return Verdict.RETRY, f"out of memory (exit {rc}): {tail}"
-    return Verdict.FAILED, f"exit {rc}: {tail}"
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-def keep_report(text: str, target: Path) -> dict[str, Any]:
-    """Validate a worker's energy.json and write it, as it came, at target (atomically).
-    Raises ReportInvalid (not JSON, or not a valid report) or RunError (cannot write)."""
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise ReportInvalid([f"not JSON: {exc}"]) from None
-    problems = energy_report_problems(doc)  # as validate checks it, before it is kept
-    if problems:
-        raise ReportInvalid(problems)
-    write_text_atomic(target, text)
-    return dict(doc)
-
-
-@dataclass
-class _Point:
-    """One point's life on the fleet: its submissions, attempts and final record."""
-
-    index: int
-    params: RunParams
-    spec: PointSpec
-    attempts: int = 0  # attempts that started (a lost worker before that is not one)
-    submissions: int = 0
-    errors: list[str] = field(default_factory=list)
-    avoid: set[str] = field(default_factory=set)  # worker addresses and names
-    record: dict[str, Any] | None = None
-
-    @property
-    def label(self) -> str:
-        return f"{self.params.model_name} {self.params.precision}"
 
 
 class _Fleet:
@@ -176,13 +83,13 @@ class _Fleet:
         self.topic = f"ecocompute-sweep-{sweep_id}"
         self.cancel_event = f"{self.topic}-cancel"
         self.points = [self._point(i, p) for i, p in enumerate(runs, 1)]
-        self.pending: dict[Any, _Point] = {}  # future -> point
-        self.by_key: dict[str, _Point] = {}  # attempt_key -> point
+        self.pending: dict[Any, Point] = {}  # future -> point
+        self.by_key: dict[str, Point] = {}  # attempt_key -> point
         self.started: dict[str, dict[str, Any]] = {}  # attempt_key -> start event
         self._seen_events = 0
         self.interrupt_name = "an interrupt"  # set by cancel()
 
-    def _point(self, index: int, params: RunParams) -> _Point:
+    def _point(self, index: int, params: RunParams) -> Point:
         spec = PointSpec(
             name=Path(params.output_dir).name,
             attempt_key="",
@@ -194,14 +101,14 @@ class _Fleet:
             one_per_host=self.options.one_per_host,
             cancel_grace_s=POINT_CANCEL_GRACE_S,
         )
-        return _Point(index, params, spec)
+        return Point(index, params, spec)
 
-    def say(self, point: _Point, text: str) -> None:
+    def say(self, point: Point, text: str) -> None:
         self.progress(f"sweep {point.index}/{len(self.points)}: {point.label} {text}")
 
     # -- submitting ----------------------------------------------------------------
 
-    def submit(self, point: _Point) -> None:
+    def submit(self, point: Point) -> None:
         point.submissions += 1
         key = f"ecocompute-point-{point.spec.name}-{point.submissions}-{uuid.uuid4().hex[:8]}"
         spec = replace(point.spec, attempt_key=key)
@@ -219,7 +126,7 @@ class _Fleet:
         self.pending[future] = point
         self.by_key[key] = point
 
-    def _allowed_workers(self, point: _Point) -> list[str] | None:
+    def _allowed_workers(self, point: Point) -> list[str] | None:
         """None (any GPU worker) for a first try; for a retry, the GPU workers that are
         not the one(s) it failed on, if any is connected."""
         if not point.avoid:
@@ -259,12 +166,12 @@ class _Fleet:
             self.started[msg["attempt_key"]] = msg
             point = self.by_key.get(msg["attempt_key"])
             if point is not None and point.record is None:
-                self.say(point, f"running on {describe_placement(_placement_of(msg))}")
+                self.say(point, f"running on {describe_placement(placement_of(msg))}")
         self._seen_events = len(events)
 
     # -- settling ------------------------------------------------------------------
 
-    def settle(self, point: _Point, future: Any, *, may_retry: bool) -> None:
+    def settle(self, point: Point, future: Any, *, may_retry: bool) -> None:
         """Record a finished submission; resubmit it when it earns a retry."""
         from distributed import CancelledError, KilledWorker
 
@@ -287,7 +194,7 @@ class _Fleet:
             retryable = may_retry and verdict is Verdict.RETRY
             self._retry_or_fail(point, place, reason, outcome, retryable)
 
-    def _lost(self, point: _Point, key: str, exc: BaseException, may_retry: bool) -> None:
+    def _lost(self, point: Point, key: str, exc: BaseException, may_retry: bool) -> None:
         start = self.started.get(key)
         if start is None and point.submissions < MAX_SUBMISSIONS and may_retry:
             # Lost before it started (queued on a worker that died): not an attempt.
@@ -295,13 +202,13 @@ class _Fleet:
             self.submit(point)
             return
         point.attempts += 1
-        place = _placement_of(start) if start else _placement_of_killed(exc)
+        place = placement_of(start) if start else placement_of_killed(exc)
         reason = f"worker lost ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
         self._retry_or_fail(point, place, reason, None, may_retry)
 
     def _retry_or_fail(
         self,
-        point: _Point,
+        point: Point,
         place: Placement,
         reason: str,
         outcome: PointOutcome | None,
@@ -318,7 +225,7 @@ class _Fleet:
         self.say(point, f"FAILED{elapsed} on {where}: {reason}")
         self._fail(point, place, reason, outcome)
 
-    def _ok(self, point: _Point, outcome: PointOutcome) -> None:
+    def _ok(self, point: Point, outcome: PointOutcome) -> None:
         point.attempts += 1
         target = Path(point.params.output_dir) / REPORT_NAME
         try:
@@ -340,7 +247,7 @@ class _Fleet:
 
     def _fail(
         self,
-        point: _Point,
+        point: Point,
         place: Placement | None,
         reason: str,
         outcome: PointOutcome | None = None,
@@ -349,13 +256,13 @@ class _Fleet:
         record["error"] = reason
         point.record = {**record, **self._placement_fields(point, place, outcome)}
 
-    def _cancelled(self, point: _Point, reason: str, place: Placement | None) -> None:
+    def _cancelled(self, point: Point, reason: str, place: Placement | None) -> None:
         record = new_record(point.params)
         record.update(status="cancelled", error=reason)
         point.record = {**record, **self._placement_fields(point, place, None)}
 
     def _placement_fields(
-        self, point: _Point, place: Placement | None, outcome: PointOutcome | None
+        self, point: Point, place: Placement | None, outcome: PointOutcome | None
     ) -> dict[str, Any]:
         return {
             "host": None if place is None else place.host,
@@ -405,69 +312,6 @@ class _Fleet:
         return [p.record for p in self.points if p.record is not None]
 
 
-def _placement_of(msg: dict[str, Any]) -> Placement:
-    return Placement(
-        host=str(msg.get("host")),
-        gpu=msg.get("gpu"),
-        worker=msg.get("worker"),
-        worker_name=msg.get("worker_name"),
-    )
-
-
-def _placement_of_killed(exc: BaseException) -> Placement:
-    """Where a lost attempt ran, from KilledWorker's last worker when nothing else says."""
-    last = getattr(exc, "last_worker", None)
-    address = getattr(last, "address", None)
-    name = getattr(last, "name", None)
-    host = getattr(last, "host", None)
-    return Placement(
-        host=str(host or "unknown host"),
-        gpu=None,
-        worker=None if address is None else str(address),
-        worker_name=None if name is None else str(name),
-    )
-
-
-def options_from_flags(
-    *,
-    scheduler: str | None,
-    local_cluster: bool,
-    one_per_host: bool,
-    workers: int | None,
-    fit_only: bool,
-) -> FleetOptions | None:
-    """The sweep's fleet flags, checked together (InputError), or None for the
-    sequential sweep. Checks that Dask is installed (FleetExtraMissing) before anything
-    runs."""
-    fleet = bool(scheduler) or local_cluster
-    if not fleet:
-        for name, given in (("one_per_host", one_per_host), ("workers", workers is not None)):
-            if given:
-                raise InputError(name, None, "needs --scheduler or --local_cluster")
-        return None
-    if fit_only:
-        raise InputError(
-            "fit_only", None, "runs nothing, so it takes no --scheduler or --local_cluster"
-        )
-    if workers is not None and not local_cluster:
-        raise InputError("workers", workers, "sets the size of --local_cluster only")
-    options = FleetOptions(
-        scheduler=scheduler or None,
-        local_cluster=local_cluster,
-        one_per_host=one_per_host,
-        workers=workers,
-    )
-    require_distributed(options.flag)
-    return options
-
-
-def where_of(options: FleetOptions, quiet: bool) -> Where:
-    if options.scheduler:
-        return Where(scheduler=options.scheduler, quiet=quiet)
-    gpus = tuple(visible_gpus(options.workers))
-    return Where(local_gpus=gpus, threads_per_worker=options.threads_per_worker, quiet=quiet)
-
-
 def run_fleet(
     root: Path, runs: tuple[RunParams, ...], options: FleetOptions, progress: Progress
 ) -> list[dict[str, Any]]:
@@ -493,8 +337,3 @@ def run_fleet(
         kept = fleet.records() if fleet is not None and done else None
         raise FleetInterrupted(kept or [cancelled_record(p, exc) for p in runs], exc) from None
     return records
-
-
-def cancelled_record(params: RunParams, interrupt: BaseException) -> dict[str, Any]:
-    name, _ = describe_interrupt(interrupt)
-    return {**new_record(params), "status": "cancelled", "error": f"cancelled by {name}"}

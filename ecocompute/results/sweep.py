@@ -37,7 +37,7 @@ from ecocompute.results.sweep_render import render
 from ecocompute.results.sweep_run import existing_records, run_sweep
 
 if TYPE_CHECKING:
-    from ecocompute.results.fleet import FleetOptions  # imports Dask only when it runs
+    from ecocompute.results.fleet_options import FleetOptions
 
 
 def _run_on_fleet(

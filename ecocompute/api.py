@@ -1,0 +1,213 @@
+"""The Python API: what the command line does, as functions that return typed results.
+
+    import ecocompute
+    result = ecocompute.estimate("TinyLlama/TinyLlama-1.1B-Chat-v1.0", precision="NF4")
+    print(result.verdict, result.delta_pct, result.interval_pct, result.basis)
+    result.write("outputs/python")          # energy.json (one per format of a session)
+
+estimate() measures on this machine's GPU (NVML) or, where it cannot, gives the
+labelled figure derived from the published dataset, exactly as `energy_estimate` does;
+it takes the same options (keyword arguments named as the flags, without dashes).
+Several formats (precision="NF4,INT4,FP8" or a list) are one session against one FP16
+baseline. sweep() is `ecocompute sweep`; read_report() reads one report of any format
+this tool reads as its typed record.
+
+Errors are the project's exception types (ecocompute.errors): InputError for bad input
+(the command line's exit 2), RunError for a run that failed (exit 1), ReportInvalid
+for a report that fails its own checks. Nothing is installed behind the caller's back:
+no signal handler (a Ctrl-C is the caller's KeyboardInterrupt; a write it interrupts
+leaves no partial file), no logging configuration, no progress unless asked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ecocompute.errors import InputError, ReportInvalid
+from ecocompute.progress import Progress
+
+
+@dataclass(frozen=True)
+class FormatResult:
+    """One format's answer against FP16 (FP16 alone: its own figures, no delta)."""
+
+    precision: str  # FP16, NF4, INT8, INT4, FP8
+    format: str  # the precision, with the library where not its default (INT8-torchao)
+    basis: str  # measured | interpolated | extrapolated | unavailable
+    energy_per_token_mj: float | None
+    fp16_energy_per_token_mj: float | None
+    delta_pct: float | None  # energy per token vs FP16, percent (3 decimals)
+    interval_pct: tuple[float, float] | None  # its paired 95% interval
+    verdict: str | None  # saves | costs | inconclusive (measured only)
+    n_pairs: int | None
+    throughput_tokens_per_s: float | None
+    report: dict[str, Any]  # the energy.json document, validated
+
+    def write(self, folder: str | os.PathLike[str]) -> Path:
+        """Write the report as <folder>/energy.json, atomically (validated again)."""
+        from ecocompute.report.write import write_report
+
+        return write_report(self.report, folder)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The answer of estimate(): one FormatResult per format asked for (a session of
+    several shares one FP16 baseline). The properties give the first format's figures,
+    the whole answer of a one-format run."""
+
+    formats: tuple[FormatResult, ...]
+
+    def _first(self) -> FormatResult:
+        return self.formats[0]
+
+    @property
+    def basis(self) -> str:
+        return self._first().basis
+
+    @property
+    def measured(self) -> bool:
+        return self._first().basis == "measured"
+
+    @property
+    def delta_pct(self) -> float | None:
+        return self._first().delta_pct
+
+    @property
+    def interval_pct(self) -> tuple[float, float] | None:
+        return self._first().interval_pct
+
+    @property
+    def verdict(self) -> str | None:
+        return self._first().verdict
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return self._first().report
+
+    def by_format(self) -> dict[str, FormatResult]:
+        return {f.format: f for f in self.formats}
+
+    def write(self, folder: str | os.PathLike[str]) -> list[Path]:
+        """One format: <folder>/energy.json; a session: <folder>/<format>/energy.json."""
+        if len(self.formats) == 1:
+            return [self.formats[0].write(folder)]
+        return [f.write(Path(folder) / f.format) for f in self.formats]
+
+
+def _format_result(report: dict[str, Any]) -> FormatResult:
+    res, work = report["results"], report["workload"]
+    precision = str(work["precision"])
+    stats = (res.get("per_format") or {}).get(precision) or {}
+    delta = res.get("vs_fp16_energy_pct_3dp", res.get("vs_fp16_energy_pct"))
+    ci = res.get("vs_fp16_ci95_pct")
+    return FormatResult(
+        precision=precision,
+        format=str(stats.get("format", precision)),
+        basis=str(res["basis"]),
+        energy_per_token_mj=res.get("energy_per_token_mj"),
+        fp16_energy_per_token_mj=res.get("fp16_energy_per_token_mj"),
+        delta_pct=None if precision == "FP16" else delta,
+        interval_pct=None if not ci else (float(ci[0]), float(ci[1])),
+        verdict=res.get("verdict"),
+        n_pairs=res.get("n_pairs"),
+        throughput_tokens_per_s=res.get("throughput_tokens_per_s"),
+        report=report,
+    )
+
+
+def _flags(model: str, precision: str | Sequence[str], options: Mapping[str, Any]) -> dict:
+    from ecocompute.params import FIELDS
+
+    unknown = sorted(set(options) - set(FIELDS))
+    if unknown:
+        raise InputError(unknown[0], options[unknown[0]], "not an option of estimate()")
+    chosen = precision if isinstance(precision, str) else ",".join(precision)
+    return {**options, "model_name": model, "precision": chosen}
+
+
+def estimate(
+    model: str,
+    precision: str | Sequence[str] = "NF4",
+    *,
+    batch_size: int = 1,
+    decode: str = "eager",
+    progress: bool = False,
+    machine: Any = None,
+    **options: Any,
+) -> Estimate:
+    """Energy per generated token of `model` at `precision` against FP16, measured on
+    this machine's GPU, or the labelled published figure where it cannot be measured.
+
+    precision: "NF4", "INT8", "INT4", "FP8", "FP16", or several ("NF4,INT4" or a list:
+    one session, one FP16 baseline). Other options as `energy_estimate --help` names
+    them (iterations=, tokens=, ci_target_pts=, backend=, gpu_arch=, dry_run=, ...).
+    progress: print progress lines on stderr. machine: stand-ins for tests
+    (ecocompute.estimate.machine.Machine). Nothing is written: call .write(folder).
+    Raises InputError, RunError, ReportInvalid."""
+    from ecocompute.estimate.run import run_session
+    from ecocompute.params import resolve
+    from ecocompute.report.build import build_report
+    from ecocompute.report.checks import written_report_problems
+
+    flags = _flags(model, precision, {**options, "batch_size": batch_size, "decode": decode})
+    flags.setdefault("output_dir", ".")  # not written to: .write() takes the folder
+    params = resolve(None, flags)
+    outcomes = run_session(params, Progress(quiet=not progress), machine=machine)
+    results = []
+    for outcome in outcomes:
+        report = build_report(outcome, None)
+        problems = written_report_problems(report)
+        if problems:
+            raise ReportInvalid(problems)
+        results.append(_format_result(report))
+    return Estimate(tuple(results))
+
+
+def sweep(
+    models: Sequence[str],
+    precisions: Sequence[str] = ("NF4",),
+    *,
+    output_dir: str | os.PathLike[str],
+    batch_sizes: Sequence[int] | None = None,
+    progress: bool = False,
+    machine: Any = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """`ecocompute sweep`: one session per model (and batch size), every report written
+    under output_dir, then the fit or the batch axis; returns sweep.json's document.
+    Raises InputError, or RunError when a point failed (sweep.json is written)."""
+    import io
+    import json
+
+    from ecocompute.results.sweep import sweep as run_sweep
+    from ecocompute.results.sweep_doc import SWEEP_NAME
+
+    run_sweep(
+        list(models),
+        list(precisions),
+        {**options, "quiet": not progress},
+        str(output_dir),
+        progress=Progress(quiet=not progress),
+        machine=machine,
+        out=io.StringIO(),
+        batch_sizes=batch_sizes,
+    )
+    doc: dict[str, Any] = json.loads((Path(output_dir) / SWEEP_NAME).read_text())
+    return doc
+
+
+def read_report(path: str | os.PathLike[str]) -> Any:
+    """One report file of any format this tool reads (1.0 and 1.1 of the published
+    container, 1.2, 1.3, 1.4) as its typed record (ecocompute.results.record.Report).
+    Raises ReportInvalid with every reason when it is not a valid report."""
+    from ecocompute.results.collect import Invalid, read_one
+
+    one = read_one(path)
+    if isinstance(one, Invalid):
+        raise ReportInvalid(one.problems)
+    return one
