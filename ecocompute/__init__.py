@@ -1,11 +1,20 @@
 """EcoCompute: does quantizing an LLM's weights save GPU energy per generated token?
 
-The Python API (ecocompute/api.py): estimate(), sweep(), read_report(); the command
-line (`ecocompute ...`) is a thin layer over the same functions.
+The Python API (ecocompute/api.py, docs/api.md): estimate(), sweep(), read_report(),
+and their results, Estimate and FormatResult; the command line (`ecocompute ...`) is a
+thin layer over the same code. They are imported on first use, so that importing the
+package (the command line's first step, before its signals are held) costs nothing.
 """
 
 __version__ = "0.4.0"
 
-from ecocompute.api import Estimate, FormatResult, estimate, read_report, sweep
-
 __all__ = ["Estimate", "FormatResult", "__version__", "estimate", "read_report", "sweep"]
+_API = ("Estimate", "FormatResult", "estimate", "read_report", "sweep")
+
+
+def __getattr__(name: str) -> object:  # no typing import: it costs milliseconds
+    if name in _API:
+        from ecocompute import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'ecocompute' has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """The Python API: what the command line does, as functions that return typed results.
 
     import ecocompute
-    result = ecocompute.estimate("TinyLlama/TinyLlama-1.1B-Chat-v1.0", precision="NF4")
+    result = ecocompute.task("TinyLlama/TinyLlama-1.1B-Chat-v1.0", precision="NF4")
     print(result.verdict, result.delta_pct, result.interval_pct, result.basis)
     result.write("outputs/python")          # energy.json (one per format of a session)
 
@@ -147,12 +147,12 @@ def estimate(
     one session, one FP16 baseline). Other options as `energy_estimate --help` names
     them (iterations=, tokens=, ci_target_pts=, backend=, gpu_arch=, dry_run=, ...).
     progress: print progress lines on stderr. machine: stand-ins for tests
-    (ecocompute.estimate.machine.Machine). Nothing is written: call .write(folder).
+    (ecocompute.task.machine.Machine). Nothing is written: call .write(folder).
     Raises InputError, RunError, ReportInvalid."""
-    from ecocompute.estimate.run import run_session
     from ecocompute.params import resolve
     from ecocompute.report.build import build_report
     from ecocompute.report.checks import written_report_problems
+    from ecocompute.task.run import run_session
 
     flags = _flags(model, precision, {**options, "batch_size": batch_size, "decode": decode})
     flags.setdefault("output_dir", ".")  # not written to: .write() takes the folder

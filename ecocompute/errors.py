@@ -76,7 +76,7 @@ class DecodeCaptureFailed(RunError):
 class CannotMeasure(EcoComputeError):
     """Nothing on this machine can be measured for this run; the published path answers
     instead, labelled with the reason. The one place that decides measured or published
-    (estimate/run.py) catches it; hardware is what the probe had learnt when it was
+    (task/run.py) catches it; hardware is what the probe had learnt when it was
     raised (estimate.hardware.Hardware, attached on the way up), None if nothing."""
 
     def __init__(self, code: str, reason: str) -> None:

@@ -4,7 +4,7 @@ quantized backend. For tests that must signal or kill a real process:
 
     python -m tests.cli_with_fakes energy_estimate --model synthetic:tiny-test ...
 
-Only the seams of ecocompute.estimate.run are replaced; everything else (the entry
+Only the seams of ecocompute.task.run are replaced; everything else (the entry
 point's signal handling, argument parsing, the protocol, the report writer) is the
 shipped code. With ECOCOMPUTE_TEST_SIGNAL_AFTER_RENAME=SIGTERM (or another signal's
 name), the process sends itself that signal the moment energy.json has been renamed

@@ -9,11 +9,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ecocompute.estimate.machine import Machine
 from ecocompute.formats.table import FP16_SPEC, FormatSpec
 from ecocompute.llm.loading import LoadedModel, ModelBackend
 from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.monitor.sampler import PowerSampler
+from ecocompute.task.machine import Machine
 from ecocompute.telemetry.base import (
     POWER_FIELD_INSTANT,
     Capabilities,
@@ -259,10 +259,10 @@ def install_fakes(
     accelerator: Any | None = None,
     backend: Callable[[], ModelBackend] = StandInQuantBackend,
 ) -> None:
-    """Put the fakes behind the CLI: estimate/run.py asks this_machine() at call time.
+    """Put the fakes behind the CLI: task/run.py asks this_machine() at call time.
     set_attr is monkeypatch.setattr in a test, or plain setattr in a subprocess driver
     (tests/cli_with_fakes.py)."""
-    import ecocompute.estimate.run as run
+    import ecocompute.task.run as run
 
     set_attr(run, "this_machine", lambda: fake_machine(telemetry, accelerator, backend))
 
@@ -277,9 +277,9 @@ def estimate_report(
     command: list[str] | None = None,
 ) -> dict[str, Any]:
     """run_energy_estimate on stand-ins, built into its report dict (not validated)."""
-    from ecocompute.estimate.run import run_energy_estimate
     from ecocompute.progress import Progress
     from ecocompute.report.build import build_report
+    from ecocompute.task.run import run_energy_estimate
 
     machine = Machine(
         open_telemetry=open_telemetry or FakeTelemetry,

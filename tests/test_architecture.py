@@ -32,9 +32,10 @@ RANK = {
     "telemetry": 3,
     "monitor": 4,
     "llm": 5,
-    "estimate": 6,
+    "task": 6,
     "report": 7,
     "results": 8,
+    "api": 9,
     "cli": 9,
     "entry": 10,
     "__main__": 11,
@@ -44,7 +45,7 @@ SUBPACKAGES = (
     "telemetry",
     "monitor",
     "llm",
-    "estimate",
+    "task",
     "published",
     "report",
     "results",
@@ -139,8 +140,8 @@ def _calls_of(name: str) -> list[str]:
 
 
 def test_measured_or_published_is_decided_in_one_place():
-    # the published path's outcome is made at one call site (estimate/run.py), and its
+    # the published path's outcome is made at one call site (task/run.py), and its
     # report sections at one (report/build.py's build_report)
-    assert [c.split(":")[0] for c in _calls_of("published_run")] == ["ecocompute.estimate.run"]
+    assert [c.split(":")[0] for c in _calls_of("published_run")] == ["ecocompute.task.run"]
     assert [c.split(":")[0] for c in _calls_of("published_sections")] == ["ecocompute.report.build"]
     assert [c.split(":")[0] for c in _calls_of("measured_sections")] == ["ecocompute.report.build"]

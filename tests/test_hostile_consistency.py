@@ -112,7 +112,7 @@ def test_a_measured_report_written_by_the_cli_validates(tmp_path, monkeypatch, c
 
 def _trial(index, pair, fmt, energy_j, duration_s, tokens):
     """A trial as trials.Trial holds it (what results_block reads)."""
-    from ecocompute.estimate.trials import Trial
+    from ecocompute.task.trials import Trial
 
     reading = types.SimpleNamespace(
         energy_j=energy_j,

@@ -225,7 +225,7 @@ def _reading(energy_j, duration_s, *, sampled_ratio=1.001, counter=True, dropped
 
 def _document(readings, precision: str, tokens: int, idle_w=None, gpus: int = 1) -> dict:
     """A measured report's checked parts, made by the writer's own results_block."""
-    from ecocompute.estimate.trials import Trial
+    from ecocompute.task.trials import Trial
 
     fmt = Precision(precision)
     trials = []

@@ -71,8 +71,8 @@ BAD_NUMBERS = {
 @pytest.mark.parametrize("energy_mj", [-1.0, math.inf, 1e300])
 def test_an_impossible_reference_figure_is_bad_input(energy_mj):
     from ecocompute.errors import InputError
-    from ecocompute.estimate.figure_guard import check_possible
     from ecocompute.published.figures import PublishedFigure
+    from ecocompute.task.figure_guard import check_possible
 
     figure = PublishedFigure(
         "ada", "NF4", 30.0, "extrapolated", 1000.0, energy_mj, -101.0, "RTX 4090", "n"

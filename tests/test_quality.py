@@ -78,7 +78,7 @@ def test_perplexity_of_both_formats_on_the_published_corpus(local_checkpoint):
 
 
 def test_a_failing_probe_leaves_the_energy_alone(local_checkpoint, monkeypatch):
-    import ecocompute.estimate.quality as measured
+    import ecocompute.task.quality as measured
 
     def broken(*args, **kwargs):
         raise RuntimeError("CUDA out of memory (scripted)")

@@ -10,11 +10,11 @@ import json
 import pytest
 
 from ecocompute.errors import RunError
-from ecocompute.estimate.trials import round_order
 from ecocompute.params import resolve
 from ecocompute.progress import Progress
 from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.session_job import SessionJob
+from ecocompute.task.trials import round_order
 
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, fake_machine
 

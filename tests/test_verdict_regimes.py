@@ -8,8 +8,6 @@ import json
 
 import pytest
 
-from ecocompute.estimate.protocol import Stopping
-from ecocompute.estimate.trials import Trial
 from ecocompute.monitor.meter import WindowReading
 from ecocompute.params import resolve
 from ecocompute.precision import Precision
@@ -18,6 +16,8 @@ from ecocompute.report.schema import validation_errors
 from ecocompute.report.summary import render
 from ecocompute.results.aggregate import group_reports
 from ecocompute.results.collect import read_reports
+from ecocompute.task.protocol import Stopping
+from ecocompute.task.trials import Trial
 
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
 from .made_reports import measured, write

@@ -1,4 +1,4 @@
-"""The report dict, built in one place from a run's typed outcome (estimate/).
+"""The report dict, built in one place from a run's typed outcome (task/).
 
 build_report() is the only function that makes an energy.json document: the envelope
 every report shares, then the sections of a measured run or of a published-path run.
@@ -13,9 +13,6 @@ from dataclasses import asdict
 from typing import Any
 
 from ecocompute import __version__
-from ecocompute.estimate.hardware import GpuRecord, Hardware
-from ecocompute.estimate.outcome import MeasuredRun, Session
-from ecocompute.estimate.published_path import PublishedRun
 from ecocompute.formats.table import BITSANDBYTES
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
 from ecocompute.params import RunParams, nominal_params_b
@@ -33,6 +30,9 @@ from ecocompute.report.schema import SCHEMA_VERSION
 from ecocompute.report.software import software_block
 from ecocompute.report.trial_results import results_block
 from ecocompute.stats import CI_METHOD
+from ecocompute.task.hardware import GpuRecord, Hardware
+from ecocompute.task.outcome import MeasuredRun, Session
+from ecocompute.task.published_path import PublishedRun
 from ecocompute.telemetry.base import POWER_FIELD_INSTANT
 
 BENCHMARK = "ecocompute-llm-decode-energy"

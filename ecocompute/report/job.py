@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.errors import RunError
-from ecocompute.estimate.machine import Machine
-from ecocompute.estimate.run import run_energy_estimate
 from ecocompute.params import RunParams, check_output_dir, params_b_from_model_name
 from ecocompute.printable import printable
 from ecocompute.progress import Progress, say
@@ -26,6 +24,8 @@ from ecocompute.report.schema import require_validator
 from ecocompute.report.share import SHARE_FILE, attach_share_url
 from ecocompute.report.summary import render
 from ecocompute.report.write import REPORT_NAME, report_text
+from ecocompute.task.machine import Machine
+from ecocompute.task.run import run_energy_estimate
 from ecocompute.user_paths import check_link_into_folder
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecocompute.estimate.quality import QualityOutcome
 from ecocompute.llm.quality_probe import corpus_record
 from ecocompute.precision import Precision
+from ecocompute.task.quality import QualityOutcome
 from ecocompute.units import pct_change
 
 _TEXT_FIELDS = ("note", "delta_note", "error")

@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecocompute.estimate.machine import Machine
-from ecocompute.estimate.run import run_session
 from ecocompute.params import RunParams, check_output_dir
 from ecocompute.progress import Progress
 from ecocompute.report.atomic import file_identity, write_text_atomic
@@ -20,6 +18,8 @@ from ecocompute.report.job import Written, check_encodable
 from ecocompute.report.schema import require_validator
 from ecocompute.report.session_summary import render_session
 from ecocompute.report.write import REPORT_NAME, report_text
+from ecocompute.task.machine import Machine
+from ecocompute.task.run import run_session
 
 
 @dataclass(frozen=True)

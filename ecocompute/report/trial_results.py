@@ -7,10 +7,10 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecocompute.estimate.outcome import MeasuredRun
-from ecocompute.estimate.trials import Trial, rounds_paired
 from ecocompute.precision import Precision
 from ecocompute.stats import CI_METHOD, DeltaEstimate, estimate_delta, paired_deltas_pct, summarise
+from ecocompute.task.outcome import MeasuredRun
+from ecocompute.task.trials import Trial, rounds_paired
 from ecocompute.units import energy_per_token_mj, pct_change
 
 

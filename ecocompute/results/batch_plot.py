@@ -12,7 +12,7 @@ from typing import Any
 from ecocompute.errors import InputError
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Report
-from ecocompute.results.plot import write_figure
+from ecocompute.results.plot_files import write_figure
 
 # Distinct colours and markers, enough for every format of a session and then some:
 # a line's identity never repeats within one figure (colour x marker).

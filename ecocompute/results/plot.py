@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ecocompute.errors import InputError, RunError
+from ecocompute.errors import InputError
 from ecocompute.printing import print_after_write
 from ecocompute.published.figures import (
     ORIGIN_PUBLISHED,
@@ -29,25 +29,16 @@ from ecocompute.published.figures import (
     curve_for,
     delta_pct,
 )
-from ecocompute.report.atomic import atomic_path
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.aggregate import Group, group_reports
 from ecocompute.results.collect import Report
 from ecocompute.results.plot_axes import draw_break_even, dress_axes, series_color
+from ecocompute.results.plot_files import require_matplotlib, write_figure
 from ecocompute.user_paths import check_not_an_input, check_output_file
 
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
 FORMATS = ("NF4", "INT8")
 _MARKERS = ("o", "s", "D", "^", "v", "P")
-
-
-def require_matplotlib() -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise RunError(
-            "plotting needs matplotlib, which is not installed: pip install 'ecocompute[plot]'"
-        ) from None
 
 
 def plottable(reports: Sequence[Report], card: str | None = None) -> list[Report]:
@@ -307,15 +298,6 @@ def _draw_fit(ax: Any, fit: Mapping[str, Any], span: tuple[float, float]) -> Non
         left = lo if lo is not None else span[0]
         right = hi if hi is not None else span[1]
         ax.axvspan(left, right, color="#1f77b4", alpha=0.08, gid="user-crossover-ci")
-
-
-def write_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
-    """PNG, or SVG when the name ends in .svg; written atomically."""
-    target = Path(path)
-    fmt = "svg" if target.suffix.lower() == ".svg" else "png"
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format=fmt, dpi=130)
-    return target
 
 
 def plot_reports(

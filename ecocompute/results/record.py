@@ -18,7 +18,6 @@ listed, fitted or graded as a measurement.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from ecocompute.report.software import (
     stack_in_words,
     version_of,
 )
+from ecocompute.results.reader import Reader
 
 MEASURED, DERIVED, ILLUSTRATIVE = "measured", "derived", "illustrative"
 BASES = ("measured", "interpolated", "extrapolated", "unavailable")
@@ -126,97 +126,9 @@ class Report:
         return self.format_key or self.precision
 
 
-class _Reader:
-    """Typed access to a document's fields; every field that is not what it must be is
-    a problem ("$.path: what it is, what it must be"), never an exception."""
-
-    def __init__(self, doc: Mapping[str, Any]) -> None:
-        self.doc = doc
-        self.problems: list[str] = []
-
-    def _get(self, path: tuple[str, ...]) -> Any:
-        node: Any = self.doc
-        for i, key in enumerate(path):
-            if node is None and i > 0:  # an optional object left null: nothing under it
-                return None
-            if not isinstance(node, Mapping):
-                where = "$." + ".".join(path[:i]) if i else "$"
-                self.problems.append(f"{where}: {type(node).__name__}, not an object")
-                return None
-            node = node.get(key)
-        return node
-
-    def _bad(self, path: tuple[str, ...], value: Any, must: str) -> None:
-        shown = repr(value)
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."
-        self.problems.append(f"$.{'.'.join(path)}: {shown} is not {must}")
-
-    def obj(self, *path: str) -> Mapping[str, Any]:
-        value = self._get(path)
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            self._bad(path, value, "an object")
-            return {}
-        return value
-
-    def text(self, *path: str, required: bool = False) -> str | None:
-        value = self._get(path)
-        if value is None and not required:
-            return None
-        if not isinstance(value, str) or (required and not value.strip()):
-            self._bad(path, value, "a text" if not required else "a non-empty text")
-            return None
-        return value
-
-    def number(self, *path: str) -> float | None:
-        value = self._get(path)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self._bad(path, value, "a number")
-            return None
-        if not math.isfinite(float(value)):
-            self._bad(path, value, "a finite number")
-            return None
-        return float(value)
-
-    def integer(self, *path: str, minimum: int = 0) -> int | None:
-        value = self._get(path)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            self._bad(path, value, f"an integer >= {minimum}")
-            return None
-        return value
-
-    def interval(self, *path: str) -> tuple[float, float] | None:
-        value = self._get(path)
-        if value is None:
-            return None
-        ok = (
-            isinstance(value, list)
-            and len(value) == 2
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
-            and all(math.isfinite(float(v)) for v in value)
-            and float(value[0]) <= float(value[1])
-        )
-        if not ok:
-            self._bad(path, value, "an interval [low, high] of two numbers")
-            return None
-        return float(value[0]), float(value[1])
-
-    def choice(self, *path: str, allowed: tuple[str, ...]) -> str | None:
-        value = self._get(path)
-        if value not in allowed:
-            self._bad(path, value, "one of " + ", ".join(allowed))
-            return None
-        return str(value)
-
-
 def to_record(path: Path, doc: Mapping[str, Any]) -> tuple[Report | None, list[str]]:
     """(the record of a checked document, []) or (None, why no record can be made)."""
-    r = _Reader(doc)
+    r = Reader(doc)
     version = r.text("schema_version", required=True) or "?"
     published = version in PUBLISHED_FORMATS
     basis = r.choice("results", "basis", allowed=BASES) or "unavailable"
@@ -257,7 +169,7 @@ def to_record(path: Path, doc: Mapping[str, Any]) -> tuple[Report | None, list[s
     return (None, r.problems) if r.problems else (record, [])
 
 
-def _kind(r: _Reader, published: bool, basis: str, source: str) -> str:
+def _kind(r: Reader, published: bool, basis: str, source: str) -> str:
     if basis != "measured":
         return DERIVED
     if not published:
@@ -286,7 +198,7 @@ def _arch(arch: str | None, gpu: str | None) -> str:
 
 
 def _card(
-    r: _Reader, doc: Mapping[str, Any], published: bool, kind: str, gpu: str | None, arch: str
+    r: Reader, doc: Mapping[str, Any], published: bool, kind: str, gpu: str | None, arch: str
 ) -> str:
     if kind != DERIVED:
         return gpu or "unnamed GPU"
@@ -298,7 +210,7 @@ def _card(
     return f"{here or 'no GPU'} [{arch}, {stand_in}]"
 
 
-def _protocol(r: _Reader, published: bool, kind: str) -> str:
+def _protocol(r: Reader, published: bool, kind: str) -> str:
     """New tokens per run, batch size, the decode regime of a measurement, and for a
     measurement over several GPUs their number."""
     tokens = None if published else r.integer("workload", "max_new_tokens", minimum=1)
@@ -315,7 +227,7 @@ def _protocol(r: _Reader, published: bool, kind: str) -> str:
     return f"{text}, {gpus} GPUs" if gpus > 1 else text
 
 
-def _ours_only(r: _Reader, precision: str, basis: str) -> dict[str, Any]:
+def _ours_only(r: Reader, precision: str, basis: str) -> dict[str, Any]:
     """The fields only our formats have: interval, pairs, verdict, trial CV, curve."""
     stats = r.obj("results", "per_format").get(precision)
     cv = None
@@ -340,7 +252,7 @@ def _ours_only(r: _Reader, precision: str, basis: str) -> dict[str, Any]:
     }
 
 
-def _throughput(r: _Reader, precision: str) -> float | None:
+def _throughput(r: Reader, precision: str) -> float | None:
     if not isinstance(r.obj("results", "per_format").get(precision), Mapping):
         return None
     return r.number("results", "per_format", precision, "throughput_tokens_per_s")
@@ -357,7 +269,7 @@ def _format_key(precision: str, library: str | None) -> str:
     )
 
 
-def _curve(r: _Reader) -> DeltaCurve | None:
+def _curve(r: Reader) -> DeltaCurve | None:
     """The curve a derived report says gave its delta (results.reference_curve)."""
     if not r.obj("results", "reference_curve"):
         return None

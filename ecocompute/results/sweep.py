@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ecocompute.errors import EcoComputeError, InputError, RunError
-from ecocompute.estimate.machine import Machine
 from ecocompute.printing import print_after_write
 from ecocompute.progress import Progress, quiet_library_progress_bars
 from ecocompute.report.write import REPORT_NAME
@@ -35,6 +34,7 @@ from ecocompute.results.sweep_doc import PLOT_NAME, SWEEP_NAME, add_plot, summar
 from ecocompute.results.sweep_plan import Plan, plan, split_list
 from ecocompute.results.sweep_render import render
 from ecocompute.results.sweep_run import existing_records, run_sweep
+from ecocompute.task.machine import Machine
 
 if TYPE_CHECKING:
     from ecocompute.results.fleet_options import FleetOptions

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.errors import EcoComputeError
-from ecocompute.estimate.machine import Machine
 from ecocompute.params import RunParams
 from ecocompute.progress import Progress
 from ecocompute.report.job import ReportJob
@@ -23,6 +22,7 @@ from ecocompute.results.collect import read_reports
 from ecocompute.results.records import new_record, run_fields, written_record
 from ecocompute.results.resident import ResidentModels
 from ecocompute.results.sweep_plan import Plan
+from ecocompute.task.machine import Machine
 
 
 def run_sweep(
@@ -36,7 +36,7 @@ def run_sweep(
     energy_estimate does); a point that fails is recorded and the sweep goes on. The
     points of one model share its loaded models. machine: the real one unless a test
     hands in stand-ins."""
-    from ecocompute.estimate import run as estimate_run  # this_machine, at call time
+    from ecocompute.task import run as estimate_run  # this_machine, at call time
 
     base = machine or estimate_run.this_machine()
     resident = ResidentModels(base.backend)

@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ecocompute.estimate.hardware import Hardware
-from ecocompute.estimate.protocol import IdleWindow, StoppingRecord
-from ecocompute.estimate.quality import QualityOutcome
-from ecocompute.estimate.timing import Timing
-from ecocompute.estimate.trials import Trial
 from ecocompute.llm.loading import Checkpoint
 from ecocompute.params import RunParams
 from ecocompute.precision import Precision
+from ecocompute.task.hardware import Hardware
+from ecocompute.task.protocol import IdleWindow, StoppingRecord
+from ecocompute.task.quality import QualityOutcome
+from ecocompute.task.timing import Timing
+from ecocompute.task.trials import Trial
 
 INTERLEAVED = "interleaved"
 ROTATED = "rotated"

@@ -12,7 +12,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ecocompute.estimate.trials import (
+from ecocompute.monitor.meter import EnergyMeter, WindowReading
+from ecocompute.monitor.sampler import PowerSampler
+from ecocompute.precision import Precision
+from ecocompute.progress import Progress
+from ecocompute.stats import DeltaEstimate, estimate_delta, paired_deltas_pct
+from ecocompute.task.trials import (
     Arm,
     Decode,
     Trial,
@@ -21,11 +26,6 @@ from ecocompute.estimate.trials import (
     run_round,
     warm_up,
 )
-from ecocompute.monitor.meter import EnergyMeter, WindowReading
-from ecocompute.monitor.sampler import PowerSampler
-from ecocompute.precision import Precision
-from ecocompute.progress import Progress
-from ecocompute.stats import DeltaEstimate, estimate_delta, paired_deltas_pct
 from ecocompute.telemetry.base import Capabilities, GpuTelemetry
 from ecocompute.units import mw_to_w
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ecocompute.estimate.figure_guard import check_possible
-from ecocompute.estimate.hardware import Hardware
 from ecocompute.params import RunParams, nominal_params_b
 from ecocompute.published.archs import arch_from_product_name, normalise_arch_choice
 from ecocompute.published.figures import (
@@ -19,6 +17,8 @@ from ecocompute.published.figures import (
     headline,
     published_figure,
 )
+from ecocompute.task.figure_guard import check_possible
+from ecocompute.task.hardware import Hardware
 
 
 @dataclass(frozen=True)

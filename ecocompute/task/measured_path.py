@@ -2,11 +2,11 @@
 
 Order of a run: CUDA devices matched to NVML -> power telemetry supported (before any
 model is loaded) -> each format's preflight (before any download) -> load FP16 and the
-quantized format(s) -> one or two protocol phases (estimate/protocol.py) -> quality
+quantized format(s) -> one or two protocol phases (task/protocol.py) -> quality
 probe after the samplers stop. A session of several formats keeps them all resident
 and runs one phase (every model once per round, order rotated); it never alternates.
 Anything that makes this machine unmeasurable raises CannotMeasure (with what was known
-of the hardware); estimate/run.py decides what then.
+of the hardware); task/run.py decides what then.
 """
 
 from __future__ import annotations
@@ -17,28 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ecocompute.errors import CannotMeasure, MeasurementRefused, TelemetryUnavailable
-from ecocompute.estimate.fit import both_fit, check_all_fit
-from ecocompute.estimate.hardware import cuda_hardware, known, nvml_hardware
-from ecocompute.estimate.machine import Machine
-from ecocompute.estimate.outcome import (
-    ALTERNATING,
-    INTERLEAVED,
-    ROTATED,
-    SINGLE,
-    MeasuredRun,
-    Session,
-)
-from ecocompute.estimate.protocol import (
-    Instruments,
-    PhasePlan,
-    PhaseResult,
-    Resident,
-    Stopping,
-    StoppingRecord,
-    run_phase,
-)
-from ecocompute.estimate.quality import ScoreSheet
-from ecocompute.estimate.timing import Stopwatch
 from ecocompute.formats.table import FP16_SPEC, FormatSpec
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.decode import make_decoder
@@ -49,6 +27,28 @@ from ecocompute.params import RunParams
 from ecocompute.precision import Precision
 from ecocompute.progress import Progress
 from ecocompute.published.archs import arch_from_product_name
+from ecocompute.task.fit import both_fit, check_all_fit
+from ecocompute.task.hardware import cuda_hardware, known, nvml_hardware
+from ecocompute.task.machine import Machine
+from ecocompute.task.outcome import (
+    ALTERNATING,
+    INTERLEAVED,
+    ROTATED,
+    SINGLE,
+    MeasuredRun,
+    Session,
+)
+from ecocompute.task.protocol import (
+    Instruments,
+    PhasePlan,
+    PhaseResult,
+    Resident,
+    Stopping,
+    StoppingRecord,
+    run_phase,
+)
+from ecocompute.task.quality import ScoreSheet
+from ecocompute.task.timing import Stopwatch
 from ecocompute.telemetry.base import Capabilities, GpuTelemetry
 from ecocompute.telemetry.mapping import DeviceMappingError, DeviceMatch, match_devices
 

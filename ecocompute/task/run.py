@@ -7,14 +7,14 @@ from __future__ import annotations
 import dataclasses
 
 from ecocompute.errors import CannotMeasure, InputError
-from ecocompute.estimate.hardware import Hardware
-from ecocompute.estimate.machine import Machine, this_machine
-from ecocompute.estimate.measured_path import measure
-from ecocompute.estimate.outcome import MeasuredRun
-from ecocompute.estimate.published_path import FallbackReason, PublishedRun, published_run
 from ecocompute.llm.synthetic import PRESETS, is_synthetic, preset_for
 from ecocompute.params import RunParams
 from ecocompute.progress import Progress
+from ecocompute.task.hardware import Hardware
+from ecocompute.task.machine import Machine, this_machine
+from ecocompute.task.measured_path import measure
+from ecocompute.task.outcome import MeasuredRun
+from ecocompute.task.published_path import FallbackReason, PublishedRun, published_run
 
 Outcome = MeasuredRun | PublishedRun
 

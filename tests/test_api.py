@@ -1,0 +1,91 @@
+"""The Python API: estimate(), sweep(), read_report() give typed results, raise the
+command line's errors, install no signal handler, and the README's example runs and
+prints what the README says it prints."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import signal
+from pathlib import Path
+
+import pytest
+
+import ecocompute
+from ecocompute.errors import InputError, ReportInvalid
+
+from .fakes import StandInQuantBackend, fake_machine
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_estimate_without_a_gpu_is_the_labelled_published_figure(tmp_path):
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    result = ecocompute.estimate("TinyLlama/TinyLlama-1.1B-Chat-v1.0", precision="NF4")
+    assert {s: signal.getsignal(s) for s in before} == before  # nothing installed
+    assert result.basis in ("interpolated", "extrapolated") and not result.measured
+    assert result.verdict is None and result.interval_pct is None
+    assert result.delta_pct == result.report["results"]["vs_fp16_energy_pct_3dp"]
+    (path,) = result.write(tmp_path / "o")
+    assert path == tmp_path / "o" / "energy.json"
+    assert ecocompute.read_report(path).basis == result.basis
+
+
+def test_several_formats_are_one_result_each_and_write_a_folder_each(tmp_path):
+    result = ecocompute.estimate("synthetic:llama-2-7b", ["NF4", "INT4"], gpu_arch="h200")
+    assert [f.format for f in result.formats] == ["NF4", "INT4"]
+    assert result.by_format()["INT4"].basis == "unavailable"  # never borrowed
+    paths = result.write(tmp_path)
+    assert [p.relative_to(tmp_path).as_posix() for p in paths] == [
+        "NF4/energy.json",
+        "INT4/energy.json",
+    ]
+
+
+@pytest.mark.slow
+def test_estimate_measures_on_a_machine_of_stand_ins(tmp_path, monkeypatch):
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+    backend = StandInQuantBackend()
+    result = ecocompute.estimate(
+        "synthetic:tiny-test", "NF4", tokens=4, iterations=3, warmup=0, idle_seconds=0.2,
+        machine=fake_machine(backend=lambda: backend),
+    )  # fmt: skip
+    assert result.measured and result.verdict in ("saves", "costs", "inconclusive")
+    assert result.formats[0].n_pairs == 3 and result.interval_pct is not None
+    assert backend.loads == ["FP16", "NF4"]
+
+
+def test_bad_input_raises_the_command_lines_error():
+    with pytest.raises(InputError, match="precision"):
+        ecocompute.estimate("synthetic:tiny-test", "FP4")
+    with pytest.raises(InputError, match="not an option of estimate"):
+        ecocompute.estimate("synthetic:tiny-test", "NF4", iterationz=3)
+
+
+def test_read_report_refuses_what_is_not_a_report(tmp_path):
+    bad = tmp_path / "energy.json"
+    bad.write_text(json.dumps({"schema_version": "ecocompute-energy/9.9"}))
+    with pytest.raises(ReportInvalid, match="not a report format this tool reads"):
+        ecocompute.read_report(bad)
+
+
+def test_sweep_returns_its_document(tmp_path):
+    doc = ecocompute.sweep(["synthetic:qwen2.5-0.5b", "synthetic:tinyllama-1.1b"], ["NF4"],
+                           output_dir=tmp_path / "sw", dry_run=True, gpu_arch="ada")  # fmt: skip
+    assert [r["status"] for r in doc["runs"]] == ["ok", "ok"]
+    assert json.loads((tmp_path / "sw" / "sweep.json").read_text())["runs"] == doc["runs"]
+
+
+def test_the_readmes_python_example_runs_and_prints_what_it_says(tmp_path, monkeypatch):
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## From Python") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    said = re.search(r"On a machine without a GPU this prints `([^`]*)`", section).group(1)
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    assert out.getvalue().strip() == said
+    assert (tmp_path / "outputs" / "python" / "energy.json").is_file()
