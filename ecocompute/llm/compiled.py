@@ -142,7 +142,10 @@ class CompiledDecoder(GraphDecoder):
 
         self._cache_dir = inductor_cache_dir()
         limits = torch._dynamo.config
-        limits.recompile_limit = max(limits.recompile_limit, RECOMPILE_LIMIT)
+        for name in ("recompile_limit", "cache_size_limit"):  # the newer name, the older
+            if hasattr(limits, name):
+                setattr(limits, name, max(int(getattr(limits, name)), RECOMPILE_LIMIT))
+                break
         before = _counts()
         graph_break = None
         try:
