@@ -51,7 +51,7 @@ CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"
 RECOMPILE_LIMIT = 256
 # Two tokens whose eager logits differ by at most this fraction of the logits' standard
 # deviation are a near tie: rounding, not a wrong compile, may choose between them.
-NEAR_TIE_STD_FRACTION = 0.02
+NEAR_TIE_STD_FRACTION = 0.05
 
 _set_by_us: str | None = None  # the TORCHINDUCTOR_CACHE_DIR this module set, if any
 
@@ -60,7 +60,7 @@ _set_by_us: str | None = None  # the TORCHINDUCTOR_CACHE_DIR this module set, if
 class Compiled:
     """What one format's compile did. Seconds on the host's monotonic clock."""
 
-    compile_s: float  # the first call of the compiled step: tracing, compiling, one step
+    compile_s: float  # the first call(s) of the compiled step: tracing, compiling, a step
     fullgraph: bool  # dynamo held the whole step in one graph
     graph_break: str | None  # why fullgraph failed, where it did
     dynamo_graphs: int  # graphs dynamo compiled (0: reused from earlier in this process)
@@ -148,6 +148,7 @@ class CompiledDecoder(GraphDecoder):
                 break
         before = _counts()
         graph_break = None
+        started = time.monotonic()
         try:
             try:
                 compile_s = self._first_call(fullgraph=True)
@@ -158,7 +159,8 @@ class CompiledDecoder(GraphDecoder):
                     self.label,
                     graph_break,
                 )
-                compile_s = self._first_call(fullgraph=False)
+                tried_s = time.monotonic() - started  # the traced part counts too
+                compile_s = tried_s + self._first_call(fullgraph=False)
         except torch.OutOfMemoryError:
             raise
         except Exception as exc:  # any compile failure is this format's answer
