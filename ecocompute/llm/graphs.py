@@ -85,8 +85,9 @@ class GraphDecoder(Decoder):
                 self._allocate()
                 if self.capture:
                     refuse_uncapturable(self.model, self.label, self.regime)
-                    self._refuse_uncapturable_placement()
-                if self.tokens > 1:
+                if self.tokens > 1:  # one new token is the prefill's: no step to build
+                    if self.capture:
+                        self._refuse_uncapturable_placement()  # before any compile
                     self._build_step()
                     if self.capture:
                         self._capture()
