@@ -17,7 +17,8 @@
 # that the whole stays under it even if each compile takes 100 s: setup ~65 s, graphs
 # <= 110 s, compiled ~360 s at worst (3 x 100 s compiling, ~60 s the rest). The compiled
 # session has priority: the graphs session gets what the compiled one does not need and is
-# skipped (said so) when that is under 60 s. Estimate at 80 s per compile: ~430 s.
+# skipped (said so) when that is under 60 s. Estimate at 80 s per compile: ~430 s, and
+# ~45 s more for step 5 (a warm compile still traces the step): ~475 s.
 # Left out, and why: FP8 (its compile, ~70-100 s more, would put the worst case past the
 # budget), synthetic tinyllama-1.1b and batch 16 (three more compiles each per session:
 # another call). The reports and logs come back as one tarball in $OUT, beside the logs.
