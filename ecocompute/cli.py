@@ -48,7 +48,7 @@ _VALUE_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("--llm_int8_threshold", "--llm-int8-threshold"), "llm_int8_threshold", "X"),
     (("--idle_seconds", "--idle-seconds"), "idle_seconds", "S"),
     (("--max_gpu_memory_gib", "--max-gpu-memory-gib"), "max_gpu_memory_gib", "GIB"),
-    (("--decode",), "decode", "{eager,graphs}"),
+    (("--decode",), "decode", "{eager,graphs,compiled}"),
     (("--ci_target_pts", "--ci-target-pts"), "ci_target_pts", "PTS"),
     (("--max_rounds", "--max-rounds"), "max_rounds", "N"),
     (("--max_minutes", "--max-minutes"), "max_minutes", "MIN"),

@@ -60,16 +60,18 @@ class ReportInvalid(RunError):
 
 
 class DecodeCaptureFailed(RunError):
-    """The graphs decode regime cannot run one format (capture, or the check of the
-    first replays, failed). Never answered by a silent fall back to eager decode: the
-    two formats of a run must share one regime."""
+    """A graph-replayed decode regime (graphs, compiled) cannot run one format: its
+    compile, its capture, or the check of the first replays failed. Never answered by a
+    silent fall back to another regime: the formats of a run must share one regime."""
 
-    def __init__(self, label: str, reason: str) -> None:
+    def __init__(self, label: str, reason: str, regime: str = "graphs") -> None:
         self.label = label  # the format, e.g. "INT8"
         self.reason = reason  # one line
+        self.regime = regime  # the regime that failed
+        other = "--decode graphs or --decode eager" if regime == "compiled" else "--decode eager"
         super().__init__(
-            f"the graphs decode regime cannot measure {label}: {reason}. "
-            "Measure it with --decode eager instead; no report was written."
+            f"the {regime} decode regime cannot measure {label}: {reason}. "
+            f"Measure it with {other} instead; no report was written."
         )
 
 

@@ -58,7 +58,7 @@ UPPER_BOUNDS: dict[str, float] = {
         )
     },
 }
-DECODE_REGIMES = ("eager", "graphs")
+DECODE_REGIMES = ("eager", "graphs", "compiled")
 SITE = "https://quantenergy.tech"  # the published EcoCompute site
 
 
@@ -129,8 +129,10 @@ class RunParams:
     )
     decode: str = _f(
         "eager",
-        "decode regime: eager (generate(), the published protocol) or graphs (static KV "
-        "cache, the one-token step captured as a CUDA graph and replayed per token)",
+        "decode regime: eager (generate(), the published protocol), graphs (static KV "
+        "cache, the one-token step captured as a CUDA graph and replayed per token) or "
+        "compiled (the same step compiled by torch.compile first, then captured; the "
+        "compile, a minute or more per format, is before any measured window)",
     )
     ci_target_pts: float | None = _f(
         None,

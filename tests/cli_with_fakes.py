@@ -8,7 +8,9 @@ Only the seams of ecocompute.task.run are replaced; everything else (the entry
 point's signal handling, argument parsing, the protocol, the report writer) is the
 shipped code. With ECOCOMPUTE_TEST_SIGNAL_AFTER_RENAME=SIGTERM (or another signal's
 name), the process sends itself that signal the moment energy.json has been renamed
-into place: the narrowest window there is between "written" and "said so".
+into place: the narrowest window there is between "written" and "said so". With
+ECOCOMPUTE_TEST_COMPILE_FAILS=NF4 (a format's label), the compiled regime's compile of
+that format raises, as a format torch.compile cannot hold would (benchmarks' rehearsals).
 """
 
 from __future__ import annotations
@@ -33,6 +35,19 @@ def signal_after_rename(name: str) -> None:
     os.replace = replace_then_signal
 
 
+def compile_fails_for(label: str) -> None:
+    from ecocompute.llm.compiled import CompiledDecoder
+
+    real_first_call = CompiledDecoder._first_call
+
+    def first_call(self, *, fullgraph):
+        if self.label == label:
+            raise RuntimeError(f"injected: {label} does not compile here\n(a second line)")
+        return real_first_call(self, fullgraph=fullgraph)
+
+    CompiledDecoder._first_call = first_call
+
+
 if __name__ == "__main__":
     # Each window ends in a 20 ms "queue drain", so trials are long enough to be
     # interrupted in the middle of one.
@@ -40,4 +55,7 @@ if __name__ == "__main__":
     after = os.environ.get("ECOCOMPUTE_TEST_SIGNAL_AFTER_RENAME")
     if after:
         signal_after_rename(after)
+    fails = os.environ.get("ECOCOMPUTE_TEST_COMPILE_FAILS")
+    if fails:
+        compile_fails_for(fails)
     sys.exit(entry.main(sys.argv[1:]))

@@ -99,7 +99,7 @@ def test_end_of_sequence_is_suppressed_like_generate():
 
 
 # -- repeated runs, shapes, counts ------------------------------------------------------
-@pytest.mark.parametrize("regime", REGIMES)
+@pytest.mark.parametrize("regime", ["eager", "graphs"])  # compiled: test_compiled.py
 @pytest.mark.parametrize("batch", [1, 2])
 def test_consecutive_runs_repeat_and_count(llama, regime, batch):
     ids, mask = prompt(batch)
@@ -127,10 +127,10 @@ def test_run_before_prepare_is_an_error(llama):
 
 
 # -- refusals ---------------------------------------------------------------------------
-@pytest.mark.parametrize("regime", ["compiled", "", "Graphs"])
+@pytest.mark.parametrize("regime", ["compile", "", "Graphs"])
 def test_unknown_regime_is_refused(llama, regime):
     ids, mask = prompt(1)
-    with pytest.raises(InputError, match="eager or graphs"):
+    with pytest.raises(InputError, match="eager or graphs or compiled"):
         make_decoder(llama, ids, mask, 8, regime)
 
 
@@ -155,6 +155,7 @@ def test_capture_exception_becomes_one_line_naming_the_format(llama, monkeypatch
     def fails(self):
         raise RuntimeError("operation not permitted when stream is capturing\nat frame 12")
 
+    monkeypatch.setattr(GraphDecoder, "_refuse_uncapturable_placement", lambda self: None)
     monkeypatch.setattr(GraphDecoder, "_capture", fails)
     ids, mask = prompt(1)
     with pytest.raises(DecodeCaptureFailed) as caught:
@@ -228,12 +229,19 @@ def test_regime_records(llama):
     assert "CUDA graph" in graphs["captured"]
     assert graphs["graph_replays_per_decode"] == 255
     assert json.loads(json.dumps([eager, graphs])) == [eager, graphs]
+    compiled = regime_record("compiled", 256)
+    assert compiled["regime"] == "compiled" and "torch.compile" in compiled["captured"]
+    assert compiled["graph_replays_per_decode"] == 255
+    assert {k: v for k, v in compiled.items() if k not in ("regime", "captured")} == {
+        k: v for k, v in graphs.items() if k not in ("regime", "captured")
+    }
+    assert REGIMES == ("eager", "graphs", "compiled")
     ids, mask = prompt(1)
-    for regime in REGIMES:
+    for regime in ("eager", "graphs"):  # the compiled record: test_compiled.py
         decoder = make_decoder(llama, ids, mask, 16, regime, capture=False)
         assert decoder.regime == regime
         record = decoder.record()
         assert record.pop("graph_captured", False) is False  # nothing captured on the CPU
         assert record == regime_record(regime, 16)
     with pytest.raises(InputError):
-        regime_record("compiled", 16)
+        regime_record("compile", 16)

@@ -135,7 +135,7 @@ def test_a_target_needs_a_quantized_format():
     with pytest.raises(InputError, match="max_rounds"):
         _params(precision="NF4", ci_target_pts="3", iterations="10", max_rounds="5")
     with pytest.raises(InputError, match="decode"):
-        _params(decode="compiled")
+        _params(decode="compile")
 
 
 @pytest.mark.slow
@@ -180,5 +180,8 @@ def test_aggregate_never_pools_regimes(tmp_path):
 
 def test_the_schema_knows_the_regimes():
     doc = measured(delta=1.0)
+    doc["measurement"]["decode"]["regime"] = "compile"
+    assert any("regime" in p for p in validation_errors(json.loads(json.dumps(doc))))
+    # 1.3 (this report's format) knew two regimes; 1.4 adds compiled (test_compiled.py)
     doc["measurement"]["decode"]["regime"] = "compiled"
     assert any("regime" in p for p in validation_errors(json.loads(json.dumps(doc))))

@@ -1,8 +1,8 @@
 """llm: the model side. Loading a checkpoint at FP16, NF4 or INT8 (bitsandbytes), the
 CUDA accelerator, synthetic presets (public architectures, random weights), decode
-regimes (eager generate(), graph-captured static-cache decode), out-of-memory naming,
-and the perplexity probe with its corpus. torch, transformers and bitsandbytes are
-imported inside functions only.
+regimes (eager generate(), graph-captured static-cache decode, and the same decode with
+its step compiled by torch.compile), out-of-memory naming, and the perplexity probe with
+its corpus. torch, transformers and bitsandbytes are imported inside functions only.
 
 May import: telemetry (device records), precision, errors, units.
 """

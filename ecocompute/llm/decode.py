@@ -1,7 +1,7 @@
 """How one measured decode runs: the decode regimes.
 
 A decode is ONE greedy generation of exactly `tokens` new tokens per row from a fixed
-prompt; it is the only thing that runs inside a measured energy window. Two regimes:
+prompt; it is the only thing that runs inside a measured energy window. Three regimes:
 
 - "eager" (the published protocol): transformers' generate() with its dynamic KV cache.
   At batch 1 on a fast GPU the decode is bound by the CPU launching kernels, so most of
@@ -9,8 +9,10 @@ prompt; it is the only thing that runs inside a measured energy window. Two regi
 - "graphs": a static KV cache sized prompt + new tokens, an eager prefill, then the
   one-token decode step captured once as a CUDA graph and replayed per token, so the
   CPU launches one graph per token (graphs.py).
+- "compiled": the graphs decode with its one-token step compiled by torch.compile
+  (inductor) before capture, as serving stacks that compile and replay do (compiled.py).
 
-Both choose tokens the way generate() does with min_new_tokens = max_new_tokens: the
+All three choose tokens the way generate() does with min_new_tokens = max_new_tokens: the
 argmax of each row's logits with the end-of-sequence token(s) suppressed, so a decode
 always yields `tokens` new tokens. torch and transformers are imported inside functions.
 """
@@ -86,7 +88,8 @@ def make_decoder(
     repeated per row for batch > 1); attention_mask: same shape, or None. label names
     the format in messages (e.g. "NF4"). For "graphs", capture=False steps the same
     static-cache decode eagerly per token without a CUDA graph (the CPU path: tests, and
-    a debugging aid); check_tokens: how many tokens prepare() compares between the eager
+    a debugging aid); for "compiled", capture=False runs the compiled step per token
+    without a graph. check_tokens: how many tokens prepare() compares between the eager
     step and the replayed graph (0: no check).
 
     Raises InputError for an unknown regime or tokens < 1.
@@ -97,9 +100,11 @@ def make_decoder(
         raise InputError("tokens", tokens, "at least 1")
     if regime == "eager":
         return EagerDecoder(model, input_ids, attention_mask, tokens, label)
-    from ecocompute.llm.graphs import GraphDecoder  # imports decode.py: kept local
+    from ecocompute.llm.compiled import CompiledDecoder  # both import decoder.py: local
+    from ecocompute.llm.graphs import GraphDecoder
 
-    return GraphDecoder(
+    kind = CompiledDecoder if regime == "compiled" else GraphDecoder
+    return kind(
         model,
         input_ids,
         attention_mask,

@@ -1,5 +1,6 @@
 """What every decode regime is: a Decoder (prepare once, run many times), and how the
-report describes each regime. The regimes themselves: decode.py (eager) and graphs.py."""
+report describes each regime. The regimes themselves: decode.py (eager), graphs.py and
+compiled.py."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from ecocompute.errors import InputError
 
-REGIMES = ("eager", "graphs")
+REGIMES = ("eager", "graphs", "compiled")
 
 
 class Decoder(ABC):
@@ -16,6 +17,9 @@ class Decoder(ABC):
     then run() any number of times, each a full decode, inside windows."""
 
     regime: str
+    # Keys of record() that differ from one format to the next (a compile's seconds);
+    # the rest describe the regime, the same for every format of a session.
+    per_format_keys: tuple[str, ...] = ()
 
     def __init__(self, input_ids: Any, tokens: int, label: str) -> None:
         self.input_ids = input_ids  # (batch, prompt_len), long, on the input device
@@ -41,6 +45,10 @@ class Decoder(ABC):
         """What the report should say about this regime (JSON-ready)."""
         return regime_record(self.regime, self.tokens)
 
+    def prepared_note(self) -> str | None:
+        """One progress line on what prepare() did and how long it took, or None."""
+        return None
+
 
 def regime_record(regime: str, tokens: int) -> dict[str, Any]:
     """The report's description of a regime, for decodes of `tokens` new tokens."""
@@ -62,15 +70,21 @@ def regime_record(regime: str, tokens: int) -> dict[str, Any]:
             "graph_replays_per_decode": 0,
             **common,
         }
-    if regime == "graphs":
+    if regime in ("graphs", "compiled"):
+        captured = (
+            "one-token decode step as a CUDA graph (forward, argmax, next input, "
+            "position and recorded token all inside the graph), replayed per token"
+        )
+        if regime == "compiled":
+            captured = (
+                "the same one-token step compiled by torch.compile (inductor), then "
+                "captured as one CUDA graph and replayed per token"
+            )
         return {
-            "regime": "graphs",
+            "regime": regime,
             "cache": "static, sized prompt + new tokens, reset in place before each decode",
             "prefill": "eager, once per decode (its argmax is the first new token)",
-            "captured": (
-                "one-token decode step as a CUDA graph (forward, argmax, next input, "
-                "position and recorded token all inside the graph), replayed per token"
-            ),
+            "captured": captured,
             "graph_replays_per_decode": tokens - 1,
             **common,
         }

@@ -69,30 +69,40 @@ class GraphDecoder(Decoder):
         self.check_tokens = check_tokens
         self.cache_len = self.prompt_len + tokens
         self._graph: Any = None
+        self._body: Callable[[], None] = self._step
         self._ready = False
 
     # -- outside measured windows --------------------------------------------------
     def prepare(self) -> None:
-        """Allocate the static cache and buffers; with capture, warm up and capture the
-        step; then check the first tokens. Raises DecodeCaptureFailed naming the format
-        and the first line of what went wrong; an out-of-memory error passes through for
-        the caller to name."""
+        """Allocate the static cache and buffers; build the step (a subclass may compile
+        it); with capture, warm up and capture it; then check the first tokens. Raises
+        DecodeCaptureFailed naming the format and the first line of what went wrong; an
+        out-of-memory error passes through for the caller to name."""
         import torch
 
         try:
             with torch.no_grad():
                 self._allocate()
                 if self.capture:
-                    refuse_uncapturable(self.model, self.label)
-                    if self.tokens > 1:
+                    refuse_uncapturable(self.model, self.label, self.regime)
+                if self.tokens > 1:  # one new token is the prefill's: no step to build
+                    if self.capture:
+                        self._refuse_uncapturable_placement()  # before any compile
+                    self._build_step()
+                    if self.capture:
                         self._capture()
                 if self.check_tokens > 0 and self.tokens > 1:
                     self._check(min(self.check_tokens, self.tokens))
         except (DecodeCaptureFailed, torch.OutOfMemoryError):
             raise
         except Exception as exc:  # any capture failure is this format's answer
-            raise DecodeCaptureFailed(self.label, one_line(exc)) from exc
+            raise DecodeCaptureFailed(self.label, one_line(exc), self.regime) from exc
         self._ready = True
+
+    def _build_step(self) -> None:
+        """Make self._body, the step that is warmed up, captured and (without capture)
+        stepped: here the eager step itself; the compiled regime compiles it."""
+        self._body = self._step
 
     def record(self) -> dict[str, Any]:
         """The regime's record, and whether the step really was captured (False only on
@@ -111,8 +121,8 @@ class GraphDecoder(Decoder):
 
     # -- the decode ------------------------------------------------------------------
     def _advance(self) -> Callable[[], None]:
-        """What moves the decode on by one token: a replay, or the eager step."""
-        return self._step if self._graph is None else self._graph.replay
+        """What moves the decode on by one token: a replay, or the (uncaptured) body."""
+        return self._body if self._graph is None else self._graph.replay
 
     def _decode(self, advance: Callable[[], None], steps: int) -> Any:
         import torch
@@ -136,6 +146,7 @@ class GraphDecoder(Decoder):
                     self.label,
                     f"cache layer {i} is a {type(layer).__name__}; only full and "
                     "sliding-window attention layers are supported",
+                    self.regime,
                 )
             if layer.max_cache_len < self.cache_len:
                 # Once full, a sliding-window layer rolls its cache: a branch taken on
@@ -144,6 +155,7 @@ class GraphDecoder(Decoder):
                     self.label,
                     f"prompt + new tokens ({self.cache_len}) exceed the model's sliding "
                     f"window ({layer.max_cache_len})",
+                    self.regime,
                 )
         implementation = getattr(config, "_attn_implementation", None)
         if implementation not in _MASK_IMPLEMENTATIONS:
@@ -151,6 +163,7 @@ class GraphDecoder(Decoder):
                 self.label,
                 f"attention implementation {implementation!r} is not supported "
                 f"(supported: {', '.join(_MASK_IMPLEMENTATIONS)})",
+                self.regime,
             )
         self._cache = cache
         device = self.input_ids.device
@@ -231,9 +244,8 @@ class GraphDecoder(Decoder):
         self._step_index.add_(1)
         self._chosen.index_copy_(1, self._step_index, chosen[:, None])
 
-    def _capture(self) -> None:
-        import torch
-
+    def _refuse_uncapturable_placement(self) -> None:
+        """Before anything is built: one graph is captured on one CUDA device."""
         device = self.input_ids.device
         if device.type != "cuda":
             raise RuntimeError(
@@ -245,20 +257,26 @@ class GraphDecoder(Decoder):
                 self.label,
                 f"its weights span {len(devices)} devices ({', '.join(sorted(devices))}); "
                 "one graph is captured on one GPU",
+                self.regime,
             )
+
+    def _capture(self) -> None:
+        import torch
+
+        device = self.input_ids.device
         self._prefill()  # allocates the cache tensors whose addresses the graph keeps
         side = torch.cuda.Stream(device=device)
         side.wait_stream(torch.cuda.current_stream(device))
         with torch.cuda.stream(side):
             for _ in range(min(WARMUP_STEPS, self.tokens - 1)):
-                self._step()
+                self._body()
         torch.cuda.current_stream(device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            self._step()
+            self._body()
         torch.cuda.synchronize(device)  # a capture error surfaces here, not in a window
         self._graph = graph
-        log.debug("%s: decode step captured as a CUDA graph", self.label)
+        log.debug("%s: %s decode step captured as a CUDA graph", self.label, self.regime)
 
     def _check(self, tokens: int) -> None:
         """The regime's decode (replays) must choose the tokens the eager step chooses,
@@ -274,10 +292,11 @@ class GraphDecoder(Decoder):
                 self.label,
                 f"the replayed graph chose other tokens than the eager step it captured "
                 f"(from new token {first} of the {tokens} checked)",
+                self.regime,
             )
 
 
-def refuse_uncapturable(model: Any, label: str) -> None:
+def refuse_uncapturable(model: Any, label: str, regime: str = "graphs") -> None:
     """Refuse, before any capture, what is known not to capture: LLM.int8() layers with
     an outlier threshold > 0 (outlier columns found at run time: data-dependent shapes;
     on an H200 the attempt ended in a device assert that poisons the CUDA context)."""
@@ -291,6 +310,7 @@ def refuse_uncapturable(model: Any, label: str) -> None:
                 f"LLM.int8() with outlier threshold {threshold:g} ({name}) finds outlier "
                 "columns at run time, shapes a CUDA graph cannot capture; threshold 0.0 "
                 "captures",
+                regime,
             )
 
 

@@ -110,11 +110,17 @@ def build_config(preset: Preset) -> Any:
     )
 
 
-def cache_root() -> Path:
-    """Where synthetic checkpoints are kept (never the working directory)."""
+def tool_cache_root() -> Path:
+    """The tool's cache folder: $ECOCOMPUTE_CACHE, else ~/.cache/ecocompute (or under
+    $XDG_CACHE_HOME); never the working directory."""
     env = os.environ.get("ECOCOMPUTE_CACHE")
     base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return (base if env else base / "ecocompute") / "synthetic"
+    return base if env else base / "ecocompute"
+
+
+def cache_root() -> Path:
+    """Where synthetic checkpoints are kept."""
+    return tool_cache_root() / "synthetic"
 
 
 def materialise(model_name: str, init_device: str) -> Path:

@@ -24,6 +24,7 @@ from ecocompute.published.figures import (
     dataset_dois,
 )
 from ecocompute.published.site_curves import SITE_CURVES, SITE_FILE
+from ecocompute.report.decode_block import decode_block
 from ecocompute.report.labels import format_gpus_note
 from ecocompute.report.quality_block import quality_section
 from ecocompute.report.schema import SCHEMA_VERSION
@@ -76,7 +77,7 @@ NOTICE = (
 NO_LOCAL_GPU = "ecocompute-dataset (no local GPU)"
 EAGER_NOTE = (
     "the published figures are eager generate() measurements (the published protocol); "
-    "no published figure covers the graphs regime"
+    "no published figure covers the graphs or compiled regimes"
 )
 
 
@@ -308,13 +309,7 @@ def measured_sections(run: MeasuredRun) -> dict[str, Any]:
             "ci_method": CI_METHOD if p.precision.quantized else None,
             "session": session_record(run.session, p.spec().key),
             "timing": timing_record(run),
-            "decode": {
-                **run.decode,
-                "batch_size": p.batch_size,
-                "prompt": "12 seeded random token ids"
-                if weights == "synthetic"
-                else "a fixed English instruction (ecocompute.llm.loading.PROMPT_TEXT)",
-            },
+            "decode": decode_block(run),
         },
         "software": software_block(
             torch_cuda=run.versions.get("cuda"), nvidia_driver=hardware.nvidia_driver, measured=True

@@ -8,7 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ecocompute.report.labels import card_with_arch, local_gpu
-from ecocompute.report.summary import basis_words, protocol_words, size_words, software_words
+from ecocompute.report.summary import (
+    basis_words,
+    compile_words,
+    protocol_words,
+    size_words,
+    software_words,
+)
 
 
 def _format_line(report: dict[str, Any]) -> str:
@@ -60,6 +66,10 @@ def render_session(reports: Sequence[dict[str, Any]], paths: Sequence[str]) -> s
     ]
     if res["basis"] == "measured":
         lines.append(f"  protocol   {protocol_words(first['measurement'])}")
+        decodes = [r["measurement"].get("decode") or {} for r in reports]
+        per = {fmt: d for decode in decodes for fmt, d in (decode.get("per_format") or {}).items()}
+        if per and decodes[0].get("compile_s") is not None:
+            lines.append(f"  compile    {compile_words({**decodes[0], 'per_format': per})}")
     header = (
         f"  {'format':<13} {'mJ/token':>10} {'vs FP16':>8} {'95% CI':>17} {'verdict':<12} tok/s"
     )

@@ -76,6 +76,8 @@ def render(report: dict[str, Any], path: str) -> str:
     if basis == "measured" and res.get("trials"):
         lines.extend(_where_the_energy_goes(work["precision"], res))
         lines.append(f"  protocol   {protocol_words(report['measurement'])}")
+        if decode.get("per_format") and decode.get("compile_s") is not None:
+            lines.append(f"  compile    {compile_words(decode)}")
         lines.append(f"  check      {_cross_check(res)}")
         gpus = _gpus_by_format(res)
         if gpus:
@@ -135,6 +137,18 @@ def protocol_words(measurement: dict[str, Any]) -> str:
     if stopping.get("target_ci_pts") is not None and stopping["rule"] == "ci_target":
         text += f", target +-{stopping['target_ci_pts']:g} pts"
     return f"{text}): stopped on {stopping['stopped_because']}"
+
+
+def compile_words(decode: dict[str, Any]) -> str:
+    """Each format's compile of the compiled regime, and whether inductor's cache held it."""
+    per = decode["per_format"]
+    each = ", ".join(
+        f"{fmt} {d['compile_s']:.1f} s (inductor cache {d.get('inductor_cache', 'unknown')})"
+        for fmt, d in per.items()
+        if isinstance(d.get("compile_s"), (int, float))
+    )
+    mode = (decode.get("compiler") or {}).get("mode", "")
+    return f"{each}; torch.compile {mode}, before any measured window".replace("  ", " ")
 
 
 def size_words(work: dict[str, Any]) -> str:

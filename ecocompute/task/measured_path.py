@@ -52,6 +52,12 @@ from ecocompute.task.timing import Stopwatch
 from ecocompute.telemetry.base import Capabilities, GpuTelemetry
 from ecocompute.telemetry.mapping import DeviceMappingError, DeviceMatch, match_devices
 
+# What preparing each regime does, for the progress line before it.
+_PREPARES = {
+    "graphs": "capture, check",
+    "compiled": "torch.compile, a minute or more per format at 7B; then capture, check",
+}
+
 __all__ = ["ALTERNATING", "INTERLEAVED", "ROTATED", "SINGLE", "MeasuredRun", "measure"]
 
 
@@ -121,9 +127,9 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
     fp16 = _load(s, checkpoint, FP16_SPEC)
     params_count = count_parameters(fp16.model)
     sheet = ScoreSheet(p, checkpoint, s.backend, s.accelerator, s.progress)
-    phases, order, decode, loaded = _phases(s, checkpoint, fp16, prompt, sheet, specs)
+    phases, order, loaded = _phases(s, checkpoint, fp16, prompt, sheet, specs)
     s.clock.reused = all(m.reused for m in loaded)
-    meters = {fmt: meter for phase in phases for fmt, meter in phase.meters.items()}
+    meters = {fmt: meter for ph in phases for fmt, meter in ph.result.meters.items()}
     used = _used_gpus(s.matches, meters)
     power_fields = {s.caps[m.nvml.index].power_field for m in used}
     return MeasuredRun(
@@ -138,11 +144,12 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
         params_count=params_count,
         prompt_tokens=int(prompt[0].shape[-1]),
         order=order,
-        trials=tuple(t for phase in phases for t in phase.trials),
-        idle=phases[0].idle,
+        trials=tuple(t for phase in phases for t in phase.result.trials),
+        idle=phases[0].result.idle,
         format_gpus={fmt: meter.indices for fmt, meter in meters.items()},
-        decode=decode,
-        stopping=_stopping_record(p, phases),
+        decode=phases[0].decode,
+        decode_per_format={k: v for phase in phases for k, v in phase.per_format.items()},
+        stopping=_stopping_record(p, [phase.result for phase in phases]),
         quality=sheet.outcome(),
         quantization={m.precision: m.quantization for m in loaded},
         weights_mib={m.precision: m.footprint_mib for m in loaded},
@@ -174,13 +181,13 @@ def _phases(
     prompt: tuple[Any, Any],
     sheet: ScoreSheet,
     specs: Sequence[FormatSpec],
-) -> tuple[list[PhaseResult], str, Mapping[str, Any], list[LoadedModel]]:
+) -> tuple[list[_Phase], str, list[LoadedModel]]:
     """Every format resident and interleaved where they fit, else (one format only)
     one block each. Each phase's models are scored once its sampler has stopped."""
     if not specs:
         first = _phase(s, [fp16], prompt, idle=True)
         sheet.score({Precision.FP16: fp16.model})
-        return [first.result], SINGLE, first.decode, [fp16]
+        return [first], SINGLE, [fp16]
     if len(specs) > 1:
         check_all_fit(s.accelerator, s.params.model_name, fp16, specs)
     if len(specs) > 1 or both_fit(s.accelerator, fp16, specs[0]):
@@ -188,7 +195,7 @@ def _phases(
         together = _phase(s, models, prompt, idle=True, rotate=len(specs) > 1)
         sheet.score({m.precision: m.model for m in models})
         order = ROTATED if len(specs) > 1 else INTERLEAVED
-        return [together.result], order, together.decode, models
+        return [together], order, models
     s.progress("FP16 and the quantized copy do not fit together: alternating blocks")
     first = _phase(s, [fp16], prompt, idle=True)
     sheet.score({Precision.FP16: fp16.model})
@@ -199,13 +206,14 @@ def _phases(
     quant = _load(s, checkpoint, specs[0])
     second = _phase(s, [quant], prompt, idle=False, first_index=len(first.result.trials))
     sheet.score({quant.precision: quant.model})
-    return [first.result, second.result], ALTERNATING, first.decode, [fp16_kept, quant]
+    return [first, second], ALTERNATING, [fp16_kept, quant]
 
 
 @dataclass(frozen=True)
 class _Phase:
     result: PhaseResult
-    decode: Mapping[str, Any]
+    decode: Mapping[str, Any]  # the regime's record, the same for every format
+    per_format: Mapping[Precision, Mapping[str, Any]]  # what differs per format (compile)
 
 
 def _phase(
@@ -219,7 +227,8 @@ def _phase(
 ) -> _Phase:
     p = s.params
     residents = []
-    record: Mapping[str, Any] = {}
+    records: dict[Precision, dict[str, Any]] = {}
+    per_format_keys: tuple[str, ...] = ()
     since = time.monotonic()
     for model in loaded:
         decoder = make_decoder(
@@ -232,10 +241,16 @@ def _phase(
             capture=s.accelerator.kind == "cuda",  # the CPU stand-in steps it eagerly
         )
         if p.decode != "eager":
-            s.progress(f"{model.precision}: preparing the {p.decode} decode (capture, check)")
+            s.progress(
+                f"{model.precision}: preparing the {p.decode} decode ({_PREPARES[p.decode]})"
+            )
         with out_of_memory_named(p.model_name, model.precision, "preparing", s.accelerator):
             decoder.prepare()
-        record = decoder.record()
+        note = decoder.prepared_note()
+        if note:
+            s.progress(note)
+        records[model.precision] = decoder.record()
+        per_format_keys = decoder.per_format_keys
         named = OutOfMemoryNamed(decoder, p.model_name, model.precision, s.accelerator)
         residents.append(Resident(model.precision, named, _nvml_indices(s, model)))
     s.clock.add("prepare", since)
@@ -258,7 +273,13 @@ def _phase(
     since = time.monotonic()
     result = run_phase(s.instruments, residents, plan, s.progress)
     s.clock.add("measure", since)
-    return _Phase(result, record)
+    shared = {k: v for k, v in next(iter(records.values())).items() if k not in per_format_keys}
+    per_format = {
+        fmt: {k: record[k] for k in per_format_keys if k in record}
+        for fmt, record in records.items()
+        if per_format_keys
+    }
+    return _Phase(result, shared, per_format)
 
 
 def _load(s: Bench, checkpoint: Checkpoint, spec: FormatSpec) -> LoadedModel:

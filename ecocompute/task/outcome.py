@@ -53,7 +53,7 @@ class MeasuredRun:
     trials: tuple[Trial, ...]
     idle: IdleWindow | None
     format_gpus: Mapping[Precision, tuple[int, ...]]  # NVML indices each format sums
-    decode: Mapping[str, Any]  # the decode regime's record
+    decode: Mapping[str, Any]  # the decode regime's record, the same for every format
     stopping: StoppingRecord
     quality: QualityOutcome
     quantization: Mapping[Precision, dict[str, Any] | None] = dataclasses.field(
@@ -63,6 +63,10 @@ class MeasuredRun:
     bandwidth_gbs: float | None = None  # the card's peak memory bandwidth (NVML)
     session: Session | None = None
     timing: Timing | None = None
+    # what the regime's preparation did per format (the compiled regime: its compile)
+    decode_per_format: Mapping[Precision, Mapping[str, Any]] = dataclasses.field(
+        default_factory=dict
+    )
 
     @property
     def rounds(self) -> int:
@@ -83,5 +87,6 @@ class MeasuredRun:
             format_gpus={p: g for p, g in self.format_gpus.items() if p in keep},
             quantization={p: q for p, q in self.quantization.items() if p in keep},
             weights_mib={p: w for p, w in self.weights_mib.items() if p in keep},
+            decode_per_format={p: d for p, d in self.decode_per_format.items() if p in keep},
             quality=quality,
         )

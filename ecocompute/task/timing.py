@@ -10,7 +10,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Timing:
     load_s: float  # loading (and quantizing) the models; 0 for models reused
-    prepare_s: float  # preparing the regimes (capture and token check)
+    prepare_s: float  # preparing the regimes (compile, capture and token check)
     measure_s: float  # idle window, warm-ups and every round
     reused_models: bool  # the models were already resident (a sweep's earlier point)
 

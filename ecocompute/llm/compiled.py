@@ -1,0 +1,324 @@
+"""The "compiled" decode regime: the graphs regime's static-cache step compiled with
+torch.compile, then captured as one CUDA graph and replayed per token, the way serving
+stacks that compile and replay (vLLM) decode.
+
+prepare(), outside every measured window: allocate the static cache (graphs.py), compile
+the one-token step once (inductor, mode "max-autotune-no-cudagraphs": inductor tunes its
+kernels and leaves CUDA graphs to us; static shapes; fullgraph where dynamo can hold the
+whole step, else the same step with its graph breaks, recorded), run it once (that first
+call is the compile, timed as compile_s), warm it up and capture it exactly as graphs
+does, then check the first tokens against the eager step. The prefill stays eager.
+
+Compiled kernels round differently from eager ones (fused, reordered reductions), so a
+greedy decode may part from the eager one where two tokens' logits are all but tied.
+The check therefore requires the eager step's tokens, and where a row parts from them it
+asks the model itself, eagerly, on the prefix both agree on: a parting where the two
+tokens' logits lie within NEAR_TIE_STD_FRACTION of the logits' spread is a near tie
+(recorded, and that row is compared no further); any other is a failure.
+
+Inductor's cache: TORCHINDUCTOR_CACHE_DIR, when set before the compile, is used as it
+is; otherwise it is set to the tool's cache folder (<ECOCOMPUTE_CACHE or
+~/.cache/ecocompute>/inductor), so a second run of the same model, format and batch
+loads the compiled graph instead of compiling it. Whether it did is read from inductor's
+FX-graph cache counters during this compile (warm: every graph loaded; cold: compiled);
+dynamo still traces the step in every process, so a warm compile is faster, not free.
+
+On the CPU (capture=False) inductor compiles for the CPU and the compiled step runs once
+per token without a graph: the record says graph_captured false.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ecocompute import packages
+from ecocompute.errors import DecodeCaptureFailed
+from ecocompute.llm.graphs import GraphDecoder, one_line
+from ecocompute.llm.synthetic import tool_cache_root
+
+log = logging.getLogger(__name__)
+
+BACKEND = "inductor"
+MODE = "max-autotune-no-cudagraphs"
+CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"
+# A session compiles the same step function once per format and a sweep once more per
+# batch size; dynamo's default of 8 compiled versions per function would stop a sweep of
+# 4 batch sizes x 3 formats (with fullgraph, in an error; without, silently eager).
+RECOMPILE_LIMIT = 256
+# Two tokens whose eager logits differ by at most this fraction of the logits' standard
+# deviation are a near tie: rounding, not a wrong compile, may choose between them.
+NEAR_TIE_STD_FRACTION = 0.05
+
+_set_by_us: str | None = None  # the TORCHINDUCTOR_CACHE_DIR this module set, if any
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What one format's compile did. Seconds on the host's monotonic clock."""
+
+    compile_s: float  # the first call(s) of the compiled step: tracing, compiling, a step
+    fullgraph: bool  # dynamo held the whole step in one graph
+    graph_break: str | None  # why fullgraph failed, where it did
+    dynamo_graphs: int  # graphs dynamo compiled (0: reused from earlier in this process)
+    cache_hits: int  # inductor FX-graph cache: graphs loaded
+    cache_misses: int  # graphs compiled afresh
+    cache_bypasses: int  # graphs inductor would not cache
+
+    @property
+    def cache(self) -> str:
+        """Whether inductor's cache was warm: cold, warm, partly warm, bypassed, or not
+        consulted (dynamo reused a graph compiled earlier in this process)."""
+        if self.dynamo_graphs == 0 and not (self.cache_hits or self.cache_misses):
+            return "not consulted: compiled earlier in this process"
+        if self.cache_hits and not (self.cache_misses or self.cache_bypasses):
+            return "warm"
+        if self.cache_hits:
+            return "partly warm"
+        return "cold" if self.cache_misses else "bypassed"
+
+
+@dataclass(frozen=True)
+class NearTie:
+    row: int
+    new_token: int  # 1-based, as the check counts
+    margin: float  # the two tokens' eager logits apart (float32)
+    tolerance: float
+
+
+def inductor_cache_dir() -> tuple[str, str]:
+    """The folder inductor caches in, and where that choice came from. Sets
+    TORCHINDUCTOR_CACHE_DIR to the tool's cache folder unless it was set before to
+    another folder than inductor's own default (importing transformers' model classes
+    already makes inductor write its default there, so that value says nothing of the
+    user's wish)."""
+    global _set_by_us
+    current = os.environ.get(CACHE_ENV)
+    if current is not None and current not in (_set_by_us, _inductor_default()):
+        return current, f"{CACHE_ENV}, set before the run"
+    path = str(tool_cache_root() / "inductor")
+    os.environ[CACHE_ENV] = path
+    _set_by_us = path
+    return path, "the tool's cache folder (ECOCOMPUTE_CACHE, else ~/.cache/ecocompute)"
+
+
+def _inductor_default() -> str | None:
+    try:  # a private module: its absence only means no default to recognise
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+    except ImportError:
+        return None
+    return os.path.abspath(default_cache_dir())
+
+
+class CompiledDecoder(GraphDecoder):
+    """The graphs decode with its step compiled by torch.compile before capture."""
+
+    regime = "compiled"
+    per_format_keys = (
+        "compile_s",
+        "fullgraph",
+        "graph_break",
+        "inductor_cache",
+        "fx_graph_cache",
+        "dynamo_graphs",
+        "token_check",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._compiled: Compiled | None = None
+        self._ties: list[NearTie] = []
+        self._checked = 0
+        self._cache_dir = ("", "")
+
+    # -- prepare() ------------------------------------------------------------------
+    def _build_step(self) -> None:
+        """Compile the step and call it once (the compile), timed and synchronized."""
+        import torch
+        import torch._dynamo
+
+        self._cache_dir = inductor_cache_dir()
+        limits = torch._dynamo.config
+        for name in ("recompile_limit", "cache_size_limit"):  # the newer name, the older
+            if hasattr(limits, name):
+                setattr(limits, name, max(int(getattr(limits, name)), RECOMPILE_LIMIT))
+                break
+        before = _counts()
+        graph_break = None
+        started = time.monotonic()
+        try:
+            try:
+                compile_s = self._first_call(fullgraph=True)
+            except torch._dynamo.exc.Unsupported as exc:  # a graph break fullgraph refuses
+                graph_break = one_line(exc)
+                log.info(
+                    "%s: fullgraph failed (%s); compiling with graph breaks",
+                    self.label,
+                    graph_break,
+                )
+                tried_s = time.monotonic() - started  # the traced part counts too
+                compile_s = tried_s + self._first_call(fullgraph=False)
+        except torch.OutOfMemoryError:
+            raise
+        except Exception as exc:  # any compile failure is this format's answer
+            raise DecodeCaptureFailed(
+                self.label, f"torch.compile ({BACKEND}, {MODE}) failed: {_reason(exc)}", self.regime
+            ) from exc
+        after = _counts()
+        self._compiled = Compiled(
+            compile_s=compile_s,
+            fullgraph=graph_break is None,
+            graph_break=graph_break,
+            dynamo_graphs=after["graphs"] - before["graphs"],
+            cache_hits=after["hit"] - before["hit"],
+            cache_misses=after["miss"] - before["miss"],
+            cache_bypasses=after["bypass"] - before["bypass"],
+        )
+        log.debug("%s: step compiled in %.1f s (%s)", self.label, compile_s, self._compiled.cache)
+
+    def _first_call(self, *, fullgraph: bool) -> float:
+        import torch
+
+        compiled = torch.compile(
+            self._step, backend=BACKEND, mode=MODE, fullgraph=fullgraph, dynamic=False
+        )
+        self._prefill()  # the state a step continues from (the prefill is not timed)
+        self._synchronize()
+        started = time.monotonic()
+        compiled()
+        self._synchronize()
+        self._body = compiled
+        return time.monotonic() - started
+
+    def _synchronize(self) -> None:
+        import torch
+
+        if self.input_ids.device.type == "cuda":
+            torch.cuda.synchronize(self.input_ids.device)
+
+    def _check(self, tokens: int) -> None:
+        """The compiled decode (replayed, or stepped on the CPU) must choose the eager
+        step's tokens for the first `tokens`; a row may part only at a near tie."""
+        stepped = self._decode(self._step, tokens - 1)
+        compiled = self._decode(self._advance(), tokens - 1)
+        self._checked, self._ties = tokens, []
+        for row in range(self.batch):
+            parted = (stepped[row] != compiled[row]).nonzero().flatten()
+            if len(parted) == 0:
+                continue
+            at = int(parted[0])
+            new_token = at - self.prompt_len + 1
+            eager_id, compiled_id = int(stepped[row, at]), int(compiled[row, at])
+            margin, tolerance = self._margin(row, stepped[row, :at], eager_id, compiled_id)
+            if not abs(margin) <= tolerance:
+                raise DecodeCaptureFailed(
+                    self.label,
+                    f"the compiled step chose other tokens than the eager step (row {row}, "
+                    f"from new token {new_token} of the {tokens} checked; their logits are "
+                    f"{margin:.3g} apart, beyond a near tie's {tolerance:.3g})",
+                    self.regime,
+                )
+            self._ties.append(NearTie(row, new_token, margin, tolerance))
+            log.info(
+                "%s: row %d parts from eager at a near tie (new token %d)",
+                self.label,
+                row,
+                new_token,
+            )
+
+    def _margin(self, row: int, prefix: Any, eager_id: int, other_id: int) -> tuple[float, float]:
+        """The eager model's logit of eager_id minus other_id after `prefix` (one row,
+        one plain forward), and the near-tie tolerance for that row's logits."""
+        import torch
+
+        mask = torch.ones_like(prefix)[None]
+        mask[0, : self.prompt_len] = self._prompt_mask[row]
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        out = self.model(input_ids=prefix[None], attention_mask=mask, position_ids=positions)
+        logits = out.logits[0, -1].to(torch.float32)
+        if self._eos is not None and other_id in self._eos.tolist():
+            return float("inf"), 0.0  # end-of-sequence is never a greedy choice here
+        margin = float(logits[eager_id] - logits[other_id])
+        return margin, NEAR_TIE_STD_FRACTION * float(logits.std())
+
+    # -- what the report says -------------------------------------------------------
+    def record(self) -> dict[str, Any]:
+        record = super().record()
+        cache_dir, cache_from = self._cache_dir
+        record["compiler"] = {
+            "backend": BACKEND,
+            "mode": MODE,
+            "dynamic": False,
+            "torch": _torch_version(),
+            "triton": packages.installed_version("triton")
+            or packages.installed_version("pytorch-triton"),
+            "inductor_cache_dir": cache_dir or None,
+            "inductor_cache_dir_from": cache_from or None,
+        }
+        done = self._compiled
+        record["compile_s"] = round(done.compile_s, 3) if done else 0.0
+        record["fullgraph"] = done.fullgraph if done else None
+        record["graph_break"] = done.graph_break if done else None
+        record["inductor_cache"] = done.cache if done else "nothing compiled (one new token)"
+        record["fx_graph_cache"] = (
+            {"hits": done.cache_hits, "misses": done.cache_misses, "bypasses": done.cache_bypasses}
+            if done
+            else None
+        )
+        record["dynamo_graphs"] = done.dynamo_graphs if done else 0
+        record["token_check"] = {
+            "tokens_checked": self._checked,
+            "rows": self.batch,
+            "rows_parted_at_a_near_tie": len(self._ties),
+            "first_near_tie": (
+                {
+                    "row": self._ties[0].row,
+                    "new_token": self._ties[0].new_token,
+                    "logits_apart": round(self._ties[0].margin, 6),
+                    "tolerance": round(self._ties[0].tolerance, 6),
+                }
+                if self._ties
+                else None
+            ),
+        }
+        return record
+
+    def prepared_note(self) -> str | None:
+        done = self._compiled
+        if done is None:
+            return None
+        ties = f", {len(self._ties)} row(s) parted at a near tie" if self._ties else ""
+        shape = "one graph" if done.fullgraph else "with graph breaks"
+        return (
+            f"{self.label}: step compiled in {done.compile_s:.1f} s ({shape}; inductor cache "
+            f"{done.cache}); {'captured' if self._graph is not None else 'not captured'}, "
+            f"first {self._checked} tokens checked{ties}"
+        )
+
+
+def _counts() -> dict[str, int]:
+    from torch._dynamo.utils import counters
+
+    inductor = counters["inductor"]
+    return {
+        "hit": int(inductor["fxgraph_cache_hit"]),
+        "miss": int(inductor["fxgraph_cache_miss"]),
+        "bypass": int(inductor["fxgraph_cache_bypass"]),
+        "graphs": int(counters["stats"]["unique_graphs"]),
+    }
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of what went wrong, looking through dynamo's wrapper of a backend
+    failure (whose own first line only says which backend raised)."""
+    inner = getattr(exc, "inner_exception", None)
+    return one_line(inner if isinstance(inner, BaseException) else exc)
+
+
+def _torch_version() -> str:
+    import torch
+
+    return str(torch.__version__)
