@@ -63,6 +63,9 @@ class MeasuredRun:
     bandwidth_gbs: float | None = None  # the card's peak memory bandwidth (NVML)
     session: Session | None = None
     timing: Timing | None = None
+    # Every GPU the session's models held, where the formats occupy different ones (one
+    # phase): each trial then also read the GPUs its format left idle (Trial.left_idle).
+    held_gpus: tuple[int, ...] = ()
 
     @property
     def rounds(self) -> int:

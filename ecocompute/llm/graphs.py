@@ -80,7 +80,7 @@ class GraphDecoder(Decoder):
         import torch
 
         try:
-            with torch.no_grad():
+            with torch.no_grad(), self._current_device():
                 self._allocate()
                 if self.capture:
                     refuse_uncapturable(self.model, self.label)
@@ -106,8 +106,18 @@ class GraphDecoder(Decoder):
 
         if not self._ready:
             raise RuntimeError("GraphDecoder.run() before prepare()")
-        with torch.no_grad():
+        with torch.no_grad(), self._current_device():
             return self._decode(self._advance(), self.tokens - 1)
+
+    def _current_device(self) -> Any:
+        """The model's GPU as the current device (replays launch on its stream), or
+        nothing to do on the CPU."""
+        import contextlib
+
+        import torch
+
+        device = self.input_ids.device
+        return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
 
     # -- the decode ------------------------------------------------------------------
     def _advance(self) -> Callable[[], None]:
@@ -254,7 +264,9 @@ class GraphDecoder(Decoder):
                 self._step()
         torch.cuda.current_stream(device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        # captured on a stream of the model's GPU (prepare() made it the current device):
+        # a model built in memory may sit on a GPU other than the first
+        with torch.cuda.graph(graph, stream=side):
             self._step()
         torch.cuda.synchronize(device)  # a capture error surfaces here, not in a window
         self._graph = graph
