@@ -10,10 +10,7 @@ from typing import Any
 
 from ecocompute.report.labels import gpu_list
 
-LEAD = (
-    "the figures above are of the GPUs each model used (the headline); a freed GPU that "
-    "stays powered and idle is counted in 'held'"
-)
+LEAD = "the figures above: the GPUs each model used; 'held' below adds the GPUs a format freed"
 
 
 def _held(res: Mapping[str, Any]) -> Mapping[str, Any] | None:
