@@ -164,7 +164,7 @@ def test_the_summary_says_gpus_used_what_the_freed_gpu_drew_and_which_view_leads
     assert re.search(
         r"INT8 used 1 GPU of the session's 2, leaving GPU 0 idle: (9|10)\d\.\d W", text
     )
-    assert "lead       the figures above are of the GPUs each model used" in text
+    assert "lead       the figures above: the GPUs each model used; 'held' below adds" in text
     assert "every GPU the session held (GPUs 0, 1)" in text
     one = render(reports["NF4"], "energy.json")
     assert "gpus       GPUs used: FP16 2 (GPUs 0, 1), NF4 1 (GPU 0)" in one
