@@ -167,7 +167,7 @@ def test_the_summary_says_gpus_used_what_the_freed_gpu_drew_and_which_view_leads
     assert "lead       the figures above: the GPUs each model used; 'held' below adds" in text
     assert "every GPU the session held (GPUs 0, 1)" in text
     one = render(reports["NF4"], "energy.json")
-    assert "gpus       GPUs used: FP16 2 (GPUs 0, 1), NF4 1 (GPU 0)" in one
+    assert "gpus       FP16 on GPUs 0, 1; NF4 on GPU 0 (NVML index)" in one
     assert re.search(r"held       every GPU the session held \(GPUs 0, 1\): NF4 [\d,.]+ vs", one)
     assert "freed      NF4 used 1 GPU" in one
 

@@ -44,21 +44,12 @@ def freed_words(fmt: str, res: Mapping[str, Any]) -> str | None:
     return text + ("" if window is None else f" (idle window {window:,.1f} W)")
 
 
-def gpu_counts(res: Mapping[str, Any]) -> str:
-    """ "FP16 used 2 GPUs (0, 1), NF4 1 (GPU 1)" """
-    parts = []
-    for fmt, stats in (res.get("per_format") or {}).items():
-        gpus = stats.get("nvml_indices") or []
-        parts.append(f"{fmt} {len(gpus)} ({gpu_list(gpus)})")
-    return "GPUs used: " + ", ".join(parts)
-
-
 def held_lines(precision: str, res: Mapping[str, Any]) -> list[str]:
     """A report's lines for the view of every GPU the session held (none without it)."""
     held = _held(res)
     if held is None:
         return []
-    lines = [f"  lead       {LEAD}", f"  gpus       {gpu_counts(res)}"]
+    lines = [f"  lead       {LEAD}"]  # the gpus line above names each format's GPUs
     lines.extend(f"  freed      {w}" for w in [freed_words(precision, res)] if w)
     lines.append(
         f"  held       every GPU the session held ({gpu_list(held['nvml_indices'])}): "
