@@ -11,8 +11,10 @@
 # captured on one GPU, llm/graphs.py), and a session's formats share one regime.
 # One call per case, each under the 10-minute limit, carrying .whl (bitsandbytes 0.50.2,
 # torchao 0.18.0, jsonschema and its dependencies, as for benchmarks/map_h200.sh):
-#   bash benchmarks/fewer_gpus_h200x2.sh b1       # batch 1, ~8 min
-#   bash benchmarks/fewer_gpus_h200x2.sh b16      # batch 16, ~8 min
+#   bash benchmarks/fewer_gpus_h200x2.sh b1       # batch 1, ~7 min
+#   bash benchmarks/fewer_gpus_h200x2.sh b16      # batch 16, ~7 min
+#   (TOKENS=128 halves each decode, should the 70B decode much slower than the ~12-16
+#   tokens/s estimated from eager 13B on an H200: the session is cut at 570 s, unwritten)
 #   bash benchmarks/fewer_gpus_h200x2.sh probe    # optional, ~1 min: seeding on both
 #        GPUs, a model whole on GPU 1 decoded eager and graphs (fewer_gpus_probe.py)
 #   bash benchmarks/fewer_gpus_h200x2.sh graphs   # optional, ~2 min: the graphs regime
@@ -33,7 +35,8 @@ else
     --target /tmp/site .whl/*.whl || { echo "no wheels here: carry .whl"; exit 1; }
   export PYTHONPATH=/tmp/site:$PWD
   PY=python3; EC=(python3 -m ecocompute); MODEL=synthetic:llama-2-70b
-  FORMATS=NF4,INT4; CAP=72; BIG=16; LIMIT=540; PROBE=(); EXTRA=(--max_minutes 3.5)
+  FORMATS=NF4,INT4; CAP=72; BIG=16; LIMIT=570; PROBE=()
+  EXTRA=(--tokens "${TOKENS:-256}" --max_minutes 3.5)
   nvidia-smi -L; nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv
   df -h / /tmp | tail -2
   python3 -c "import jsonschema, torch, torchao, bitsandbytes, accelerate, transformers as t

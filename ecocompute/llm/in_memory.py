@@ -16,7 +16,8 @@ norms are ones, biases zeros. Each tensor has its own generator, seeded from the
 seed and the tensor's name, and is drawn in float32 in chunks of rows fixed by its
 shape alone: the same seed gives the same values whatever the format, the device index
 or the order of building (on devices of one kind: a CPU and a GPU draw differently),
-and the FP16 copy and each quantized copy hold the same weights before quantization.
+and the FP16 copy and each quantized copy hold the same weights before quantization
+(rounded to the format's 16-bit dtype: float16, or bfloat16 for torchao's).
 """
 
 from __future__ import annotations
