@@ -160,6 +160,9 @@ class CpuAccelerator:
     def placement(self) -> dict[str, Any]:
         return {"device_map": {"": "cpu"}}
 
+    def budgets_bytes(self) -> dict[int, int]:
+        return {0: self.free_mib * 2**20}
+
     def offloaded(self, model: Any) -> list[str]:
         return []  # the CPU is this stand-in's device
 

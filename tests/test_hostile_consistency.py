@@ -10,6 +10,7 @@ tolerances are its rounding), and every committed report under docs/validation d
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import types
 
@@ -154,6 +155,7 @@ def test_the_writers_rounding_always_passes(energies, tokens, precision):
         format_gpus={Precision.FP16: [0], Precision(precision): [0]},
         weights_mib={},
         bandwidth_gbs=None,
+        held_gpus=(),
     )
     doc = {
         "system_under_test": {
@@ -165,6 +167,65 @@ def test_the_writers_rounding_always_passes(energies, tokens, precision):
         "measurement": {"iterations": len(energies)},
         "results": results_block(run, "made"),  # type: ignore[arg-type]
     }
+    assert consistency_problems(json.loads(json.dumps(doc))) == []
+
+
+def _reading(per_gpu_j, duration_s):
+    total = sum(per_gpu_j)
+    return types.SimpleNamespace(
+        energy_j=total,
+        duration_s=duration_s,
+        counter_j=total,
+        sampled_j=total * 1.001,
+        sampled_vs_counter_pct=0.1,
+        samples=10,
+        dropped=0,
+        per_gpu_j=list(per_gpu_j),
+    )
+
+
+@settings(max_examples=150, **DETERMINISTIC)
+@given(
+    rounds=st.lists(
+        st.tuples(*(st.floats(min_value=1e-3, max_value=5e4, allow_nan=False),) * 4),
+        min_size=1,
+        max_size=12,
+    ),
+    tokens=st.integers(min_value=1, max_value=4096),
+    idle=st.lists(st.floats(min_value=0.0, max_value=700.0, allow_nan=False), min_size=2,
+                  max_size=2),
+)  # fmt: skip
+def test_the_writers_rounding_always_passes_in_the_held_view(rounds, tokens, idle):
+    """Issue 22: FP16 over GPUs 0 and 1, NF4 on GPU 0 with GPU 1 idle beside it, any
+    energies and idle window: every GPU the session held, through the writer's own
+    results_block, never reads as an inconsistency either."""
+    from ecocompute.task.trials import Trial
+
+    trials = []
+    for k, (f0, f1, q0, q1) in enumerate(rounds):
+        trials.append(Trial(2 * k, k, Precision.FP16, tokens, _reading((f0, f1), 1.0 + k)))
+        nf4 = Trial(2 * k + 1, k, Precision.NF4, tokens, _reading((q0,), 2.0 + k))
+        trials.append(dataclasses.replace(nf4, left_idle=_reading((q1,), 2.0 + k)))
+    window = types.SimpleNamespace(
+        power_w=sum(idle), power_by_gpu_w=lambda: {0: idle[0], 1: idle[1]}
+    )
+    run = types.SimpleNamespace(
+        params=RunParams(precision=Precision.NF4),
+        idle=window,
+        trials=trials,
+        format_gpus={Precision.FP16: (0, 1), Precision.NF4: (0,)},
+        weights_mib={},
+        bandwidth_gbs=None,
+        held_gpus=(0, 1),
+    )
+    gpus = [{"nvml_index": i, "name": "NVIDIA H200"} for i in (0, 1)]
+    doc = {
+        "system_under_test": {"gpu": "NVIDIA H200", "accelerator_count": 2, "gpus": gpus},
+        "workload": {"precision": "NF4", "max_new_tokens": tokens, "batch_size": 1},
+        "measurement": {"iterations": len(rounds)},
+        "results": results_block(run, "made"),  # type: ignore[arg-type]
+    }
+    assert "held_gpus" in doc["results"]
     assert consistency_problems(json.loads(json.dumps(doc))) == []
 
 

@@ -248,6 +248,7 @@ def _document(readings, precision: str, tokens: int, idle_w=None, gpus: int = 1)
         format_gpus={Precision.FP16: list(range(gpus)), fmt: list(range(gpus))},
         weights_mib={},
         bandwidth_gbs=None,
+        held_gpus=(),  # every format on the same GPUs: no view of the held ones
     )
     doc = {
         "timestamp_utc": "2026-11-30T02:09:17Z",

@@ -1,8 +1,9 @@
 """llm: the model side. Loading a checkpoint at FP16, NF4 or INT8 (bitsandbytes), the
-CUDA accelerator, synthetic presets (public architectures, random weights), decode
-regimes (eager generate(), graph-captured static-cache decode, and the same decode with
-its step compiled by torch.compile), out-of-memory naming, and the perplexity probe with
-its corpus. torch, transformers and bitsandbytes are imported inside functions only.
+CUDA accelerator, synthetic presets (public architectures, random weights; the largest
+built in GPU memory, in_memory.py, over a placement plan, placement.py), decode regimes
+(eager generate(), graph-captured static-cache decode, and the same decode with its step
+compiled by torch.compile), out-of-memory naming, and the perplexity probe with its
+corpus. torch, transformers and bitsandbytes are imported inside functions only.
 
-May import: telemetry (device records), precision, errors, units.
+May import: formats, telemetry (device records), precision, errors, units.
 """

@@ -22,6 +22,10 @@ class Accelerator(Protocol):
     def placement(self) -> dict[str, Any]:
         """from_pretrained's placement arguments (device_map, and max_memory where set)."""
 
+    def budgets_bytes(self) -> dict[int, int]:
+        """Bytes one model's weights may take on each device (by this accelerator's
+        index): its free memory, capped by max_memory_gib where set."""
+
     def offloaded(self, model: Any) -> list[str]:
         """Modules a loaded model keeps off this accelerator's devices (CPU or disk)."""
 
@@ -80,15 +84,18 @@ class CudaAccelerator:
         # (accelerate's "auto" would spread even a small model over all of them). The
         # budgets name only GPUs: left to itself accelerate would also budget the CPU
         # and put what does not fit there, where its energy is not GPU-package energy.
-        count = self._torch.cuda.device_count()
-        if count == 1 and self.max_memory_gib is None:
+        if self._torch.cuda.device_count() == 1 and self.max_memory_gib is None:
             return {"device_map": {"": 0}}
+        budgets: dict[int | str, int] = {i: b for i, b in self.budgets_bytes().items()}
+        return {"device_map": "sequential", "max_memory": budgets}
+
+    def budgets_bytes(self) -> dict[int, int]:
         cap = None if self.max_memory_gib is None else int(self.max_memory_gib * 2**30)
-        budgets: dict[int | str, int] = {}
-        for i in range(count):
+        budgets = {}
+        for i in range(self._torch.cuda.device_count()):
             free_bytes = int(self._torch.cuda.mem_get_info(i)[0])
             budgets[i] = free_bytes if cap is None else min(cap, free_bytes)
-        return {"device_map": "sequential", "max_memory": budgets}
+        return budgets
 
     def offloaded(self, model: Any) -> list[str]:
         device_map = getattr(model, "hf_device_map", None) or {}

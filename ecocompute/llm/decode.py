@@ -84,8 +84,9 @@ def make_decoder(
 ) -> Decoder:
     """The decoder for `regime`, not yet prepared.
 
-    input_ids: (batch, prompt_len) long tensor on the model's input device (the prompt
-    repeated per row for batch > 1); attention_mask: same shape, or None. label names
+    input_ids: (batch, prompt_len) long tensor (the prompt repeated per row for batch > 1),
+    moved to the device of the model's embeddings (a model built in memory may sit on a
+    GPU other than the accelerator's input device); attention_mask: same shape, or None. label names
     the format in messages (e.g. "NF4"). For "graphs", capture=False steps the same
     static-cache decode eagerly per token without a CUDA graph (the CPU path: tests, and
     a debugging aid); for "compiled", capture=False runs the compiled step per token
@@ -98,6 +99,7 @@ def make_decoder(
         raise InputError("--decode", regime, " or ".join(REGIMES))
     if tokens < 1:
         raise InputError("tokens", tokens, "at least 1")
+    input_ids, attention_mask = on_input_device(model, input_ids, attention_mask)
     if regime == "eager":
         return EagerDecoder(model, input_ids, attention_mask, tokens, label)
     from ecocompute.llm.compiled import CompiledDecoder  # both import decoder.py: local
@@ -113,3 +115,13 @@ def make_decoder(
         capture=capture,
         check_tokens=check_tokens,
     )
+
+
+def on_input_device(model: Any, input_ids: Any, attention_mask: Any) -> tuple[Any, Any]:
+    """The prompt on the device of the model's input embeddings, where it has them."""
+    embeddings = getattr(model, "get_input_embeddings", lambda: None)()
+    weight = getattr(embeddings, "weight", None)
+    if weight is None or weight.device == input_ids.device:
+        return input_ids, attention_mask
+    mask = None if attention_mask is None else attention_mask.to(weight.device)
+    return input_ids.to(weight.device), mask

@@ -81,7 +81,7 @@ class GraphDecoder(Decoder):
         import torch
 
         try:
-            with torch.no_grad():
+            with torch.no_grad(), self._current_device():
                 self._allocate()
                 if self.capture:
                     refuse_uncapturable(self.model, self.label, self.regime)
@@ -116,8 +116,18 @@ class GraphDecoder(Decoder):
 
         if not self._ready:
             raise RuntimeError("GraphDecoder.run() before prepare()")
-        with torch.no_grad():
+        with torch.no_grad(), self._current_device():
             return self._decode(self._advance(), self.tokens - 1)
+
+    def _current_device(self) -> Any:
+        """The model's GPU as the current device (replays launch on its stream), or
+        nothing to do on the CPU."""
+        import contextlib
+
+        import torch
+
+        device = self.input_ids.device
+        return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
 
     # -- the decode ------------------------------------------------------------------
     def _advance(self) -> Callable[[], None]:
@@ -272,7 +282,9 @@ class GraphDecoder(Decoder):
                 self._body()
         torch.cuda.current_stream(device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        # captured on a stream of the model's GPU (prepare() made it the current device):
+        # a model built in memory may sit on a GPU other than the first
+        with torch.cuda.graph(graph, stream=side):
             self._body()
         torch.cuda.synchronize(device)  # a capture error surfaces here, not in a window
         self._graph = graph

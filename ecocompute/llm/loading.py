@@ -18,8 +18,17 @@ from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.gguf_checkpoint import origin_note
 from ecocompute.llm.library_messages import library_messages_to_debug
 from ecocompute.llm.memory import out_of_memory_named
+from ecocompute.llm.placement import DoesNotFit
 from ecocompute.llm.quantizers import quantizer_for
-from ecocompute.llm.synthetic import PRESETS, WEIGHTS_NOTE, is_synthetic, materialise, preset_for
+from ecocompute.llm.quantizers.base import Quantizer
+from ecocompute.llm.synthetic import (
+    IN_MEMORY_NOTE,
+    PRESETS,
+    WEIGHTS_NOTE,
+    is_synthetic,
+    materialise,
+    preset_for,
+)
 from ecocompute.precision import Precision
 
 log = logging.getLogger(__name__)
@@ -39,6 +48,7 @@ class Checkpoint:
     location: str  # hub id or folder
     weights: str  # "pretrained" | "synthetic"
     weights_note: str | None
+    in_memory: bool = False  # built on the GPU(s) for each format, never on disk
 
 
 @dataclass
@@ -55,12 +65,14 @@ class LoadedModel:
 def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
     if is_synthetic(model_name):
         try:
-            preset_for(model_name)
+            _, preset = preset_for(model_name)
         except KeyError:
             raise RunError(
                 f"unknown synthetic preset in '{model_name}'; presets: "
                 + ", ".join(f"synthetic:{p}" for p in PRESETS)
             ) from None
+        if preset.in_memory:
+            return Checkpoint(model_name, f"memory:{model_name}", "synthetic", IN_MEMORY_NOTE, True)
         init_device = "cuda:0" if accelerator.kind == "cuda" else "cpu"
         folder = materialise(model_name, init_device)
         return Checkpoint(model_name, str(folder), "synthetic", WEIGHTS_NOTE)
@@ -96,14 +108,63 @@ def load(
     llm_int8_threshold: float,
 ) -> LoadedModel:
     """Load one format (a Precision: its default library's): from_pretrained, then the
-    library's in-memory step where it has one. Raises RunError on a missing model,
-    out-of-memory or a format refused."""
-    from transformers import AutoModelForCausalLM
-
+    library's in-memory step where it has one; or, for a preset built in memory, build
+    it on the GPU(s) at the format. Raises RunError on a missing model, out-of-memory, a
+    model that does not fit or a format refused."""
     if not isinstance(spec, FormatSpec):
         spec = spec_for(spec)
     quantizer = quantizer_for(spec)
     precision = spec.precision
+    if checkpoint.in_memory:
+        model, done = _built(checkpoint, spec, quantizer, accelerator, llm_int8_threshold)
+    else:
+        model, done = _loaded(checkpoint, quantizer, accelerator, llm_int8_threshold)
+    quantizer.check(model)
+    model.eval()
+    record = quantizer.record(llm_int8_threshold)
+    return LoadedModel(
+        precision,
+        model,
+        accelerator.occupied(model),
+        weight_bytes(model) / 2**20,
+        spec=spec,
+        quantization=None if record is None else {**record, **done},
+    )
+
+
+def _built(
+    checkpoint: Checkpoint,
+    spec: FormatSpec,
+    quantizer: Quantizer,
+    accelerator: Accelerator,
+    llm_int8_threshold: float,
+) -> tuple[Any, dict[str, Any]]:
+    """A synthetic model built in GPU memory (llm/in_memory.py), quantized as it is built."""
+    from ecocompute.llm.in_memory import build
+
+    name, precision = checkpoint.model_name, spec.precision
+    try:
+        with (
+            library_messages_to_debug(),
+            out_of_memory_named(name, precision, "building", accelerator),
+        ):
+            model = build(name, spec, accelerator, llm_int8_threshold)
+            return model, quantizer.tally(model)
+    except DoesNotFit as exc:
+        accelerator.release()
+        raise does_not_fit(name, precision, accelerator, str(exc)) from None
+
+
+def _loaded(
+    checkpoint: Checkpoint,
+    quantizer: Quantizer,
+    accelerator: Accelerator,
+    llm_int8_threshold: float,
+) -> tuple[Any, dict[str, Any]]:
+    """from_pretrained, then the library's in-memory step where it has one."""
+    from transformers import AutoModelForCausalLM
+
+    precision = quantizer.spec.precision
     is_local = Path(checkpoint.location).is_dir()
     try:
         with (
@@ -139,18 +200,7 @@ def load(
         library_messages_to_debug(),
         out_of_memory_named(checkpoint.model_name, precision, "quantizing", accelerator),
     ):
-        done = quantizer.finish(model)
-    quantizer.check(model)
-    model.eval()
-    record = quantizer.record(llm_int8_threshold)
-    return LoadedModel(
-        precision,
-        model,
-        accelerator.occupied(model),
-        weight_bytes(model) / 2**20,
-        spec=spec,
-        quantization=None if record is None else {**record, **done},
-    )
+        return model, quantizer.finish(model)
 
 
 def weight_bytes(model: Any) -> int:

@@ -6,6 +6,12 @@ context, RoPE base, norm epsilon, tied embeddings). A preset is built from a con
 random weights, saved with save_pretrained, and loaded back through from_pretrained like
 any checkpoint, so the FP16/NF4/INT8 loading path is the one real models take.
 
+The 70B presets are larger than the disk of the machine that measures them (~138 GB at
+FP16 against the 2-GPU H200 machine's 128 GB): they are built directly in GPU memory,
+seeded, at each format, and never saved (in_memory; llm/in_memory.py). Their special
+token ids are not the checkpoints' (the prompt is random ids, and the end-of-sequence
+token is suppressed until the last new token either way).
+
 Random weights have no activation outliers, so LLM.int8()'s outlier path (threshold
 6.0) is barely exercised: synthetic weights understate the INT8 penalty of real
 checkpoints. Reports say so.
@@ -31,6 +37,16 @@ WEIGHTS_NOTE = (
 )
 
 
+IN_MEMORY_NOTE = (
+    f"synthetic, built in memory: seeded random weights (seed {SEED}, one generator per "
+    "tensor) in the model's public architecture, drawn directly on the GPU(s) at each "
+    "format's dtype and quantized there block by block; never saved to disk, never whole "
+    "in host memory. Energy per token depends on the architecture, not the weights' "
+    "values, but random weights have no activation outliers (LLM.int8()'s outlier path is "
+    "barely exercised) and perplexity is meaningless."
+)
+
+
 @dataclass(frozen=True)
 class Preset:
     family: str  # transformers model_type
@@ -46,6 +62,7 @@ class Preset:
     rms_norm_eps: float
     tie_word_embeddings: bool
     sliding_window: int | None = None
+    in_memory: bool = False  # built on the GPU(s) per format, never saved (in_memory.py)
 
 
 PRESETS: dict[str, Preset] = {
@@ -67,9 +84,22 @@ PRESETS: dict[str, Preset] = {
                          4096, 14336, 32, 32, 8, 32000, 32768, 10000.0, 1e-5, False, 4096),
     "llama-2-13b": Preset("llama", "meta-llama/Llama-2-13b-hf",
                           5120, 13824, 40, 40, 40, 32000, 4096, 10000.0, 1e-5, False),
+    # Built in memory: 80 layers, grouped-query attention (8 key-value heads); rope_theta
+    # is absent from Llama-2-70b-hf's config.json (transformers' default, 10000).
+    "llama-2-70b": Preset("llama", "meta-llama/Llama-2-70b-hf",
+                          8192, 28672, 80, 64, 8, 32000, 4096, 10000.0, 1e-5, False,
+                          in_memory=True),
+    "llama-3-70b": Preset("llama", "meta-llama/Meta-Llama-3-70B",
+                          8192, 28672, 80, 64, 8, 128256, 8192, 500000.0, 1e-5, False,
+                          in_memory=True),
     # Not a real model: a few hundred thousand parameters, for tests and smoke runs.
     "tiny-test": Preset("llama", "none (test architecture)",
                         64, 128, 2, 4, 2, 512, 4096, 10000.0, 1e-5, False),
+    # The same idea built in memory, with layers that outweigh the embeddings as a large
+    # model's do (so that a quantized copy is a third of the FP16 one).
+    "tiny-in-memory": Preset("llama", "none (test architecture, built in memory)",
+                             64, 256, 4, 4, 2, 128, 4096, 10000.0, 1e-5, False,
+                             in_memory=True),
 }  # fmt: skip
 
 

@@ -186,12 +186,24 @@ class EnergyMeter:
         return self.reading(t0, t1, e0, e1)
 
     def reading(
-        self, t0: float, t1: float, e0: list[float] | None, e1: list[float] | None
+        self,
+        t0: float,
+        t1: float,
+        e0: list[float] | None,
+        e1: list[float] | None,
+        only: Sequence[int] | None = None,
     ) -> WindowReading:
-        """Turn edge readings and the sampler's trace into a checked WindowReading."""
+        """Turn edge readings and the sampler's trace into a checked WindowReading: of
+        every GPU this meter reads, or of `only` those (NVML indices, a subset: the same
+        window's reading split between the GPUs a model occupies and the others)."""
+        indices = self.indices if only is None else tuple(only)
+        if only is not None:
+            at = [self.indices.index(i) for i in indices]
+            e0 = None if e0 is None else [e0[k] for k in at]
+            e1 = None if e1 is None else [e1[k] for k in at]
         samples = dropped = 0
         sampled_per_gpu = []
-        for i in self.indices:
+        for i in indices:
             ok, bad = self.sampler.traces[i].counts_between(t0, t1)
             samples += ok
             dropped += bad

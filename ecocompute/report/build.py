@@ -391,7 +391,7 @@ def measured_note(run: MeasuredRun) -> str:
         others = ", ".join(f for f in run.session.formats if f != p.spec().key)
         note += f" One session with {others}: the FP16 trials are shared with their reports."
     if len(set(run.format_gpus.values())) > 1:
-        note += " " + format_gpus_note(run.format_gpus)
+        note += " " + format_gpus_note(run.format_gpus, bool(run.held_gpus))
     return note
 
 

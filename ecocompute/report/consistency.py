@@ -7,8 +7,10 @@ their names say, at a real time, under one protocol (report/consistency_system.p
 each trial must agree with itself and the report's trial totals with its trials
 (consistency_trials.py); its per-format figures and headline must recompute from its
 trials (consistency_formats.py); its pairs, interval and verdict from its pairs
-(consistency_pairs.py). A report derived from the published dataset holds no trials,
-pairs, interval or verdict, and its delta follows from its two energies.
+(consistency_pairs.py); the view of every GPU a session held, where it has one, from
+its trials by the same checks (consistency_held.py). A report derived from the
+published dataset holds no trials, pairs, interval or verdict, and its delta follows
+from its two energies.
 
 Tolerances are the rounding the writer does (report/tolerance.py), carried through
 the arithmetic: a report our writer made always passes, and a figure changed by more
@@ -27,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ecocompute.report.consistency_formats import FP16, format_problems, headline_problems
+from ecocompute.report.consistency_held import held_problems
 from ecocompute.report.consistency_pairs import fp16_alone_problems, pair_problems
 from ecocompute.report.consistency_system import gpu_problems, system_problems
 from ecocompute.report.consistency_trials import trial_problems
@@ -117,4 +120,4 @@ def _measured(doc: Mapping[str, Any], res: Mapping[str, Any]) -> list[str]:
         problems += fp16_alone_problems(res)
     else:
         problems += pair_problems(doc, res, trials, precision)
-    return problems
+    return problems + held_problems(doc, res, precision)

@@ -6,7 +6,9 @@ two's energies per token. The mean delta, its paired Student-t interval and the 
 are recomputed from the pairs' (rounded) deltas with the writer's own estimator
 (stats.estimate_delta). FP16 alone has no pairs, no interval and no verdict. Written
 for one quantized format per call: a report of several formats checks each against its
-round's FP16 trial.
+round's FP16 trial. The same checks hold for the view of every GPU a session held
+(results.held_gpus, report/consistency_held.py): its pairs are of the trials'
+held_energy_per_token_mj, under its own path.
 """
 
 from __future__ import annotations
@@ -48,8 +50,15 @@ def pair_problems(
     res: Mapping[str, Any],
     trials: Sequence[Mapping[str, Any]],
     precision: str,
+    *,
+    where: str = "$.results",
+    trial_key: str = "energy_per_token_mj",
+    fields: Sequence[tuple[str, float]] | None = None,
 ) -> list[str]:
-    """Pairs from the trials of the same round; the delta, interval and verdict from them."""
+    """Pairs from the trials of the same round; the delta, interval and verdict from them.
+    res: the block holding pairs, n_pairs, the delta fields (default: the headline's,
+    delta_fields(doc)), vs_fp16_ci95_pct and verdict, at `where`; trial_key: the trials'
+    energy per token that the pairs compare."""
     problems: list[str] = []
     fp16 = {t["pair"]: t for t in trials if t.get("format") == FP16 and _is_index(t.get("pair"))}
     quant = {
@@ -59,22 +68,20 @@ def pair_problems(
     pairs = [p for p in res.get("pairs") or [] if isinstance(p, Mapping)]
     listed = [p.get("pair") for p in pairs]
     if listed != common:
-        problems.append(f"$.results.pairs: pairs {listed}, but the trials pair up as {common}")
+        problems.append(f"{where}.pairs: pairs {listed}, but the trials pair up as {common}")
         return problems
     n_pairs = res.get("n_pairs")
     if n_pairs != len(pairs):
-        problems.append(
-            f"$.results.n_pairs: {n_pairs!r}, but the report holds {len(pairs)} pair(s)"
-        )
+        problems.append(f"{where}.n_pairs: {n_pairs!r}, but the report holds {len(pairs)} pair(s)")
     deltas: list[float] = []
     for k, (p, key) in enumerate(zip(pairs, common, strict=True)):
-        problems += _one_pair(f"$.results.pairs[{k}]", p, fp16[key], quant[key])
+        problems += _one_pair(f"{where}.pairs[{k}]", p, fp16[key], quant[key], trial_key)
         d = number(p.get("delta_pct"))
         if d is not None:
             deltas.append(d)
     if problems or len(deltas) != len(pairs) or not deltas:
         return problems
-    return _estimate(doc, res, deltas)
+    return _estimate(res, deltas, delta_fields(doc) if fields is None else fields, where)
 
 
 def _is_index(value: object) -> bool:
@@ -82,7 +89,11 @@ def _is_index(value: object) -> bool:
 
 
 def _one_pair(
-    where: str, p: Mapping[str, Any], f_trial: Mapping[str, Any], q_trial: Mapping[str, Any]
+    where: str,
+    p: Mapping[str, Any],
+    f_trial: Mapping[str, Any],
+    q_trial: Mapping[str, Any],
+    trial_key: str,
 ) -> list[str]:
     problems = []
     f, q = number(p.get("fp16_energy_per_token_mj")), number(p.get("energy_per_token_mj"))
@@ -90,7 +101,7 @@ def _one_pair(
         ("fp16_energy_per_token_mj", f, f_trial),
         ("energy_per_token_mj", q, q_trial),
     ):
-        source = number(trial.get("energy_per_token_mj"))
+        source = number(trial.get(trial_key))
         if value is None or source is None or not close(value, source, 0.0):
             problems.append(f"{where}.{key}: {value!r}, but its trial says {source!r}")
     d = number(p.get("delta_pct"))
@@ -107,38 +118,43 @@ def _one_pair(
     return problems
 
 
-def _estimate(doc: Mapping[str, Any], res: Mapping[str, Any], deltas: Sequence[float]) -> list[str]:
+def _estimate(
+    res: Mapping[str, Any],
+    deltas: Sequence[float],
+    fields: Sequence[tuple[str, float]],
+    where: str,
+) -> list[str]:
     """The mean delta, interval and verdict, recomputed from the pairs' (rounded) deltas
     with the writer's own estimator (stats.estimate_delta)."""
     problems = []
     n = len(deltas)
     estimate = estimate_delta(deltas)
-    for key, half in delta_fields(doc):  # the pairs' deltas are rounded too
+    for key, half in fields:  # the pairs' deltas are rounded too
         mean = number(res.get(key))
         if mean is None or not close(mean, estimate.mean_pct, half + HALF_PCT):
             problems.append(
-                f"$.results.{key}: {mean!r}, but the mean of its pairs is {estimate.mean_pct:.3f}%"
+                f"{where}.{key}: {mean!r}, but the mean of its pairs is {estimate.mean_pct:.3f}%"
             )
     ci = res.get("vs_fp16_ci95_pct")
     verdict = res.get("verdict")
     if estimate.ci95_pct is None:
         if ci is not None:
-            problems.append(f"$.results.vs_fp16_ci95_pct: {ci}, but one pair has no interval")
+            problems.append(f"{where}.vs_fp16_ci95_pct: {ci}, but one pair has no interval")
         if verdict != "inconclusive":
-            problems.append(f"$.results.verdict: {verdict!r}, but one pair is inconclusive")
+            problems.append(f"{where}.verdict: {verdict!r}, but one pair is inconclusive")
         return problems
     # Each pair's delta is rounded (+-HALF_PCT): the mean moves by at most that, the
     # half-width by t * HALF_PCT / sqrt(n - 1) (the sample sd is 1-Lipschitz in the
     # deltas' L2 norm over sqrt(n - 1)); the bounds themselves are rounded too.
     tolerance = HALF_PCT * (2.0 + t_quantile(0.975, n - 1) / math.sqrt(n - 1))
     if not (isinstance(ci, list) and len(ci) == 2 and all(number(x) is not None for x in ci)):
-        problems.append(f"$.results.vs_fp16_ci95_pct: {ci!r}, but {n} pairs have an interval")
+        problems.append(f"{where}.vs_fp16_ci95_pct: {ci!r}, but {n} pairs have an interval")
         return problems
     lo, hi = float(ci[0]), float(ci[1])
     want_lo, want_hi = estimate.ci95_pct
     if not (close(lo, want_lo, tolerance) and close(hi, want_hi, tolerance)):
         problems.append(
-            f"$.results.vs_fp16_ci95_pct: [{lo:g}, {hi:g}], but its pairs give "
+            f"{where}.vs_fp16_ci95_pct: [{lo:g}, {hi:g}], but its pairs give "
             f"[{want_lo:.3f}, {want_hi:.3f}]"
         )
         return problems
@@ -150,7 +166,7 @@ def _estimate(doc: Mapping[str, Any], res: Mapping[str, Any], deltas: Sequence[f
     }
     if verdict not in possible:
         problems.append(
-            f"$.results.verdict: {verdict!r}, but its interval [{lo:g}, {hi:g}] says "
+            f"{where}.verdict: {verdict!r}, but its interval [{lo:g}, {hi:g}] says "
             f"{verdict_for((lo, hi))!r}"
         )
     return problems

@@ -36,11 +36,18 @@ def formats_on_gpus(format_gpus: Mapping[Any, Sequence[int]]) -> str:
     return "; ".join(f"{fmt} on {gpu_list(gpus)}" for fmt, gpus in format_gpus.items())
 
 
-def format_gpus_note(format_gpus: Mapping[Any, Sequence[int]]) -> str:
+def format_gpus_note(format_gpus: Mapping[Any, Sequence[int]], held: bool = False) -> str:
     """Said wherever the formats occupy different GPUs: the comparison then includes
-    the whole package power of every GPU a format needs, idle or not."""
-    return (
+    the whole package power of every GPU a format needs, idle or not; held: the report
+    also gives the view of every GPU the session held."""
+    note = (
         f"The formats occupy different GPUs ({formats_on_gpus(format_gpus)}): each "
         "format's energy sums every GPU its model occupies, so a format that needs more "
         "GPUs pays for all of them."
     )
+    if held:
+        note += (
+            " results.held_gpus gives the same comparison over every GPU the session held, "
+            "each format charged the idle draw of the GPUs it left idle."
+        )
+    return note

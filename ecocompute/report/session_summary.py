@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ecocompute.report.held_summary import held_session_lines
 from ecocompute.report.labels import card_with_arch, local_gpu
 from ecocompute.report.summary import (
     basis_words,
@@ -77,6 +78,7 @@ def render_session(reports: Sequence[dict[str, Any]], paths: Sequence[str]) -> s
         header += " (of bandwidth limit)"
     lines.append(header)
     lines.extend(_format_line(r) for r in reports)
+    lines.extend(held_session_lines(reports))
     if work.get("weights") in ("pretrained", "synthetic"):
         lines.append(f"  weights    {work['weights']}")
     lines.append(f"  software   {software_words(first['software'])}")

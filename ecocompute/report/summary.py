@@ -9,6 +9,7 @@ from typing import Any
 
 from ecocompute.precision import Precision
 from ecocompute.published.figures import is_project_card
+from ecocompute.report.held_summary import held_lines
 from ecocompute.report.labels import card_with_arch, formats_on_gpus, local_gpu
 from ecocompute.report.software import stack_in_words
 
@@ -82,6 +83,7 @@ def render(report: dict[str, Any], path: str) -> str:
         gpus = _gpus_by_format(res)
         if gpus:
             lines.append(f"  gpus       {gpus}")
+        lines.extend(held_lines(work["precision"], res))
     arch_source = sut.get("gpu_arch_source", "")
     if "pass --gpu_arch" in arch_source:
         lines.append(f"  note       {arch_source}")

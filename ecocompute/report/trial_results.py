@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecocompute.precision import Precision
+from ecocompute.report.held_view import held_block, held_trial_fields
 from ecocompute.stats import CI_METHOD, DeltaEstimate, estimate_delta, paired_deltas_pct, summarise
 from ecocompute.task.outcome import MeasuredRun
 from ecocompute.task.trials import Trial, rounds_paired
@@ -75,7 +76,8 @@ def format_stats(
     }
 
 
-def trial_record(t: Trial) -> dict[str, Any]:
+def trial_record(t: Trial, held: bool = False) -> dict[str, Any]:
+    """held: the report also gives every held GPU's view (report/held_view.py)."""
     r = t.reading
     return {
         "index": t.index,
@@ -95,6 +97,7 @@ def trial_record(t: Trial) -> dict[str, Any]:
         "dropped_samples": r.dropped,
         "per_gpu_energy_joules": [round(x, 4) for x in r.per_gpu_j],
         **({} if t.slot is None else {"slot": t.slot}),
+        **(held_trial_fields(t) if held else {}),
     }
 
 
@@ -168,7 +171,8 @@ def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
         "dropped_samples": sum(t.reading.dropped for t in run.trials),
         "per_format": per_format,
         "pairs": pairs,
-        "trials": [trial_record(t) for t in run.trials],
+        "trials": [trial_record(t, bool(run.held_gpus)) for t in run.trials],
+        **({"held_gpus": held} if (held := held_block(run)) is not None else {}),
     }
 
 

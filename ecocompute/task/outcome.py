@@ -67,6 +67,9 @@ class MeasuredRun:
     decode_per_format: Mapping[Precision, Mapping[str, Any]] = dataclasses.field(
         default_factory=dict
     )
+    # Every GPU the session's models held, where the formats occupy different ones (one
+    # phase): each trial then also read the GPUs its format left idle (Trial.left_idle).
+    held_gpus: tuple[int, ...] = ()
 
     @property
     def rounds(self) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ecocompute.monitor.meter import EnergyMeter, WindowReading
 from ecocompute.monitor.sampler import PowerSampler
@@ -123,9 +123,11 @@ class StoppingRecord:
 @dataclass(frozen=True)
 class PhaseResult:
     trials: tuple[Trial, ...]
-    meters: dict[Precision, EnergyMeter]  # each format's meter, over its GPUs
+    meters: dict[Precision, EnergyMeter]  # each format's meter
     idle: IdleWindow | None
     stopping: StoppingRecord
+    gpus: dict[Precision, tuple[int, ...]] = field(default_factory=dict)  # its weights' GPUs
+    held: tuple[int, ...] = ()  # every GPU the phase held, where the formats' differ
 
 
 @dataclass(frozen=True)
@@ -146,11 +148,21 @@ def run_phase(
     progress: Progress,
     clock: Callable[[], float] = time.monotonic,
 ) -> PhaseResult:
-    """Sampler on for the idle window, warm-ups and trials; off on return."""
+    """Sampler on for the idle window, warm-ups and trials; off on return.
+
+    Where the formats occupy different GPUs, every format's windows read every GPU of
+    the phase: each trial keeps its own GPUs' energy, and beside it that of the GPUs it
+    left idle (held by the other formats' weights), read over the same window."""
     indices = sorted({i for r in residents for i in r.nvml_indices})
+    spread = len({r.nvml_indices for r in residents}) > 1
     with instruments.sampler(indices) as sampler:
         arms = [
-            Arm(r.precision, r.decode, instruments.meter(r.nvml_indices, sampler))
+            Arm(
+                r.precision,
+                r.decode,
+                instruments.meter(indices if spread else r.nvml_indices, sampler),
+                r.nvml_indices,
+            )
             for r in residents
         ]
         for arm in arms:
@@ -164,7 +176,8 @@ def run_phase(
         warm_up(arms, plan.warmup, progress)
         trials, record = _rounds(arms, plan, progress, clock)
     meters = {arm.precision: arm.meter for arm in arms}
-    return PhaseResult(tuple(trials), meters, idle, record)
+    gpus = {arm.precision: arm.own for arm in arms}
+    return PhaseResult(tuple(trials), meters, idle, record, gpus, tuple(indices) if spread else ())
 
 
 def _rounds(

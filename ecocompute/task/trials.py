@@ -29,11 +29,23 @@ class Decode(Protocol):
 
 @dataclass(frozen=True)
 class Arm:
-    """One format of the model, ready to decode, and the meter over its GPUs."""
+    """One format of the model, ready to decode, and the meter over its GPUs; where the
+    session's formats occupy different GPUs, the meter reads every GPU of the session
+    in the same windows, and `gpus` names the ones this format occupies."""
 
     precision: Precision
     decode: Decode
     meter: EnergyMeter
+    gpus: tuple[int, ...] = ()  # NVML indices of its weights' GPUs; (): all the meter's
+
+    @property
+    def own(self) -> tuple[int, ...]:
+        return self.gpus or self.meter.indices
+
+    @property
+    def left_idle(self) -> tuple[int, ...]:
+        """The session's GPUs this format does not occupy (idle in its windows)."""
+        return tuple(i for i in self.meter.indices if i not in self.own)
 
 
 @dataclass(frozen=True)
@@ -42,12 +54,25 @@ class Trial:
     pair: int | None  # the round, for a quantized run; None when FP16 runs alone
     precision: Precision
     tokens: int
-    reading: WindowReading
+    reading: WindowReading  # the GPUs its format occupies
     slot: int | None = None  # its place in a rotated round (sessions of several formats)
+    # The session's other GPUs in the same window: held by other formats' weights, idle
+    # while this format decodes. None where the format occupies every GPU of the session.
+    left_idle: WindowReading | None = None
 
     @property
     def energy_per_token_mj(self) -> float:
         return energy_per_token_mj(self.reading.energy_j, self.tokens)
+
+    @property
+    def held_energy_j(self) -> float:
+        """Energy of every GPU the session held, over this trial's window."""
+        idle = 0.0 if self.left_idle is None else self.left_idle.energy_j
+        return self.reading.energy_j + idle
+
+    @property
+    def held_energy_per_token_mj(self) -> float:
+        return energy_per_token_mj(self.held_energy_j, self.tokens)
 
     @property
     def throughput_tokens_per_s(self) -> float:
@@ -80,14 +105,17 @@ def warm_up(arms: Sequence[Arm], warmup: int, progress: Progress) -> None:
 def measured_trial(
     arm: Arm, expected_tokens: int, index: int, pair: int | None, slot: int | None = None
 ) -> Trial:
-    output, reading = arm.meter.window(arm.decode.run)
+    output, t0, t1, e0, e1 = arm.meter.run(arm.decode.run)
+    reading = arm.meter.reading(t0, t1, e0, e1, arm.own)
+    idle = arm.left_idle
+    left_idle = arm.meter.reading(t0, t1, e0, e1, idle) if idle else None
     tokens = arm.decode.new_tokens(output)
     if tokens != expected_tokens:
         raise RunError(
             f"{arm.precision} decode produced {tokens} new tokens, expected {expected_tokens} "
             "(min_new_tokens should force them); the protocol cannot compare the formats"
         )
-    return Trial(index, pair, arm.precision, tokens, reading, slot)
+    return Trial(index, pair, arm.precision, tokens, reading, slot, left_idle)
 
 
 def round_order(arms: Sequence[Arm], done: int, rotate: bool) -> list[Arm]:

@@ -31,6 +31,17 @@ class Quantizer(ABC):
         it did (layers quantized, skipped). The default: nothing to do."""
         return {}
 
+    def quantize_block(self, block: Any, head: Any, llm_int8_threshold: float) -> None:
+        """A model built in memory (llm/in_memory.py): quantize this block's linear
+        layers, other than the output layer `head`, where they lie, right after the
+        block was built at 16 bits. The default (FP16): nothing to do."""
+        return None
+
+    def tally(self, model: Any) -> dict[str, Any]:
+        """After an in-memory build: what quantize_block did over the whole model, as
+        finish() says it after a load. The default: nothing to say."""
+        return {}
+
     @abstractmethod
     def check(self, model: Any) -> None:
         """Refuse a model that is not in this format (its energy would be reported as

@@ -1,5 +1,9 @@
 """bitsandbytes: NF4 (4-bit NormalFloat) and LLM.int8(), quantized by transformers'
-BitsAndBytesConfig as the checkpoint loads."""
+BitsAndBytesConfig as the checkpoint loads; a model built in memory is quantized block
+by block with the layers and parameters transformers' own integration makes
+(transformers/integrations/bitsandbytes.py: Linear4bit with Params4bit, quantized where
+it lies; Linear8bitLt with Int8Params, quantized on the way from the CPU, one tensor at a
+time), with the settings of load_arguments()."""
 
 from __future__ import annotations
 
@@ -68,6 +72,45 @@ class Bitsandbytes(Quantizer):
         else:
             config = BitsAndBytesConfig(load_in_8bit=True, llm_int8_threshold=llm_int8_threshold)
         return {"dtype": torch.float16, "quantization_config": config}
+
+    def quantize_block(self, block: Any, head: Any, llm_int8_threshold: float) -> None:
+        """Each torch.nn.Linear of the block but the output layer becomes this format's
+        bitsandbytes layer, holding the block's own weights quantized."""
+        import torch
+
+        for name, module in list(block.named_modules()):
+            if name and type(module) is torch.nn.Linear and module is not head:
+                block.set_submodule(name, self._layer(module, llm_int8_threshold))
+
+    def _layer(self, linear: Any, llm_int8_threshold: float) -> Any:
+        import bitsandbytes as bnb
+        import torch
+
+        weight = linear.weight.data
+        shape = (linear.in_features, linear.out_features, linear.bias is not None)
+        layer: Any
+        quantized: Any
+        if self.spec.precision is Precision.NF4:
+            layer = bnb.nn.Linear4bit(
+                *shape, compute_dtype=torch.float16, compress_statistics=False,
+                quant_type="nf4", device="meta",
+            )  # fmt: skip
+            quantized = bnb.nn.Params4bit(
+                weight, requires_grad=False, compress_statistics=False, quant_type="nf4",
+                module=layer,
+            )  # fmt: skip
+            layer.weight = quantized.to(weight.device)  # quantized where it lies
+        else:
+            layer = bnb.nn.Linear8bitLt(
+                *shape, has_fp16_weights=False, threshold=llm_int8_threshold, device="meta"
+            )
+            quantized = bnb.nn.Int8Params(
+                weight.to("cpu"), requires_grad=False, has_fp16_weights=False
+            )
+            layer.weight = quantized.to(weight.device)  # quantized on its way from the CPU
+        if linear.bias is not None:
+            layer.bias = torch.nn.Parameter(linear.bias.data, requires_grad=False)
+        return layer
 
     def check(self, model: Any) -> None:
         precision = self.spec.precision

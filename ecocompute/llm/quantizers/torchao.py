@@ -101,13 +101,20 @@ class Torchao(Quantizer):
     # -- after loading -----------------------------------------------------------------
     def finish(self, model: Any) -> dict[str, Any]:
         """quantize_() every linear layer but the output layer; count what it did."""
+        self.quantize_block(model, model.get_output_embeddings(), 0.0)
+        return self.tally(model)
+
+    def quantize_block(self, block: Any, head: Any, llm_int8_threshold: float) -> None:
+        """quantize_() the block's linear layers but the output layer, in place."""
         lib = self.library()
-        head = model.get_output_embeddings()
-        linears = _linears(model, head)
         try:
-            lib.quantize_(model, self.config(lib), filter_fn=lambda m, _fqn: _is_linear(m, head))
+            lib.quantize_(block, self.config(lib), filter_fn=lambda m, _fqn: _is_linear(m, head))
         except Exception as exc:
             raise self.refuse(f"torchao quantize_ failed ({first_line(exc)})") from None
+
+    def tally(self, model: Any) -> dict[str, Any]:
+        """Layers quantized and skipped (refusing a model with none quantized)."""
+        linears = _linears(model, model.get_output_embeddings())
         skipped = [(name, tuple(m.weight.shape)) for name, m in linears if not _quantized(m)]
         done = len(linears) - len(skipped)
         if done == 0:
