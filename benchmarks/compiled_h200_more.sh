@@ -57,7 +57,7 @@ else
     nvidia-smi -L
     ls -d /tmp/torchinductor_* 2>/dev/null | sed 's/^/inductor cache present: /'
     python3 -c "import torch, torchao, bitsandbytes, transformers as t
-from ecocompute import packages
+from ecocompute.core import packages
 print('torch', torch.__version__, 'triton', packages.installed_version('triton'),
       'torchao', torchao.__version__, 'bnb', bitsandbytes.__version__,
       'transformers', t.__version__, 'cc', torch.cuda.get_device_capability(0))" 2>&1 | tail -1

@@ -51,10 +51,10 @@ class SecondGpuOnly:
 
 
 def second_gpu(accelerator, capture: bool) -> None:
+    from ecocompute.core.precision import Precision
     from ecocompute.formats.table import spec_for
     from ecocompute.llm.decode import make_decoder
     from ecocompute.llm.loading import load, prompt_ids, resolve_checkpoint
-    from ecocompute.precision import Precision
 
     model_name = "synthetic:tiny-in-memory"
     checkpoint = resolve_checkpoint(model_name, accelerator)

@@ -47,10 +47,10 @@ class ColumnCounter:
 def measure(model_name: str, threshold: float, windows: int, seq_len: int, decode: int) -> dict:
     import torch
 
+    from ecocompute.core.precision import Precision
     from ecocompute.llm.cuda import CudaAccelerator
     from ecocompute.llm.loading import load, load_tokenizer, resolve_checkpoint
     from ecocompute.llm.quality_probe import corpus_text
-    from ecocompute.precision import Precision
 
     accelerator = CudaAccelerator()
     checkpoint = resolve_checkpoint(model_name, accelerator)

@@ -16,10 +16,10 @@ import time
 
 from probe_models import greedy, load_models
 
+from ecocompute.core.units import mw_to_w
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.telemetry.mapping import match_devices
 from ecocompute.telemetry.nvml import open_nvml
-from ecocompute.units import mw_to_w
 
 
 def main() -> None:

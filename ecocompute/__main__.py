@@ -15,6 +15,6 @@ for _signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
     if _signal.getsignal(_signum) != _signal.SIG_IGN:
         _signal.signal(_signum, _note)
 
-from ecocompute.entry import main  # noqa: E402 - only once the signals are held
+from ecocompute.cli.entry import main  # noqa: E402 - only once the signals are held
 
 raise SystemExit(main(arrived=_arrived))

@@ -1,7 +1,7 @@
 """The Python API: what the command line does, as functions that return typed results.
 
     import ecocompute
-    result = ecocompute.task("TinyLlama/TinyLlama-1.1B-Chat-v1.0", precision="NF4")
+    result = ecocompute.estimate("TinyLlama/TinyLlama-1.1B-Chat-v1.0", precision="NF4")
     print(result.verdict, result.delta_pct, result.interval_pct, result.basis)
     result.write("outputs/python")          # energy.json (one per format of a session)
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.progress import Progress
 from ecocompute.errors import InputError, ReportInvalid
-from ecocompute.progress import Progress
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import logging
 import sys
 import warnings
 
-from ecocompute import entry
+from ecocompute.cli import entry
 
 from .fakes import FakeTelemetry, install_fakes
 from .test_faults import SpillingAccelerator

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from ecocompute import entry
+from ecocompute.cli import entry
 from ecocompute.llm.loading import ModelBackend
 from ecocompute.task.machine import Machine
 

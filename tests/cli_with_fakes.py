@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 
-from ecocompute import entry
+from ecocompute.cli import entry
 
 from .fakes import CpuAccelerator, FakeTelemetry, install_fakes
 

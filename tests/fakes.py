@@ -280,7 +280,7 @@ def estimate_report(
     command: list[str] | None = None,
 ) -> dict[str, Any]:
     """run_energy_estimate on stand-ins, built into its report dict (not validated)."""
-    from ecocompute.progress import Progress
+    from ecocompute.boundary.progress import Progress
     from ecocompute.report.build import build_report
     from ecocompute.task.run import run_energy_estimate
 

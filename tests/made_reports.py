@@ -20,8 +20,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from ecocompute.core.stats import t_quantile, verdict_for
 from ecocompute.published.figures import delta_pct
-from ecocompute.stats import t_quantile, verdict_for
 
 from .conftest import REPO
 

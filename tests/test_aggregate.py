@@ -9,9 +9,9 @@ import math
 import pytest
 
 from ecocompute.cli import main
+from ecocompute.core.stats import t_quantile
 from ecocompute.results.aggregate import aggregate, group_reports
 from ecocompute.results.collect import read_reports, software_fingerprint
-from ecocompute.stats import t_quantile
 
 from .conftest import REPO
 from .made_reports import measured, write

@@ -14,18 +14,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ecocompute"
 # Lower ranks are lower rooms; a module may import its own room and lower ranks only.
 RANK = {
     "errors": 0,
-    "units": 0,
-    "precision": 0,
-    "progress": 0,
-    "packages": 0,
-    "printable": 0,
-    "limits": 0,
-    "model_size": 1,
-    "yaml_params": 0,
-    "interrupts": 1,
-    "user_paths": 1,
-    "printing": 1,
-    "stats": 1,
+    "core": 0,
+    "boundary": 1,
     "formats": 1,
     "published": 2,
     "params": 3,
@@ -36,11 +26,13 @@ RANK = {
     "report": 7,
     "results": 8,
     "api": 9,
-    "cli": 9,
-    "entry": 10,
+    "cli": 10,
     "__main__": 11,
 }
 SUBPACKAGES = (
+    "core",
+    "boundary",
+    "params",
     "formats",
     "telemetry",
     "monitor",
@@ -49,6 +41,7 @@ SUBPACKAGES = (
     "published",
     "report",
     "results",
+    "cli",
 )
 
 
@@ -145,3 +138,17 @@ def test_measured_or_published_is_decided_in_one_place():
     assert [c.split(":")[0] for c in _calls_of("published_run")] == ["ecocompute.task.run"]
     assert [c.split(":")[0] for c in _calls_of("published_sections")] == ["ecocompute.report.build"]
     assert [c.split(":")[0] for c in _calls_of("measured_sections")] == ["ecocompute.report.build"]
+
+
+def test_the_top_of_the_package_holds_the_api_and_little_else():
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 8, top
+
+
+def test_no_module_is_over_350_lines():
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 350
+    }
+    assert long == {}

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
+from ecocompute.boundary.progress import Progress
 from ecocompute.cli import main
 from ecocompute.errors import InputError
-from ecocompute.progress import Progress
 from ecocompute.results.batch_axis import BatchPoint, crossover, first_crossing, map_words
 from ecocompute.results.sweep import sweep
 from ecocompute.results.sweep_plan import split_batches

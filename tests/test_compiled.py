@@ -14,10 +14,10 @@ import json
 
 import pytest
 
+from ecocompute.boundary.progress import Progress
 from ecocompute.errors import DecodeCaptureFailed
 from ecocompute.llm.decode import make_decoder
 from ecocompute.params import resolve
-from ecocompute.progress import Progress
 from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.session_job import SessionJob
 from ecocompute.results.aggregate import group_reports

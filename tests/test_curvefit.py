@@ -8,6 +8,7 @@ import pytest
 
 pytest.importorskip("scipy")
 
+from ecocompute.core.stats import t_quantile
 from ecocompute.published.figures import DeltaCurve, delta_pct, published
 from ecocompute.results.curvefit import (
     EXTRAPOLATED,
@@ -18,7 +19,6 @@ from ecocompute.results.curvefit import (
     fit_points,
     se_from_ci,
 )
-from ecocompute.stats import t_quantile
 
 # The superseded RTX 4090D-only Ada NF4 curve (kept in the JSON for provenance) never
 # reaches zero (A - S = +15.5%): a known curve that does not cross. The made curve keeps

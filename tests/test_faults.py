@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-import ecocompute.packages as packages
+import ecocompute.core.packages as packages
 import ecocompute.report.job as task
 from ecocompute.cli import main
+from ecocompute.core.precision import Precision
 from ecocompute.errors import MeasurementRefused
 from ecocompute.formats.table import FP16_SPEC, spec_for
 from ecocompute.llm import loading as models
@@ -30,7 +31,6 @@ from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.params import MAX_PARAMETERS_BYTES
-from ecocompute.precision import Precision
 from ecocompute.report.schema import validation_errors
 from ecocompute.report.validate import MAX_REPORT_BYTES
 

@@ -9,6 +9,7 @@ import types
 
 import pytest
 
+from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError, RunError
 from ecocompute.formats.table import (
     BITSANDBYTES,
@@ -21,7 +22,6 @@ from ecocompute.formats.table import (
 from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.llm.quantizers.torchao import Torchao
 from ecocompute.params import resolve
-from ecocompute.precision import Precision
 
 from .fakes import CpuAccelerator
 

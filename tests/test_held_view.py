@@ -15,9 +15,9 @@ import re
 
 import pytest
 
+from ecocompute.boundary.progress import Progress
 from ecocompute.llm.loading import ModelBackend
 from ecocompute.params import resolve
-from ecocompute.progress import Progress
 from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.consistency import consistency_problems
 from ecocompute.report.session_job import SessionJob

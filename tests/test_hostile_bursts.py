@@ -23,7 +23,8 @@ import time
 
 import pytest
 
-from ecocompute import entry, interrupts
+from ecocompute.boundary import interrupts
+from ecocompute.cli import entry
 
 from .conftest import REPO
 from .test_hostile_signals import OURS, PYTHON_STARTUP, judge
@@ -37,7 +38,7 @@ def _sigint_now() -> None:
 
 
 def test_a_second_sigint_while_the_first_is_told_is_the_same_interrupt(monkeypatch, capsys):
-    from ecocompute import cli
+    from ecocompute.cli import dispatch, reports_commands
 
     real_describe = interrupts.describe
 
@@ -45,13 +46,13 @@ def test_a_second_sigint_while_the_first_is_told_is_the_same_interrupt(monkeypat
         _sigint_now()  # the key is still down
         return real_describe(exc)
 
-    monkeypatch.setattr(cli, "describe_interrupt", describe_during_a_burst)
+    monkeypatch.setattr(dispatch, "describe_interrupt", describe_during_a_burst)
 
     def command(args) -> int:
         _sigint_now()
         return 0
 
-    monkeypatch.setattr(cli, "_cmd_validate", command)
+    monkeypatch.setattr(reports_commands, "_cmd_validate", command)
     status = entry.main(["validate", "x"], exiting=False)
     err = capsys.readouterr().err
     assert status == 130
@@ -83,7 +84,7 @@ def test_a_burst_inside_a_writes_cleanup_leaves_no_temp_file(tmp_path, monkeypat
 def test_a_new_ctrl_c_after_a_quiet_second_is_a_new_interrupt(monkeypatch, capsys):
     """In case a library swallowed the first: the burst rule never makes a run
     uninterruptible."""
-    from ecocompute import cli
+    from ecocompute.cli import reports_commands
 
     swallowed = []
 
@@ -96,7 +97,7 @@ def test_a_new_ctrl_c_after_a_quiet_second_is_a_new_interrupt(monkeypatch, capsy
         _sigint_now()
         return 0
 
-    monkeypatch.setattr(cli, "_cmd_validate", command)
+    monkeypatch.setattr(reports_commands, "_cmd_validate", command)
     assert entry.main(["validate", "x"], exiting=False) == 130
     assert swallowed == [True]
     assert capsys.readouterr().err.startswith("ecocompute: interrupted by SIGINT")

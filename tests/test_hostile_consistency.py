@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecocompute.cli import main
+from ecocompute.core.precision import Precision
 from ecocompute.params import RunParams, resolve
-from ecocompute.precision import Precision
 from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.consistency import consistency_problems
 from ecocompute.report.trial_results import results_block

@@ -22,8 +22,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ecocompute.cli import main
+from ecocompute.core.precision import Precision
 from ecocompute.params import RunParams
-from ecocompute.precision import Precision
 from ecocompute.report.consistency import consistency_problems
 from ecocompute.report.trial_results import results_block
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from ecocompute import entry
+from ecocompute.cli import entry
 from ecocompute.report.atomic import LEGACY_STALE_S, remove_stale_temps
 from ecocompute.report.checks import energy_report_problems
 

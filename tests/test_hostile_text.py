@@ -26,7 +26,7 @@ def _undecodable(folder: Path, name: bytes) -> Path:
 
 
 def test_recordable_keeps_the_bytes_of_an_undecodable_name():
-    from ecocompute.printable import printable, recordable
+    from ecocompute.core.printable import printable, recordable
 
     assert recordable(os.fsdecode(b"caf\xe9")) == "caf\\xe9"
     assert recordable("plain") == "plain"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from ecocompute.core.precision import Precision
 from ecocompute.errors import RunError
 from ecocompute.formats.table import FP16_SPEC, spec_for
 from ecocompute.llm.in_memory import blocks_of, build, size, skeleton, tensor_seed
@@ -15,7 +16,6 @@ from ecocompute.llm.loading import ModelBackend, resolve_checkpoint
 from ecocompute.llm.placement import Block, DoesNotFit, plan, reserve_bytes
 from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.llm.synthetic import PRESETS, SEED
-from ecocompute.precision import Precision
 
 from .fake_gpus import FakeGpus
 from .fakes import CpuAccelerator

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ecocompute import interrupts
+from ecocompute.boundary import interrupts
 from ecocompute.cli import main
 from ecocompute.errors import Interrupted
 from ecocompute.report.schema import validation_errors
@@ -295,7 +295,7 @@ def test_an_ending_process_blocks_its_signals_for_the_interpreters_shutdown():
     (exit -2 after its one line). Ending, main() blocks the signals it held."""
     import signal
 
-    from ecocompute import entry
+    from ecocompute.cli import entry
 
     before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}

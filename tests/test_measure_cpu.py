@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from ecocompute.boundary.progress import Progress
 from ecocompute.params import resolve
-from ecocompute.progress import Progress
 from ecocompute.report.schema import validation_errors
 from ecocompute.report.summary import render
 

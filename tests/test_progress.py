@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ecocompute.progress import Progress, quiet_library_progress_bars
+from ecocompute.boundary.progress import Progress, quiet_library_progress_bars
 
 
 def test_progress_lines_go_to_the_stream_unless_quiet():
@@ -40,7 +40,7 @@ def test_quiet_before_transformers_is_imported_holds_after_the_import():
     pytest.importorskip("transformers")
     code = (
         "import sys\n"
-        "from ecocompute.progress import quiet_library_progress_bars\n"
+        "from ecocompute.boundary.progress import quiet_library_progress_bars\n"
         "assert 'transformers' not in sys.modules\n"
         "quiet_library_progress_bars()\n"
         "import transformers.utils.logging as l\n"

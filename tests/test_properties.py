@@ -50,7 +50,7 @@ DETERMINISTIC = {
 # --- 1. random parameter sets through the CLI --------------------------------------
 
 # Per flag: values that must be accepted and values that must be refused, written down
-# here independently of params.py (the oracle). Valid values keep a measured run short.
+# here independently of params/ (the oracle). Valid values keep a measured run short.
 HUGE_INT = "9" * 5000  # more digits than Python converts (sys.get_int_max_str_digits())
 FLAGS: dict[str, tuple[list[str], list[str]]] = {
     "--model": (["synthetic:tiny-test"], ["", "   "]),

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from ecocompute.cli import main
+from ecocompute.core.precision import Precision
 from ecocompute.llm.gguf_checkpoint import ORIGIN_FILE, convert
 from ecocompute.llm.loading import load, resolve_checkpoint
 from ecocompute.llm.quality_probe import perplexity
-from ecocompute.precision import Precision
 from ecocompute.report.schema import validation_errors
 
 from .fakes import CpuAccelerator, FakeTelemetry, install_fakes

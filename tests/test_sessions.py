@@ -9,9 +9,9 @@ import json
 
 import pytest
 
+from ecocompute.boundary.progress import Progress
 from ecocompute.errors import RunError
 from ecocompute.params import resolve
-from ecocompute.progress import Progress
 from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.session_job import SessionJob
 from ecocompute.task.trials import round_order

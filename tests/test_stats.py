@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecocompute.stats import (
+from ecocompute.core.stats import (
     estimate_delta,
     paired_deltas_pct,
     summarise,

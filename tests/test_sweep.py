@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("scipy")
 
+from ecocompute.boundary.progress import Progress
 from ecocompute.cli import main
 from ecocompute.errors import RunError
-from ecocompute.progress import Progress
 from ecocompute.published.figures import delta_pct
 from ecocompute.report.schema import sweep_errors
 from ecocompute.results.sweep import sweep

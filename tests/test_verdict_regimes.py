@@ -8,10 +8,10 @@ import json
 
 import pytest
 
+from ecocompute.boundary.progress import Progress
+from ecocompute.core.precision import Precision
 from ecocompute.monitor.meter import WindowReading
 from ecocompute.params import resolve
-from ecocompute.precision import Precision
-from ecocompute.progress import Progress
 from ecocompute.report.schema import validation_errors
 from ecocompute.report.summary import render
 from ecocompute.results.aggregate import group_reports

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError
-from ecocompute.precision import Precision
 
 TORCH = "torch"
 BITSANDBYTES = "bitsandbytes"

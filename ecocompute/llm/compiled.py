@@ -35,9 +35,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ecocompute import packages
+from ecocompute.core import packages
 from ecocompute.errors import DecodeCaptureFailed
-from ecocompute.llm.graphs import GraphDecoder, one_line
+from ecocompute.llm.graph_rules import one_line
+from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.llm.synthetic import tool_cache_root
 
 log = logging.getLogger(__name__)

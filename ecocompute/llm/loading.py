@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecocompute.core.precision import Precision
 from ecocompute.errors import RunError
 from ecocompute.formats.table import FP16_SPEC, FormatSpec, spec_for
 from ecocompute.llm.cuda import Accelerator
@@ -29,7 +30,6 @@ from ecocompute.llm.synthetic import (
     materialise,
     preset_for,
 )
-from ecocompute.precision import Precision
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ecocompute.precision import Precision
-from ecocompute.printable import recordable
+from ecocompute.core.precision import Precision
+from ecocompute.core.printable import recordable
 
 CORPUS = "data/corpus/eval_text.txt"
 CORPUS_SOURCE = (

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ecocompute.core.units import mj_to_j
 from ecocompute.errors import MeasurementRefused
 from ecocompute.monitor.counter_edges import (
     MAX_WAIT_PERIODS,
@@ -25,7 +26,6 @@ from ecocompute.monitor.counter_edges import (
 )
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.telemetry.base import GpuTelemetry, TelemetryNotSupported, TelemetryReadError
-from ecocompute.units import mj_to_j
 
 T = TypeVar("T")
 

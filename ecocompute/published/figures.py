@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ecocompute.precision import Precision
+from ecocompute.core.precision import Precision
 from ecocompute.published.curves import (
     ORIGIN_PROJECT,
     ORIGIN_PUBLISHED,

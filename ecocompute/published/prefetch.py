@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ecocompute import __version__
-from ecocompute.printable import printable
+from ecocompute.core.printable import printable
 from ecocompute.published.archs import normalise_arch_choice
 from ecocompute.published.bounded_get import GetFailed, get_bounded
 

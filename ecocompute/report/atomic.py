@@ -40,11 +40,11 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from ecocompute.boundary.interrupts import held
+from ecocompute.boundary.user_paths import kind_of, unusable_path_reason
 from ecocompute.errors import RunError
-from ecocompute.interrupts import held
 from ecocompute.report.temp_files import LEGACY_STALE_S as LEGACY_STALE_S  # re-exported
 from ecocompute.report.temp_files import remove_stale_temps, scratch_file, temp_affixes
-from ecocompute.user_paths import kind_of, unusable_path_reason
 
 _DESCRIPTOR_ALIAS = re.compile(r"^/(?:dev|proc/(?:self|\d+))/fd/(\d+)$")
 _STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}

@@ -17,6 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ecocompute.core.stats import estimate_delta, t_quantile, verdict_for
 from ecocompute.report.tolerance import (
     DELTA_3DP,
     HALF_MJ,
@@ -27,7 +28,6 @@ from ecocompute.report.tolerance import (
     number,
     pct_range,
 )
-from ecocompute.stats import estimate_delta, t_quantile, verdict_for
 
 FP16 = "FP16"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecocompute.precision import Precision
+from ecocompute.core.precision import Precision
 from ecocompute.task.outcome import MeasuredRun
 
 

@@ -17,11 +17,11 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecocompute.precision import Precision
-from ecocompute.stats import CI_METHOD, estimate_delta, paired_deltas_pct
+from ecocompute.core.precision import Precision
+from ecocompute.core.stats import CI_METHOD, estimate_delta, paired_deltas_pct
+from ecocompute.core.units import energy_per_token_mj
 from ecocompute.task.outcome import MeasuredRun
 from ecocompute.task.trials import Trial, rounds_paired
-from ecocompute.units import energy_per_token_mj
 
 USED_GPUS = "used_gpus"  # the summary's lead: the headline, the GPUs each model used
 HELD_GPUS = "held_gpus"

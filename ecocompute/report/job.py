@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.progress import Progress, say
+from ecocompute.boundary.user_paths import check_link_into_folder
+from ecocompute.core.printable import printable
 from ecocompute.errors import RunError
 from ecocompute.params import RunParams, check_output_dir, params_b_from_model_name
-from ecocompute.printable import printable
-from ecocompute.progress import Progress, say
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
 from ecocompute.report.schema import require_validator
@@ -26,7 +27,6 @@ from ecocompute.report.summary import render
 from ecocompute.report.write import REPORT_NAME, report_text
 from ecocompute.task.machine import Machine
 from ecocompute.task.run import run_energy_estimate
-from ecocompute.user_paths import check_link_into_folder
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from ecocompute.limits import MAX_MAGNITUDE
+from ecocompute.core.limits import MAX_MAGNITUDE
 
 MAX_DEPTH = 32
 MAX_INT_DIGITS = 20  # a JSON integer longer than this is no report's count

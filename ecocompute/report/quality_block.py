@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ecocompute.core.precision import Precision
+from ecocompute.core.units import pct_change
 from ecocompute.llm.quality_probe import corpus_record
-from ecocompute.precision import Precision
 from ecocompute.task.quality import QualityOutcome
-from ecocompute.units import pct_change
 
 _TEXT_FIELDS = ("note", "delta_note", "error")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ecocompute.boundary.progress import Progress
 from ecocompute.params import RunParams, check_output_dir
-from ecocompute.progress import Progress
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
 from ecocompute.report.job import Written, check_encodable

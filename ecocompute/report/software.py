@@ -11,7 +11,7 @@ import platform
 import re
 from typing import Any
 
-from ecocompute import packages
+from ecocompute.core import packages
 from ecocompute.report.packaged import packaged_text
 
 # The packages whose versions change what is measured, as their distributions are named.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecocompute.precision import Precision
+from ecocompute.core.precision import Precision
 from ecocompute.published.figures import is_project_card
 from ecocompute.report.held_summary import held_lines
 from ecocompute.report.labels import card_with_arch, formats_on_gpus, local_gpu

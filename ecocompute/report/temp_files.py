@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ecocompute.interrupts import held
+from ecocompute.boundary.interrupts import held
 
 _NAME_CHARS = 100  # of the target's name in a temp file's name (a name may be 255 bytes)
 _SUFFIX_CHARS = 16

@@ -7,12 +7,18 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecocompute.precision import Precision
+from ecocompute.core.precision import Precision
+from ecocompute.core.stats import (
+    CI_METHOD,
+    DeltaEstimate,
+    estimate_delta,
+    paired_deltas_pct,
+    summarise,
+)
+from ecocompute.core.units import energy_per_token_mj, pct_change
 from ecocompute.report.held_view import held_block, held_trial_fields
-from ecocompute.stats import CI_METHOD, DeltaEstimate, estimate_delta, paired_deltas_pct, summarise
 from ecocompute.task.outcome import MeasuredRun
 from ecocompute.task.trials import Trial, rounds_paired
-from ecocompute.units import energy_per_token_mj, pct_change
 
 
 def _r(x: float | None, digits: int = 3) -> float | None:

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ecocompute.boundary.printing import print_after_write
+from ecocompute.boundary.user_paths import check_not_an_input, check_output_file
+from ecocompute.core.printable import printable
+from ecocompute.core.stats import Summary, summarise_known, t_interval
 from ecocompute.errors import RunError
-from ecocompute.printable import printable
-from ecocompute.printing import print_after_write
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.results.collect import Invalid, Report, read_reports
 from ecocompute.results.identity import REPEATED
-from ecocompute.stats import Summary, summarise_known, t_interval
-from ecocompute.user_paths import check_not_an_input, check_output_file
 
 KIND_ORDER = {"measured": 0, "illustrative": 1, "derived": 2}
 KIND_WORDS = {

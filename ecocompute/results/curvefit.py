@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ecocompute.core.stats import t_quantile
 from ecocompute.published.figures import delta_pct
-from ecocompute.stats import t_quantile
 
 # A crossover further than this factor outside the measured sizes is not claimed: the
 # saturating form is an assumption, and extrapolating it far is guesswork.

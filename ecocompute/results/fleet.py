@@ -23,10 +23,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.interrupts import describe as describe_interrupt
+from ecocompute.boundary.progress import Progress
 from ecocompute.errors import Interrupted, RunError
-from ecocompute.interrupts import describe as describe_interrupt
 from ecocompute.params import RunParams
-from ecocompute.progress import Progress
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.fleet_cluster import (
     GPU_RESOURCE,

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.interrupts import describe as describe_interrupt
 from ecocompute.errors import ReportInvalid
-from ecocompute.interrupts import describe as describe_interrupt
 from ecocompute.params import RunParams
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.checks import energy_report_problems

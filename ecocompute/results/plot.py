@@ -20,8 +20,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ecocompute.boundary.printing import print_after_write
+from ecocompute.boundary.user_paths import check_not_an_input, check_output_file
 from ecocompute.errors import InputError
-from ecocompute.printing import print_after_write
 from ecocompute.published.figures import (
     ORIGIN_PUBLISHED,
     DeltaCurve,
@@ -34,7 +35,6 @@ from ecocompute.results.aggregate import Group, group_reports
 from ecocompute.results.collect import Report
 from ecocompute.results.plot_axes import draw_break_even, dress_axes, series_color
 from ecocompute.results.plot_files import require_matplotlib, write_figure
-from ecocompute.user_paths import check_not_an_input, check_output_file
 
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
 FORMATS = ("NF4", "INT8")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecocompute.precision import Precision
+from ecocompute.core.precision import Precision
 from ecocompute.published.archs import ARCH_CLASSES, arch_from_product_name
 from ecocompute.published.curves import DeltaCurve
 from ecocompute.report.labels import local_gpu

@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ecocompute.boundary.printing import print_after_write
+from ecocompute.boundary.progress import Progress, quiet_library_progress_bars
 from ecocompute.errors import EcoComputeError, InputError, RunError
-from ecocompute.printing import print_after_write
-from ecocompute.progress import Progress, quiet_library_progress_bars
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results import sweep_fits  # missing_fit_stack at call time (tests)
 from ecocompute.results.sweep_doc import PLOT_NAME, SWEEP_NAME, add_plot, summarise, write_sweep

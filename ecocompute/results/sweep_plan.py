@@ -9,9 +9,9 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ecocompute.boundary.user_paths import check_creatable
 from ecocompute.errors import InputError
 from ecocompute.params import RunParams, resolve
-from ecocompute.user_paths import check_creatable
 
 SWEEP_FORMATS = ("NF4", "INT8", "INT4", "FP8")
 

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.progress import Progress
 from ecocompute.errors import EcoComputeError
 from ecocompute.params import RunParams
-from ecocompute.progress import Progress
 from ecocompute.report.job import ReportJob
 from ecocompute.report.session_job import SessionJob
 from ecocompute.results.collect import read_reports

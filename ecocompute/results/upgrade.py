@@ -14,8 +14,9 @@ import math
 from typing import Any
 
 from ecocompute.params import nominal_params_b
-from ecocompute.report.build import NO_LOCAL_GPU, NOTICE, provenance
+from ecocompute.report.build import NOTICE, provenance
 from ecocompute.report.schema import SCHEMA_VERSION
+from ecocompute.report.section_parts import NO_LOCAL_GPU
 from ecocompute.report.software import COMPARABILITY_NOTE, DRIVER_UNAVAILABLE, NOT_INSTALLED
 
 PREVIOUS = "ecocompute-energy/1.2"

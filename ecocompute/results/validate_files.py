@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-from ecocompute.printable import printable
+from ecocompute.core.printable import printable
 from ecocompute.report.checks import sweep_problems
 from ecocompute.report.finding import Found, find_files
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION

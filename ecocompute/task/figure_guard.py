@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 
+from ecocompute.core.limits import MAX_MAGNITUDE
 from ecocompute.errors import InputError
-from ecocompute.limits import MAX_MAGNITUDE
 from ecocompute.published.figures import PublishedFigure
 
 

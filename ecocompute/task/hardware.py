@@ -11,11 +11,11 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from ecocompute.core.units import mw_to_w
 from ecocompute.errors import CannotMeasure
 from ecocompute.llm.cuda import cuda_visible_devices
 from ecocompute.telemetry.base import GpuTelemetry
 from ecocompute.telemetry.mapping import DeviceMatch
-from ecocompute.units import mw_to_w
 
 
 @dataclass(frozen=True)

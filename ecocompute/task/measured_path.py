@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ecocompute.boundary.progress import Progress
+from ecocompute.core.precision import Precision
 from ecocompute.errors import CannotMeasure, MeasurementRefused, TelemetryUnavailable
 from ecocompute.formats.table import FP16_SPEC, FormatSpec
 from ecocompute.llm.cuda import Accelerator
@@ -24,8 +26,6 @@ from ecocompute.llm.loading import Checkpoint, LoadedModel, ModelBackend, count_
 from ecocompute.llm.memory import OutOfMemoryNamed, out_of_memory_named
 from ecocompute.monitor.meter import EnergyMeter
 from ecocompute.params import RunParams
-from ecocompute.precision import Precision
-from ecocompute.progress import Progress
 from ecocompute.published.archs import arch_from_product_name
 from ecocompute.task.fit import both_fit, check_all_fit
 from ecocompute.task.hardware import cuda_hardware, known, nvml_hardware

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ecocompute.core.precision import Precision
 from ecocompute.llm.loading import Checkpoint
 from ecocompute.params import RunParams
-from ecocompute.precision import Precision
 from ecocompute.task.hardware import Hardware
 from ecocompute.task.protocol import IdleWindow, StoppingRecord
 from ecocompute.task.quality import QualityOutcome

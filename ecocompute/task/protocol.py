@@ -12,11 +12,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ecocompute.boundary.progress import Progress
+from ecocompute.core.precision import Precision
+from ecocompute.core.stats import DeltaEstimate, estimate_delta, paired_deltas_pct
+from ecocompute.core.units import mw_to_w
 from ecocompute.monitor.meter import EnergyMeter, WindowReading
 from ecocompute.monitor.sampler import PowerSampler
-from ecocompute.precision import Precision
-from ecocompute.progress import Progress
-from ecocompute.stats import DeltaEstimate, estimate_delta, paired_deltas_pct
 from ecocompute.task.trials import (
     Arm,
     Decode,
@@ -27,7 +28,6 @@ from ecocompute.task.trials import (
     warm_up,
 )
 from ecocompute.telemetry.base import Capabilities, GpuTelemetry
-from ecocompute.units import mw_to_w
 
 
 @dataclass(frozen=True)

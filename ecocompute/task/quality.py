@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ecocompute.boundary.progress import Progress
+from ecocompute.core.precision import Precision
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.loading import Checkpoint, ModelBackend
 from ecocompute.llm.quality_probe import PerplexityScore, score_models
 from ecocompute.params import RunParams
-from ecocompute.precision import Precision
-from ecocompute.progress import Progress
 
 
 @dataclass(frozen=True)

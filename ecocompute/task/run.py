@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from ecocompute.boundary.progress import Progress
 from ecocompute.errors import CannotMeasure, InputError
 from ecocompute.llm.synthetic import PRESETS, is_synthetic, preset_for
 from ecocompute.params import RunParams
-from ecocompute.progress import Progress
 from ecocompute.task.hardware import Hardware
 from ecocompute.task.machine import Machine, this_machine
 from ecocompute.task.measured_path import measure

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ecocompute.boundary.progress import Progress
+from ecocompute.core.precision import Precision
+from ecocompute.core.units import energy_per_token_mj
 from ecocompute.errors import RunError
 from ecocompute.monitor.meter import EnergyMeter, WindowReading
-from ecocompute.precision import Precision
-from ecocompute.progress import Progress
-from ecocompute.units import energy_per_token_mj
 
 
 class Decode(Protocol):

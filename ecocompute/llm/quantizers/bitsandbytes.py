@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecocompute import packages
+from ecocompute.core import packages
+from ecocompute.core.precision import Precision
 from ecocompute.errors import RunError
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.quantizers.base import Quantizer, first_line
-from ecocompute.precision import Precision
 
 # The bitsandbytes layer each format must have put in place of torch.nn.Linear.
 _LAYER = {Precision.NF4: "Linear4bit", Precision.INT8: "Linear8bitLt"}

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ecocompute import packages
+from ecocompute.core import packages
+from ecocompute.core.precision import Precision
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.quantizers.base import Quantizer, first_line
-from ecocompute.precision import Precision
 
 GROUP_SIZE = 128
 

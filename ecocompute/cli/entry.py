@@ -89,7 +89,7 @@ def main(
         return _run(argv, recorder)
     finally:
         if exiting:
-            from ecocompute.interrupts import cancel_deliveries
+            from ecocompute.boundary.interrupts import cancel_deliveries
 
             cancel_deliveries()
         for signum, handler in previous.items():
@@ -105,9 +105,9 @@ def main(
 
 def _run(argv: Sequence[str] | None, recorder: _Recorder) -> int:
     from ecocompute import cli
+    from ecocompute.boundary.interrupts import deferred_signal, one_interrupt, process_handlers
+    from ecocompute.boundary.printing import tolerant_stderr
     from ecocompute.errors import Interrupted
-    from ecocompute.interrupts import deferred_signal, one_interrupt, process_handlers
-    from ecocompute.printing import tolerant_stderr
 
     tolerant_stderr()  # a stderr that cannot be written never fails the run
     if recorder.signum is not None:

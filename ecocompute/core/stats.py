@@ -9,7 +9,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ecocompute.units import pct_change
+from ecocompute.core.units import pct_change
 
 CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
 CONFIDENCE = 0.95

@@ -6,7 +6,7 @@ SIGINT is Python's own KeyboardInterrupt. SIGTERM (what `kill`, `timeout`, Docke
 Kubernetes send) and SIGHUP (a closed terminal or SSH session) would end the process
 at once without unwinding, so the CLI turns them into errors.Interrupted for the
 duration of a command. Both are BaseExceptions: no `except Exception` on the way up
-can swallow them. Before the CLI is even imported, ecocompute/entry.py holds all three.
+can swallow them. Before the CLI is even imported, ecocompute/cli/entry.py holds all three.
 
 Raised the way Python raises KeyboardInterrupt (at any bytecode), an interrupt can
 land where it is lost or misreported: inside the import system (a module-lock weakref

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from ecocompute.printable import printable, recordable
+from ecocompute.core.printable import printable, recordable
 
 log = logging.getLogger(__name__)
 

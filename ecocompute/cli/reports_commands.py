@@ -1,0 +1,103 @@
+"""The commands that read reports: `validate`, `aggregate`, `plot` and `check`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+# -- validate ------------------------------------------------------------------------
+
+
+def add_validate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="check energy.json and sweep.json files against their schemas",
+        description="Check reports against their schemas and their own arithmetic. Folders "
+        "are searched recursively for energy.json and sweep.json. One line per file.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.set_defaults(handler=_cmd_validate)
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from ecocompute.results.validate_files import validate_paths
+
+    return validate_paths(args.paths, sys.stdout)
+
+
+# -- aggregate, plot, check ------------------------------------------------------------
+
+
+def add_aggregate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "aggregate",
+        help="many energy.json reports into one table (and a CSV)",
+        description="Read energy.json reports (folders are searched recursively), group "
+        "them by measured/derived, card, model, size, format, software fingerprint and "
+        "protocol (tokens per run, batch), and print n, mean, sd and CV of energy per "
+        "token and of the delta vs FP16. Invalid files are listed and skipped.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument(
+        "-o", "--output", metavar="TABLE.csv", default=None, help="also write the table as CSV"
+    )
+    p.set_defaults(handler=_cmd_aggregate)
+
+
+def _cmd_aggregate(args: argparse.Namespace) -> int:
+    from ecocompute.results.aggregate import aggregate_paths
+
+    return aggregate_paths(args.paths, sys.stdout, sys.stderr, args.output)
+
+
+def add_plot(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "plot",
+        help="delta vs FP16 against model size, with the published curve",
+        description="Plot one card's NF4/INT8 reports (folders searched recursively): "
+        "delta vs FP16 against model size on a log axis, the published curve of the "
+        "card's arch class (solid where fitted, dashed beyond; borrowed curves say so), "
+        "a break-even line, 95% intervals, filled markers where n >= 2 reports. PNG, or "
+        "SVG when the name ends in .svg. Needs matplotlib (ecocompute[plot]).",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("-o", "--output", metavar="FILE.png", required=True)
+    p.add_argument(
+        "--card",
+        metavar="NAME",
+        default=None,
+        help="plot only this card's reports (needed when the paths hold several)",
+    )
+    p.set_defaults(handler=_cmd_plot)
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from ecocompute.results.plot import plot_paths
+
+    return plot_paths(args.paths, args.output, args.card, sys.stdout, sys.stderr)
+
+
+def add_check(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check",
+        help="grade a measured report against the published figures (exit 0/1/2)",
+        description="Grade one measured report: its FP16 energy against the published FP16 "
+        "anchor of the same size (within 5%), only when that anchor was measured on the "
+        "report's own arch class (tolerance k x the published CV bound, 2%); and its delta "
+        "vs FP16 against the published fitted curve of its own arch class (tolerance k x "
+        "the curve's residual spread: RMS of the published single-card points where there "
+        "are any, else a 10 pp project default, named in the output). Borrowed curves or "
+        "anchors (Hopper borrows Ampere's) are never graded against, nor is a derived "
+        "report (circular). Exit 0: within; 1: outside; 2: not gradeable or invalid.",
+    )
+    p.add_argument("report", metavar="REPORT", help="an energy.json file")
+    p.add_argument(
+        "--k", default=None, help="tolerance in units of the spread, a positive number (default: 2)"
+    )
+    p.set_defaults(handler=_cmd_check)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from ecocompute.results.check import check_path
+
+    return check_path(args.report, args.k, sys.stdout, sys.stderr)

@@ -1,0 +1,145 @@
+"""`sweep`: one session per model and batch size, then the fits; on Dask with the
+[fleet] extra."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ecocompute.cli.flags import (
+    add_run_flags,
+    parameters_file_flag,
+    run_flags_given,
+)
+from ecocompute.core.printable import recordable
+from ecocompute.errors import InputError
+
+SWEEP_DIR = "outputs/sweep"
+
+
+# -- sweep ---------------------------------------------------------------------------
+
+
+def add_sweep(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="energy_estimate over several models, then fit the crossover on this card",
+        description="Run one energy_estimate per model and format (each report in "
+        "<output_dir>/<model>-<format>/energy.json), fit dE%(N) = A - S x/(1+x), "
+        "x = N/Nstar to this card's measured points (derived points are never fitted), "
+        "and report the crossover size where dE% = 0 with a bootstrap 95% interval, in "
+        "<output_dir>/sweep.json plus sweep.png. Other flags pass through to every run.",
+    )
+    p.add_argument(
+        "--models",
+        metavar="M1,M2,...",
+        default=None,
+        help="models (Hugging Face ids, folders or synthetic:<preset>), comma-separated",
+    )
+    p.add_argument(
+        "--precisions",
+        metavar="NF4,INT4,...",
+        default="NF4",
+        help="quantized formats, comma-separated: NF4, INT8, INT4, FP8; several are "
+        "measured in one session per point against one FP16 baseline (default: NF4)",
+    )
+    p.add_argument(
+        "--batch_sizes",
+        "--batch-sizes",
+        metavar="1,4,16,64",
+        default=None,
+        help="the batch axis: one session per model and batch size, then per format the "
+        "delta against the batch size and where it crosses zero (default: --batch_size)",
+    )
+    parameters_file_flag(p, "YAML parameters shared by every run (flags override)")
+    p.add_argument(
+        "--fit_only",
+        "--fit-only",
+        action="store_true",
+        help="run nothing: fit the reports already under --output_dir (e.g. "
+        "written by sweeps on several GPUs into one folder), or under --reports",
+    )
+    p.add_argument(
+        "--reports",
+        nargs="+",
+        metavar="PATH",
+        default=None,
+        help="with --fit_only: fit the reports under these files and folders instead of "
+        "--output_dir's (sweep.json and sweep.png still go to --output_dir)",
+    )
+    p.add_argument(
+        "--output_dir",
+        "--output-dir",
+        metavar="DIR",
+        default=SWEEP_DIR,
+        help=f"folder for the runs' reports, sweep.json and sweep.png (default: {SWEEP_DIR})",
+    )
+    _add_fleet_flags(p)
+    add_run_flags(p, skip=("model_name", "params_b", "precision", "output_dir"))
+    p.set_defaults(handler=_cmd_sweep)
+
+
+def _add_fleet_flags(p: argparse.ArgumentParser) -> None:
+    """The sweep on Dask (the [fleet] extra; docs/fleet.md)."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run the points on the workers of this Dask scheduler (e.g. tcp://host:8786), "
+        "one point per GPU at a time; needs ecocompute[fleet]",
+    )
+    where.add_argument(
+        "--local_cluster",
+        "--local-cluster",
+        action="store_true",
+        help="start a Dask cluster here, one worker per visible GPU, and run the points on "
+        "it; needs ecocompute[fleet]",
+    )
+    p.add_argument(
+        "--one_per_host",
+        "--one-per-host",
+        action="store_true",
+        help="with --scheduler/--local_cluster: at most one point per host at a time (eager "
+        "decode is host-bound: a busy neighbour disturbs the measurement)",
+    )
+    p.add_argument("--workers", type=int, default=None, help=argparse.SUPPRESS)  # tests
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from ecocompute.results.fleet_options import options_from_flags
+    from ecocompute.results.sweep import sweep
+    from ecocompute.results.sweep_plan import split_batches, split_list
+
+    fleet = options_from_flags(
+        scheduler=args.scheduler,
+        local_cluster=args.local_cluster,
+        one_per_host=args.one_per_host,
+        workers=args.workers,
+        fit_only=args.fit_only,
+    )
+    if fleet is not None:
+        args.after_interrupt = lambda name: (
+            f"interrupted by {name}: the runs that finished keep their energy.json; "
+            "sweep.json lists them and the cancelled ones"
+        )
+    # A sweep writes each point's report as it goes: a failure after the first one
+    # must not say that nothing was written.
+    from ecocompute.report.written import sweep_leaves
+
+    args.written_so_far = sweep_leaves(args.output_dir)
+    if args.reports and not args.fit_only:
+        raise InputError("reports", args.reports, "only with --fit_only")
+    models = None if args.fit_only else split_list("models", args.models)
+    return sweep(
+        models,
+        split_list("precisions", args.precisions),
+        run_flags_given(args, leave_out=("output_dir",)),
+        args.output_dir,
+        parameters_file=args.parameters_file,
+        fit_only=args.fit_only,
+        command=[recordable(a) for a in sys.argv[1:]],  # a path's bytes as \xNN
+        fleet=fleet,
+        reports_from=args.reports,
+        batch_sizes=split_batches(args.batch_sizes),
+    )

@@ -1,0 +1,98 @@
+"""Paths and addresses the user gives: the quality text, URLs, the output folder."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+import urllib.parse
+from pathlib import Path
+
+from ecocompute.boundary.user_paths import check_creatable, kind_of, lstat_or_none, stat_or_none
+from ecocompute.errors import InputError
+from ecocompute.params.run_params import (
+    MAX_QUALITY_TEXT_BYTES,
+)
+
+
+def check_quality_text(path: str) -> None:
+    """--quality_text must be a readable UTF-8 text file of reasonable size."""
+    file = Path(path)
+    st = stat_or_none("quality_text", path)  # a name too long, a NUL byte: InputError
+    if st is None or not stat.S_ISREG(st.st_mode):
+        raise InputError("quality_text", path, "is not a file; give a UTF-8 text file")
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InputError("quality_text", path, f"cannot be read ({exc.strerror})") from None
+    if len(data) > MAX_QUALITY_TEXT_BYTES:
+        raise InputError("quality_text", path, "is larger than 16 MiB; not a scoring text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("quality_text", path, "is not UTF-8 text") from None
+    if len(text.split()) < 2:
+        raise InputError("quality_text", path, "holds too little text to score")
+
+
+def check_http_url(name: str, url: str) -> None:
+    """--site and --api_base: an http(s) address of a host, with no spaces, query or
+    fragment (a path is appended to it), and no user name or password (never echoed).
+    Raises InputError."""
+    scheme, _, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:  # refused first, and shown without them: stderr must not hold them
+        shown = f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"
+        raise InputError(
+            name,
+            shown,
+            "must not carry a user name or password (user:pw@): the site is public, and "
+            "the report and stderr would show them",
+        )
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise InputError(name, url, "must be an http(s) URL without spaces")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:  # a bad port or bracketed host
+        port_ok = False
+        parts = urllib.parse.urlsplit("")
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise InputError(name, url, "must be an http(s) URL such as https://quantenergy.tech")
+    if "?" in url or "#" in url:
+        raise InputError(name, url, "must not carry a query or fragment (? or #)")
+
+
+def check_output_dir(path: str) -> Path:
+    """The output folder must be a folder we can write, or creatable. Writes nothing.
+    Raises InputError for anything else, including a path the system cannot look up
+    (a name too long, a NUL byte, a loop of links)."""
+    out = Path(path)
+    st = stat_or_none("output_dir", path)
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise InputError("output_dir", path, f"is a {_kind_words(st)}; give a folder")
+    if st is None and lstat_or_none("output_dir", path) is not None:
+        raise InputError("output_dir", path, "is a symbolic link to nothing; give a folder")
+    existing = out
+    while (found := stat_or_none("output_dir", existing)) is None:
+        existing = existing.parent
+    if not stat.S_ISDIR(found.st_mode):
+        raise InputError("output_dir", path, f"{existing} is a {_kind_words(found)}, not a folder")
+    # each missing folder's name, and room for the files it will hold
+    check_creatable("output_dir", out, room=len(_LONGEST_NAME_INSIDE) + 1)
+    try:  # root ignores permission bits, so try for real; the probe file is removed
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise InputError("output_dir", path, f"cannot be written ({exc.strerror})") from None
+    return out
+
+
+# As long as the longest name written inside an output folder (a report's temp file,
+# report/atomic.py): a folder whose path leaves no room for it is refused up front.
+_LONGEST_NAME_INSIDE = "." + "x" * 63
+
+
+def _kind_words(st: os.stat_result) -> str:
+    kind = kind_of(st)
+    return "file" if kind == "file" else kind
