@@ -209,3 +209,18 @@ def test_with_stderr_closed_progress_never_reaches_stdout(tmp_path):
     assert done.returncode == 0
     assert done.stdout.startswith("EcoCompute energy estimate"), done.stdout
     assert "published path" not in done.stdout  # a progress line
+
+
+def test_a_session_reports_link_into_a_missing_folder_is_refused_before_the_run(
+    tmp_path, capsys
+):
+    # several formats: each <format>/energy.json is checked as a single report's is
+    out = tmp_path / "out"
+    (out / "INT8").mkdir(parents=True)
+    (out / "INT8" / "energy.json").symlink_to(tmp_path / "gone" / "energy.json")
+    argv = ["energy_estimate", "--dry_run", "-q", "--precision", "NF4,INT8"]
+    status = main([*argv, "--output_dir", str(out)])
+    line = _one_error(capsys)
+    assert status == 2
+    assert "is a symbolic link to" in line and "whose folder does not exist" in line
+    assert not (out / "NF4").exists() and not (tmp_path / "gone").exists()

@@ -78,6 +78,22 @@ def test_paths_of_bytes_that_are_not_utf8_are_used_and_recorded(
         assert "o\\xff/energy.json" in captured.out  # the summary names it, printably
 
 
+def test_a_session_into_a_folder_of_undecodable_name_records_its_command(
+    tmp_path, capsys, monkeypatch
+):
+    # several formats are one session (report/session_job.py): its reports record the
+    # command line as a single format's does, the bytes as \\xNN
+    out = _undecodable(tmp_path, b"s\xff")
+    argv = ["energy_estimate", "--dry_run", "--model", "gpt-7b", "--precision", "NF4,INT8"]
+    argv += ["--output_dir", str(out)]
+    monkeypatch.setattr("sys.argv", ["ecocompute", *argv])
+    assert main(argv) == 0, capsys.readouterr().err
+    for fmt in ("NF4", "INT8"):
+        report = json.loads((out / fmt / "energy.json").read_text())
+        assert energy_report_problems(report) == []
+        assert "\\xff" in json.dumps(report["provenance"]["command"])
+
+
 def test_a_sweep_into_a_folder_of_undecodable_name_writes_its_files(tmp_path, capsys, monkeypatch):
     out = _undecodable(tmp_path, b"sw\xff")
     argv = [

@@ -11,9 +11,9 @@ from ecocompute.boundary.printing import (
 from ecocompute.cli.flags import (
     add_run_flags,
     parameters_file_flag,
+    recorded_command,
     run_flags_given,
 )
-from ecocompute.core.printable import recordable
 from ecocompute.params import RunParams
 
 # -- energy_estimate ---------------------------------------------------------------------
@@ -49,8 +49,9 @@ def _cmd_energy_estimate(args: argparse.Namespace) -> int:
         if job.written()
         else f"interrupted by {name}: no energy.json was written and any earlier one is untouched"
     )
-    command = [recordable(a) for a in sys.argv[1:]]  # a path's undecodable bytes as \xNN
-    written = job.run(Progress(params.quiet), command=command, summary_encoding=sys.stdout.encoding)
+    written = job.run(
+        Progress(params.quiet), command=recorded_command(), summary_encoding=sys.stdout.encoding
+    )
     # the report is in place: if stdout cannot take the summary, say so (exit 3)
     return print_after_write(written.summary, [str(written.path)])
 
@@ -76,6 +77,6 @@ def _energy_session(args: argparse.Namespace, params: RunParams) -> int:
 
     args.after_interrupt = after
     written = job.run(
-        Progress(params.quiet), command=sys.argv[1:], summary_encoding=sys.stdout.encoding
+        Progress(params.quiet), command=recorded_command(), summary_encoding=sys.stdout.encoding
     )
     return print_after_write(written.summary, [str(p) for p in written.paths])

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-from ecocompute.core.printable import printable
+from ecocompute.core.printable import printable, recordable
 from ecocompute.params import FIELDS, help_for
 
 # (flag spellings, RunParams field, metavar). Values stay strings here: params.py
@@ -86,3 +86,9 @@ def parameters_file_flag(p: argparse.ArgumentParser, text: str) -> None:
 
 def run_flags_given(args: argparse.Namespace, *, leave_out: tuple[str, ...] = ()) -> dict:
     return {n: getattr(args, n) for n in FIELDS if hasattr(args, n) and n not in leave_out}
+
+
+def recorded_command() -> list[str]:
+    """The command line as a report records it: a path argument with bytes that are not
+    UTF-8 (legal in a Linux file name) keeps them as \\xNN escapes."""
+    return [recordable(arg) for arg in sys.argv[1:]]

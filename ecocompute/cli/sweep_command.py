@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ecocompute.cli.flags import (
     add_run_flags,
     parameters_file_flag,
+    recorded_command,
     run_flags_given,
 )
-from ecocompute.core.printable import recordable
 from ecocompute.errors import InputError
 
 SWEEP_DIR = "outputs/sweep"
@@ -138,7 +137,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         args.output_dir,
         parameters_file=args.parameters_file,
         fit_only=args.fit_only,
-        command=[recordable(a) for a in sys.argv[1:]],  # a path's bytes as \xNN
+        command=recorded_command(),
         fleet=fleet,
         reports_from=args.reports,
         batch_sizes=split_batches(args.batch_sizes),

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ecocompute.boundary.progress import Progress
+from ecocompute.boundary.user_paths import check_link_into_folder
+from ecocompute.core.printable import printable
 from ecocompute.params import RunParams, check_output_dir
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
@@ -40,11 +42,12 @@ class SessionJob:
         self.params = params
         require_validator()  # before anything is measured
         folder = check_output_dir(params.output_dir)
-        self.folder = folder
         self.targets = {
             str(params.spec(f)): folder / params.spec(f).key / REPORT_NAME
             for f in params.session_formats
         }
+        for target in self.targets.values():  # as ReportJob: before the run, not after
+            check_link_into_folder("output_dir", target)
         self._before = {key: file_identity(path) for key, path in self.targets.items()}
 
     def written(self) -> list[Path]:
@@ -66,7 +69,7 @@ class SessionJob:
         reports = [build_report(outcome, command) for outcome in outcomes]
         texts = [report_text(report) for report in reports]  # every one validated first
         paths = list(self.targets.values())
-        summary = render_session(reports, [str(p) for p in paths])
+        summary = render_session(reports, [printable(p) for p in paths])  # any bytes print
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
         written = []
