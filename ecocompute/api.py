@@ -151,7 +151,7 @@ def estimate(
     Raises InputError, RunError, ReportInvalid."""
     from ecocompute.params import resolve
     from ecocompute.report.build import build_report
-    from ecocompute.report.checks import written_report_problems
+    from ecocompute.report.write import check_for_writing
     from ecocompute.task.run import run_session
 
     flags = _flags(model, precision, {**options, "batch_size": batch_size, "decode": decode})
@@ -161,9 +161,7 @@ def estimate(
     results = []
     for outcome in outcomes:
         report = build_report(outcome, None)
-        problems = written_report_problems(report)
-        if problems:
-            raise ReportInvalid(problems)
+        check_for_writing(report)  # as every report the command line writes
         results.append(_format_result(report))
     return Estimate(tuple(results))
 

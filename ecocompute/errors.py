@@ -115,3 +115,11 @@ class Interrupted(BaseException):
         self.name = name
         self.exit_status = 128 + signum  # the shell's convention: 130 SIGINT, 143 SIGTERM
         super().__init__(name)
+
+
+def one_line(exc: BaseException) -> str:
+    """The exception's type and the first line of its message (at most 200 characters),
+    for a refusal that names its cause in one line."""
+    text = str(exc).strip()
+    first = text.splitlines()[0][:200] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

@@ -24,7 +24,7 @@ from ecocompute.report.session_job import SessionJob
 from ecocompute.report.summary import render
 
 from .fake_gpus import FakeGpus
-from .fakes import FakeTelemetry, fake_devices, fake_machine
+from .fakes import FakeTelemetry, estimate_report, fake_devices, fake_machine
 
 pytestmark = pytest.mark.slow
 WATTS = {0: 100.0, 1: 40.0}
@@ -182,10 +182,6 @@ def test_the_summary_says_so_where_the_two_views_disagree(session):
 
 
 def test_formats_on_the_same_gpus_have_no_held_view(tmp_path):
-    from ecocompute.task.machine import Machine
-
-    from .fakes import CpuAccelerator
-
     params = resolve(
         None,
         {
@@ -198,11 +194,7 @@ def test_formats_on_the_same_gpus_have_no_held_view(tmp_path):
             "output_dir": str(tmp_path / "out"),
         },
     )
-    from ecocompute.report.build import build_report
-    from ecocompute.task.run import run_energy_estimate
-
-    machine = Machine(FakeTelemetry, lambda n, cap=None: CpuAccelerator(), ModelBackend())
-    doc = build_report(run_energy_estimate(params, Progress(quiet=True), machine=machine), None)
+    doc = estimate_report(params)
     assert energy_report_problems(doc) == []
     assert "held_gpus" not in doc["results"]
     assert not any("held_energy_joules" in t for t in doc["results"]["trials"])

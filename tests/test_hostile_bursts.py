@@ -14,11 +14,8 @@ interrupt is raised, the signals that follow it closely are that interrupt.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -26,8 +23,7 @@ import pytest
 from ecocompute.boundary import interrupts
 from ecocompute.cli import entry
 
-from .conftest import REPO
-from .test_hostile_signals import OURS, PYTHON_STARTUP, judge
+from .test_hostile_signals import OURS, PYTHON_STARTUP, judge, random_moments
 
 pytestmark = pytest.mark.slow
 
@@ -107,20 +103,8 @@ def test_a_new_ctrl_c_after_a_quiet_second_is_a_new_interrupt(monkeypatch, capsy
 
 
 def bursts(runs: int, command: str, max_ms: float) -> list[dict]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "benchmarks" / "ctrl_c_at_random.py"),
-            *("--runs", str(runs), "--max_ms", str(max_ms), "--parallel", "2"),
-            *("--burst", "5", "--burst_gap_ms", "2", "--command", command, "--seed", "20"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    burst = ("--burst", "5", "--burst_gap_ms", "2", "--command", command, "--seed", "20")
+    return random_moments(runs, "SIGINT", max_ms, *burst, timeout=900)
 
 
 def test_bursts_of_ctrl_c_at_random_moments_of_energy_estimate():

@@ -48,23 +48,20 @@ PYTHON_STARTUP = re.compile(
 )
 
 
-def random_moments(runs: int, sig: str, max_ms: float = 300.0) -> list[dict]:
+def random_moments(
+    runs: int, sig: str, max_ms: float = 300.0, *extra: str, timeout: float = 600
+) -> list[dict]:
+    """benchmarks/ctrl_c_at_random.py's tries (one dict each); extra: more of its flags."""
     done = subprocess.run(
         [
             sys.executable,
             str(REPO / "benchmarks" / "ctrl_c_at_random.py"),
-            "--runs",
-            str(runs),
-            "--max_ms",
-            str(max_ms),
-            "--parallel",
-            "2",
-            "--signal",
-            sig,
+            *("--runs", str(runs), "--max_ms", str(max_ms), "--parallel", "2"),
+            *("--signal", sig, *extra),
         ],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
         check=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )

@@ -211,9 +211,7 @@ def test_with_stderr_closed_progress_never_reaches_stdout(tmp_path):
     assert "published path" not in done.stdout  # a progress line
 
 
-def test_a_session_reports_link_into_a_missing_folder_is_refused_before_the_run(
-    tmp_path, capsys
-):
+def test_a_session_reports_link_into_a_missing_folder_is_refused_before_the_run(tmp_path, capsys):
     # several formats: each <format>/energy.json is checked as a single report's is
     out = tmp_path / "out"
     (out / "INT8").mkdir(parents=True)

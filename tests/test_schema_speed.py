@@ -64,21 +64,20 @@ def test_compiled_and_jsonschema_agree_on_every_bent_field(sample):
     name = ENERGY_SCHEMAS[doc["schema_version"]]
     assert _compiled(name) is not None  # the fast path is really in use
     assert schema_errors(doc, name) == [] and _agree(doc, name)
-    checked = disagree = 0
+    checked = 0
     for path in list(_paths(doc))[1:]:
         for bend in (*BENDS, _DELETE):
             bent = copy.deepcopy(doc)
             _set(bent, path, bend)
             checked += 1
             if not _agree(bent, name):
-                disagree += 1
                 pytest.fail(f"{'/'.join(map(str, path))} = {bend!r}: the validators disagree")
         if isinstance(_get(doc, path), dict):  # an unknown key in a closed object
             bent = copy.deepcopy(doc)
             _get(bent, path)["not_a_field"] = 1
             checked += 1
             assert _agree(bent, name), f"{'/'.join(map(str, path))}: an extra key"
-    assert checked > 500 and disagree == 0
+    assert checked > 500  # every disagreement failed the test above
 
 
 def _get(doc, path):

@@ -148,7 +148,8 @@ def check_link_into_folder(field: str, path: str | os.PathLike[str]) -> None:
         )
 
 
-def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+def file_key(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(device, inode) of the file a path names (links followed); None if there is none."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -163,9 +164,9 @@ def check_not_an_input(
     r/energy.json` would replace the report it summarises): the same path once links
     and `..` are resolved, or the same file (a hard link). Raises InputError."""
     real = os.path.realpath(output)
-    same = _identity(output)
+    same = file_key(output)
     for given in inputs:
-        if os.path.realpath(given) == real or (same is not None and _identity(given) == same):
+        if os.path.realpath(given) == real or (same is not None and file_key(given) == same):
             raise InputError(
                 field,
                 os.fspath(output),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["WRITTEN_NOT_PRINTED", "build_parser", "main"]
+__all__ = ["build_parser", "main"]
 
 
 def __getattr__(name: str) -> Any:

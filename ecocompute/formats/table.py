@@ -45,11 +45,8 @@ class FormatSpec:
 
     @property
     def key(self) -> str:
-        """How folders and the command line name it: the precision, with the library
-        where it is not the precision's default (INT8-torchao)."""
-        if DEFAULT_LIBRARY[self.precision] == self.library:
-            return str(self.precision)
-        return f"{self.precision}-{self.library}"
+        """How folders and the command line name it (format_key)."""
+        return format_key(self.precision, self.library)
 
     @property
     def label(self) -> str:
@@ -138,3 +135,13 @@ def table_rows() -> list[dict[str, object]]:
         }
         for spec in FORMATS
     ]
+
+
+def format_key(precision: str, library: str | None) -> str:
+    """A format's name: the precision, with the library where it is not the precision's
+    default (INT8-torchao); a precision this table does not know, or no library, as it is."""
+    if library is None or precision not in set(Precision):
+        return str(precision)
+    if DEFAULT_LIBRARY[Precision(precision)] == library:
+        return str(precision)
+    return f"{precision}-{library}"

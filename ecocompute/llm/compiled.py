@@ -36,8 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecocompute.core import packages
-from ecocompute.errors import DecodeCaptureFailed
-from ecocompute.llm.graph_rules import one_line
+from ecocompute.errors import DecodeCaptureFailed, one_line
 from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.llm.synthetic import tool_cache_root
 

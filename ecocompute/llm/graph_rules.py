@@ -1,7 +1,6 @@
 """What the graph-replayed regimes (graphs, compiled) ask of a model before they
 capture it: what cannot be captured (refused before trying), its end-of-sequence ids,
-whether its prefill can keep the last position's logits only; and an exception in one
-line, for the refusals."""
+whether its prefill can keep the last position's logits only."""
 
 from __future__ import annotations
 
@@ -47,10 +46,3 @@ def accepts_logits_to_keep(model: Any) -> bool:
     import inspect
 
     return "logits_to_keep" in inspect.signature(model.forward).parameters
-
-
-def one_line(exc: BaseException) -> str:
-    """The exception's type and the first line of its message (at most 200 characters)."""
-    text = str(exc).strip()
-    first = text.splitlines()[0][:200] if text else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

@@ -32,12 +32,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ecocompute.errors import DecodeCaptureFailed
+from ecocompute.errors import DecodeCaptureFailed, one_line
 from ecocompute.llm.decoder import Decoder
 from ecocompute.llm.graph_rules import (
     accepts_logits_to_keep,
     eos_ids,
-    one_line,
     refuse_uncapturable,
 )
 
@@ -77,6 +76,7 @@ class GraphDecoder(Decoder):
         self._graph: Any = None
         self._body: Callable[[], None] = self._step
         self._ready = False
+        self._scope: Any = None  # the model's device as a context (prepare())
 
     # -- outside measured windows --------------------------------------------------
     def prepare(self) -> None:
@@ -86,8 +86,9 @@ class GraphDecoder(Decoder):
         out-of-memory error passes through for the caller to name."""
         import torch
 
+        self._scope = self._current_device()  # made once: run() enters it in the window
         try:
-            with torch.no_grad(), self._current_device():
+            with torch.no_grad(), self._scope:
                 self._allocate()
                 if self.capture:
                     refuse_uncapturable(self.model, self.label, self.regime)
@@ -122,12 +123,12 @@ class GraphDecoder(Decoder):
 
         if not self._ready:
             raise RuntimeError("GraphDecoder.run() before prepare()")
-        with torch.no_grad(), self._current_device():
+        with torch.no_grad(), self._scope:
             return self._decode(self._advance(), self.tokens - 1)
 
     def _current_device(self) -> Any:
         """The model's GPU as the current device (replays launch on its stream), or
-        nothing to do on the CPU."""
+        nothing to do on the CPU: a context that can be entered again and again."""
         import contextlib
 
         import torch

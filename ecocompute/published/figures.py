@@ -221,22 +221,29 @@ def _source_words(anchors: Anchors, delta: _Delta | None) -> tuple[str, str]:
     return source, method
 
 
+def unavailable_figure(arch: str, params_b: float, precision: str, why: str) -> PublishedFigure:
+    """No figure, and why (basis unavailable): nothing is claimed for this card class,
+    size and format."""
+    anchors = anchors_for(arch)
+    return PublishedFigure(
+        arch,
+        precision,
+        params_b,
+        BASIS_UNAVAILABLE,
+        None,
+        None,
+        None,
+        anchors.card if anchors else None,
+        why,
+    )
+
+
 def published_figure(arch: str, params_b: float, precision: str) -> PublishedFigure:
     """The figure for one arch class, size and format on the published path."""
     anchors = anchors_for(arch)
 
     def unavailable(why: str) -> PublishedFigure:
-        return PublishedFigure(
-            arch,
-            precision,
-            params_b,
-            BASIS_UNAVAILABLE,
-            None,
-            None,
-            None,
-            anchors.card if anchors else None,
-            why,
-        )
+        return unavailable_figure(arch, params_b, precision, why)
 
     if anchors is None:
         return unavailable(

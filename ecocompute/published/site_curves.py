@@ -33,12 +33,6 @@ def borrowed_by_site(arch: str) -> str | None:
     return str(lender) if lender else None
 
 
-def site_label(arch: str) -> str | None:
-    """The site's name for a class, e.g. "Hopper (H100/H200)"."""
-    label = site_data().get("arch_label", {}).get(arch)
-    return str(label) if label else None
-
-
 def _cards(gpus: list[str]) -> str:
     """ "RTX 4090 + RTX 4090D" from per-point names that may themselves join two."""
     seen: dict[str, None] = {}
@@ -79,9 +73,3 @@ def site_curve(arch: str, precision: str) -> DeltaCurve | None:
         resid_std_pct=None if entry.get("resid_std") is None else float(entry["resid_std"]),
         n_anchors=len(entry.get("anchors") or []),
     )
-
-
-def site_curve_points(arch: str, precision: str) -> list[dict[str, Any]]:
-    """The measured points a site curve was fitted on (N, dE, model, gpu, n)."""
-    entry = site_data().get("curves", {}).get(arch, {}).get(precision) or {}
-    return [dict(a) for a in entry.get("anchors") or []]

@@ -23,6 +23,7 @@ from ecocompute.report.tolerance import (
     HALF_S,
     close,
     number,
+    numbers_of,
     quotient_range,
     within,
 )
@@ -84,11 +85,6 @@ def format_problems(
     return problems
 
 
-def _values(trials: Trials, key: str) -> list[float] | None:
-    values = [number(t.get(key)) for t in trials]
-    return None if None in values else [v for v in values if v is not None]
-
-
 def _sums(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
     """Tokens, total energy, mean energy per token and sampled energy per token."""
     problems = []
@@ -98,7 +94,7 @@ def _sums(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
             f"{where}.tokens_generated: {stats['tokens_generated']!r}, but its trials "
             f"generated {tokens}"
         )
-    energies = _values(mine, "energy_joules")
+    energies = numbers_of(mine, "energy_joules")
     total = number(stats.get("total_energy_joules"))
     if total is not None and energies is not None:
         summed = math.fsum(energies)
@@ -106,7 +102,7 @@ def _sums(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
             problems.append(
                 f"{where}.total_energy_joules: {total:g}, but its trials add up to {summed:.3f} J"
             )
-    per_token = _values(mine, "energy_per_token_mj")
+    per_token = numbers_of(mine, "energy_per_token_mj")
     mean = number(stats.get("energy_per_token_mj"))
     if mean is not None and per_token is not None:
         recomputed = math.fsum(per_token) / len(per_token)
@@ -115,7 +111,7 @@ def _sums(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
                 f"{where}.energy_per_token_mj: {mean:g}, but the mean of its trials is "
                 f"{recomputed:.3f}"
             )
-    sampled = _values(mine, "sampled_energy_joules")
+    sampled = numbers_of(mine, "sampled_energy_joules")
     said = number(stats.get("sampled_energy_per_token_mj"))
     counts = _tokens(mine)
     if said is not None and sampled is not None and counts is not None:
@@ -138,7 +134,7 @@ def _tokens(trials: Trials) -> list[int] | None:
 def _spread(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
     """sd and CV of the trials' energy per token (each trial's rounded by +-HALF_MJ:
     the sample sd moves by at most HALF_MJ * sqrt(n / (n - 1)))."""
-    per_token = _values(mine, "energy_per_token_mj")
+    per_token = numbers_of(mine, "energy_per_token_mj")
     sd, cv = number(stats.get("energy_per_token_mj_sd")), number(stats.get("cv_pct"))
     if per_token is None or len(per_token) < 2:
         if len(mine) == 1 and (sd is not None or cv is not None):
@@ -165,8 +161,8 @@ def _spread(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
 
 def _rates(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
     """Throughput and average power over the trials' summed durations."""
-    durations = _values(mine, "duration_s")
-    energies = _values(mine, "energy_joules")
+    durations = numbers_of(mine, "duration_s")
+    energies = numbers_of(mine, "energy_joules")
     if durations is None:
         return []
     total_s, n = math.fsum(durations), len(mine)
@@ -194,7 +190,7 @@ def _rates(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
 def _idle(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
     """Energy above idle per token and the idle share, from the format's idle power."""
     idle_w = number(stats.get("idle_power_watts"))
-    durations, energies = _values(mine, "duration_s"), _values(mine, "energy_joules")
+    durations, energies = numbers_of(mine, "duration_s"), numbers_of(mine, "energy_joules")
     counts = _tokens(mine)
     if idle_w is None or durations is None or energies is None or counts is None:
         return []

@@ -29,6 +29,7 @@ from ecocompute.report.tolerance import (
     HALF_S,
     close,
     number,
+    numbers_of,
     quotient_range,
     within,
 )
@@ -163,17 +164,12 @@ def _formats(
     return problems
 
 
-def _column(trials: Trials, key: str) -> list[float] | None:
-    values = [number(t.get(key)) for t in trials]
-    return None if None in values else [v for v in values if v is not None]
-
-
 def _sums(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
     problems = []
     n = len(mine)
     per_token, joules = (
-        _column(mine, "held_energy_per_token_mj"),
-        _column(mine, "held_energy_joules"),
+        numbers_of(mine, "held_energy_per_token_mj"),
+        numbers_of(mine, "held_energy_joules"),
     )
     for key, values, combine, tolerance in (
         ("energy_per_token_mj", per_token, lambda v: math.fsum(v) / n, 2 * HALF_MJ),
@@ -183,7 +179,7 @@ def _sums(where: str, stats: Mapping[str, Any], mine: Trials) -> list[str]:
         if said is not None and values is not None and not close(said, combine(values), tolerance):
             problems.append(f"{where}.{key}: {said:g}, but its trials give {combine(values):.3f}")
     idle = [t.get("idle_gpus_energy_joules") for t in mine]
-    durations, tokens = _column(mine, "duration_s"), [t.get("tokens") for t in mine]
+    durations, tokens = numbers_of(mine, "duration_s"), [t.get("tokens") for t in mine]
     if not all(isinstance(x, list) for x in idle) or durations is None:
         return problems
     if not all(isinstance(c, int) and c > 0 for c in tokens):

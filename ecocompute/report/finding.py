@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ecocompute.boundary.user_paths import file_key
+
 
 @dataclass(frozen=True)
 class Unsearchable:
@@ -46,15 +48,6 @@ class Found:
         if identity not in self._seen:
             self._seen.add(identity)
             self.files.append(path)
-
-
-def file_key(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """(device, inode) of the file a path names (links followed); None if there is none."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return st.st_dev, st.st_ino
 
 
 def _is_dir(path: Path) -> bool:

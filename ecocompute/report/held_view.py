@@ -18,10 +18,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecocompute.core.precision import Precision
-from ecocompute.core.stats import CI_METHOD, estimate_delta, paired_deltas_pct
+from ecocompute.core.rounding import rounded
+from ecocompute.core.stats import estimate_delta
 from ecocompute.core.units import energy_per_token_mj
+from ecocompute.report.pairing import interval_fields, paired_records
 from ecocompute.task.outcome import MeasuredRun
-from ecocompute.task.trials import Trial, rounds_paired
+from ecocompute.task.trials import Trial
 
 USED_GPUS = "used_gpus"  # the summary's lead: the headline, the GPUs each model used
 HELD_GPUS = "held_gpus"
@@ -40,10 +42,6 @@ LEAD_REASON = (
     "conservative bound, for a freed GPU that stays powered and idle beside the model; "
     "where the two verdicts differ, the summary says so."
 )
-
-
-def _r(x: float | None, digits: int = 3) -> float | None:
-    return None if x is None else round(x, digits)
 
 
 def held_trial_fields(t: Trial) -> dict[str, Any]:
@@ -74,37 +72,35 @@ def held_format_stats(
     return {
         "n_trials": len(trials),
         "idle_nvml_indices": list(idle_gpus),
-        "energy_per_token_mj": _r(statistics.fmean(t.held_energy_per_token_mj for t in trials)),
-        "total_energy_joules": _r(sum(t.held_energy_j for t in trials)),
-        "idle_gpus_energy_per_token_mj": _r(
+        "energy_per_token_mj": rounded(
+            statistics.fmean(t.held_energy_per_token_mj for t in trials)
+        ),
+        "total_energy_joules": rounded(sum(t.held_energy_j for t in trials)),
+        "idle_gpus_energy_per_token_mj": rounded(
             statistics.fmean(
                 energy_per_token_mj(j, t.tokens) for j, t in zip(idle_j, trials, strict=True)
             )
         ),
-        "idle_gpus_power_watts": _r(sum(idle_j) / total_s),
-        "idle_gpus_idle_window_watts": _r(window_w),
+        "idle_gpus_power_watts": rounded(sum(idle_j) / total_s),
+        "idle_gpus_idle_window_watts": rounded(window_w),
     }
 
 
-def held_block(run: MeasuredRun) -> dict[str, Any] | None:
+def held_block(
+    run: MeasuredRun, by_format: Mapping[Precision, Sequence[Trial]]
+) -> dict[str, Any] | None:
     """results.held_gpus; None where every format occupies the same GPUs."""
     if not run.held_gpus:
         return None
     precision = run.params.precision
     idle_by_gpu = None if run.idle is None else run.idle.power_by_gpu_w()
-    by_format: dict[Precision, list[Trial]] = {}
-    for t in run.trials:
-        by_format.setdefault(t.precision, []).append(t)
     per_format = {
         fmt: held_format_stats(
             ts, [i for i in run.held_gpus if i not in run.format_gpus[fmt]], idle_by_gpu
         )
         for fmt, ts in by_format.items()
     }
-    rounds = rounds_paired(run.trials, precision) if precision.quantized else []
-    f_vals = [f.held_energy_per_token_mj for f, _ in rounds]
-    q_vals = [q.held_energy_per_token_mj for _, q in rounds]
-    deltas = paired_deltas_pct(f_vals, q_vals)
+    pairs, deltas = paired_records(run.trials, precision, lambda t: t.held_energy_per_token_mj)
     delta = estimate_delta(deltas) if deltas else None
     return {
         "nvml_indices": list(run.held_gpus),
@@ -118,19 +114,7 @@ def held_block(run: MeasuredRun) -> dict[str, Any] | None:
         "energy_per_token_mj": per_format[precision]["energy_per_token_mj"],
         "fp16_energy_per_token_mj": per_format[Precision.FP16]["energy_per_token_mj"],
         "vs_fp16_energy_pct": None if delta is None else round(delta.mean_pct, 3),
-        "vs_fp16_ci95_pct": None
-        if delta is None or delta.ci95_pct is None
-        else [round(delta.ci95_pct[0], 3), round(delta.ci95_pct[1], 3)],
-        "ci_method": None if delta is None else CI_METHOD,
-        "n_pairs": None if delta is None else delta.n_pairs,
+        **interval_fields(delta),
         "verdict": None if delta is None else delta.verdict,
-        "pairs": [
-            {
-                "pair": f.pair,
-                "fp16_energy_per_token_mj": round(fv, 3),
-                "energy_per_token_mj": round(qv, 3),
-                "delta_pct": round(d, 3),
-            }
-            for (f, _), fv, qv, d in zip(rounds, f_vals, q_vals, deltas, strict=True)
-        ],
+        "pairs": pairs,
     }

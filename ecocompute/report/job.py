@@ -1,5 +1,5 @@
-"""Run one energy_estimate and write its report: the one path energy_estimate and every
-point of a sweep take.
+"""Run one energy_estimate and write its report: the path of a single format, on the
+command line and at every point of a sweep (several formats: session_job.py).
 
 Everything that can fail is done before the rename that puts energy.json in place: the
 run, the report's validation, its JSON text, the summary and its encoding. After the

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ecocompute.core.precision import Precision
+from ecocompute.core.rounding import rounded
 from ecocompute.core.stats import CI_METHOD
 from ecocompute.formats.table import BITSANDBYTES
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
@@ -19,7 +20,6 @@ from ecocompute.report.section_parts import (
     ORDER_NOTES,
     gpu_dict,
     int8_threshold,
-    rounded,
 )
 from ecocompute.report.software import software_block
 from ecocompute.report.trial_results import results_block
@@ -89,11 +89,7 @@ def session_record(session: Session | None, key: str) -> dict[str, Any] | None:
     return {
         "formats": list(session.formats),
         "this_format": key,
-        "siblings": {
-            other: f"../{session.folders[other]}/energy.json"
-            for other in session.formats
-            if other != key
-        },
+        "siblings": {other: f"../{other}/energy.json" for other in session.formats if other != key},
         "shared_fp16_trials": True,
         "rotation": "round k measures the models in the order FP16, "
         + ", ".join(session.formats)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ecocompute.core.rounding import rounded
 from ecocompute.published.figures import (
     ORIGIN_PUBLISHED,
     DeltaCurve,
@@ -16,7 +17,6 @@ from ecocompute.report.section_parts import (
     NO_LOCAL_GPU,
     gpu_dict,
     int8_threshold,
-    rounded,
 )
 from ecocompute.report.software import software_block
 from ecocompute.task.published_path import PublishedRun

@@ -48,7 +48,3 @@ def int8_threshold(params: RunParams) -> dict[str, Any]:
     if params.precision is Precision.INT8 and params.spec().library == BITSANDBYTES:
         return {"llm_int8_threshold": params.llm_int8_threshold}
     return {}
-
-
-def rounded(value: float | None, digits: int = 3) -> float | None:
-    return None if value is None else round(value, digits)

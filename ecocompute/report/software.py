@@ -11,6 +11,7 @@ import platform
 import re
 from typing import Any
 
+from ecocompute import __version__
 from ecocompute.core import packages
 from ecocompute.report.packaged import packaged_text
 
@@ -48,7 +49,10 @@ COMPARABILITY_NOTE = (
 
 
 def package_versions() -> dict[str, str]:
-    return {name: packages.installed_version(name) or NOT_INSTALLED for name in REPORTED_PACKAGES}
+    """Installed versions; ecocompute's is the code's own (__version__, as provenance.tool
+    says it), not the metadata of an install that may be older than the code that ran."""
+    found = {name: packages.installed_version(name) or NOT_INSTALLED for name in REPORTED_PACKAGES}
+    return {**found, "ecocompute": __version__}
 
 
 def version_of(installed: dict[str, Any], name: str) -> str | None:

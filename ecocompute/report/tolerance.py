@@ -12,7 +12,7 @@ rounding does not.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecocompute.report.schema import PUBLISHED_FORMATS
@@ -30,6 +30,12 @@ SLACK = 1e-9  # float arithmetic on top of the rounding
 def number(value: Any) -> float | None:
     """A JSON number as a float; None for anything else (true/false included)."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def numbers_of(rows: Sequence[Mapping[str, Any]], key: str) -> list[float] | None:
+    """Every row's number at key; None when one of them holds no number."""
+    values = [number(row.get(key)) for row in rows]
+    return None if None in values else [v for v in values if v is not None]
 
 
 def close(a: float, b: float, tolerance: float) -> bool:

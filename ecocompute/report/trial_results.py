@@ -8,21 +8,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecocompute.core.precision import Precision
+from ecocompute.core.rounding import rounded
 from ecocompute.core.stats import (
-    CI_METHOD,
-    DeltaEstimate,
     estimate_delta,
-    paired_deltas_pct,
     summarise,
 )
 from ecocompute.core.units import energy_per_token_mj, pct_change
 from ecocompute.report.held_view import held_block, held_trial_fields
+from ecocompute.report.pairing import interval_fields, paired_records, trials_by_format
 from ecocompute.task.outcome import MeasuredRun
-from ecocompute.task.trials import Trial, rounds_paired
-
-
-def _r(x: float | None, digits: int = 3) -> float | None:
-    return None if x is None else round(x, digits)
+from ecocompute.task.trials import Trial
 
 
 def format_idle_w(gpus: Sequence[int], idle_by_gpu: Mapping[int, float] | None) -> float | None:
@@ -39,13 +34,13 @@ def bandwidth_fields(run: MeasuredRun, precision: Precision, throughput: float) 
     fields: dict[str, Any] = {
         "format": run.params.spec(precision).key,
         "library": run.params.spec(precision).library,
-        "weights_mib": _r(weights, 1),
+        "weights_mib": rounded(weights, 1),
     }
     if run.params.batch_size != 1 or not weights or not run.bandwidth_gbs:
         return fields
     limit = run.bandwidth_gbs * 1e9 / (weights * 2**20)
-    fields["bandwidth_limit_tokens_per_s"] = _r(limit, 1)
-    fields["of_bandwidth_limit_pct"] = _r(100.0 * throughput / limit, 1)
+    fields["bandwidth_limit_tokens_per_s"] = rounded(limit, 1)
+    fields["of_bandwidth_limit_pct"] = rounded(100.0 * throughput / limit, 1)
     return fields
 
 
@@ -67,18 +62,18 @@ def format_stats(
     sampled = statistics.fmean(energy_per_token_mj(t.reading.sampled_j, t.tokens) for t in trials)
     return {
         "n_trials": len(trials),
-        "energy_per_token_mj": _r(s.mean),
-        "energy_per_token_mj_sd": _r(s.sd),
-        "cv_pct": _r(s.cv_pct),
-        "throughput_tokens_per_s": _r(tokens / total_s),
-        "avg_power_watts": _r(total_j / total_s),
-        "energy_above_idle_per_token_mj": _r(above_idle),
-        "idle_share_pct": _r(idle_share),
-        "total_energy_joules": _r(total_j),
+        "energy_per_token_mj": rounded(s.mean),
+        "energy_per_token_mj_sd": rounded(s.sd),
+        "cv_pct": rounded(s.cv_pct),
+        "throughput_tokens_per_s": rounded(tokens / total_s),
+        "avg_power_watts": rounded(total_j / total_s),
+        "energy_above_idle_per_token_mj": rounded(above_idle),
+        "idle_share_pct": rounded(idle_share),
+        "total_energy_joules": rounded(total_j),
         "tokens_generated": tokens,
-        "sampled_energy_per_token_mj": _r(sampled),
+        "sampled_energy_per_token_mj": rounded(sampled),
         "nvml_indices": list(gpus),
-        "idle_power_watts": _r(idle_w),
+        "idle_power_watts": rounded(idle_w),
     }
 
 
@@ -94,9 +89,9 @@ def trial_record(t: Trial, held: bool = False) -> dict[str, Any]:
         "energy_joules": round(r.energy_j, 4),
         "energy_per_token_mj": round(t.energy_per_token_mj, 3),
         "energy_source": "nvml_energy_counter" if r.counter_j is not None else "sampled_power",
-        "counter_energy_joules": _r(r.counter_j, 4),
+        "counter_energy_joules": rounded(r.counter_j, 4),
         "sampled_energy_joules": round(r.sampled_j, 4),
-        "sampled_vs_counter_pct": _r(r.sampled_vs_counter_pct),
+        "sampled_vs_counter_pct": rounded(r.sampled_vs_counter_pct),
         "avg_power_watts": round(r.energy_j / r.duration_s, 3),
         "throughput_tokens_per_s": round(t.throughput_tokens_per_s, 3),
         "samples": r.samples,
@@ -107,35 +102,11 @@ def trial_record(t: Trial, held: bool = False) -> dict[str, Any]:
     }
 
 
-def paired(
-    trials: Sequence[Trial], precision: Precision
-) -> tuple[list[dict[str, Any]], DeltaEstimate | None]:
-    """The pairs (FP16 and the format's trial of the same round) and their estimate."""
-    if not precision.quantized:
-        return [], None
-    rounds = rounds_paired(trials, precision)
-    f_vals = [f.energy_per_token_mj for f, _ in rounds]
-    q_vals = [q.energy_per_token_mj for _, q in rounds]
-    deltas = paired_deltas_pct(f_vals, q_vals)
-    pairs = [
-        {
-            "pair": fp16.pair,
-            "fp16_energy_per_token_mj": round(f, 3),
-            "energy_per_token_mj": round(q, 3),
-            "delta_pct": round(d, 3),
-        }
-        for (fp16, _), f, q, d in zip(rounds, f_vals, q_vals, deltas, strict=True)
-    ]
-    return pairs, estimate_delta(deltas)
-
-
 def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
     """The report's results for a measured run (basis "measured")."""
     precision = run.params.precision
     idle_by_gpu = None if run.idle is None else run.idle.power_by_gpu_w()
-    by_format: dict[Precision, list[Trial]] = {}
-    for t in run.trials:
-        by_format.setdefault(t.precision, []).append(t)
+    by_format = trials_by_format(run.trials)
     per_format = {}
     for fmt, ts in by_format.items():
         stats = format_stats(
@@ -145,7 +116,8 @@ def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
         per_format[fmt] = stats
     target = per_format[precision]
     fp16 = per_format[Precision.FP16]
-    pairs, delta = paired(run.trials, precision)
+    pairs, deltas = paired_records(run.trials, precision, lambda t: t.energy_per_token_mj)
+    delta = estimate_delta(deltas) if precision.quantized else None
     known = [x for x in (t.reading.sampled_vs_counter_pct for t in run.trials) if x is not None]
     above = [
         target.get("energy_above_idle_per_token_mj"),
@@ -165,20 +137,16 @@ def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
         "fallback_reason": None,
         "reference_card": None,
         "verdict": None if delta is None else delta.verdict,
-        "vs_fp16_ci95_pct": None
-        if delta is None or delta.ci95_pct is None
-        else [round(delta.ci95_pct[0], 3), round(delta.ci95_pct[1], 3)],
-        "ci_method": None if delta is None else CI_METHOD,
-        "n_pairs": None if delta is None else delta.n_pairs,
-        "idle_power_watts": None if run.idle is None else _r(run.idle.power_w),
+        **interval_fields(delta),
+        "idle_power_watts": None if run.idle is None else rounded(run.idle.power_w),
         "vs_fp16_above_idle_pct": _above_idle_delta(precision, *above),
-        "sampled_vs_counter_pct": _r(statistics.fmean(known)) if known else None,
-        "sampled_vs_counter_max_abs_pct": _r(max(abs(x) for x in known)) if known else None,
+        "sampled_vs_counter_pct": rounded(statistics.fmean(known)) if known else None,
+        "sampled_vs_counter_max_abs_pct": rounded(max(abs(x) for x in known)) if known else None,
         "dropped_samples": sum(t.reading.dropped for t in run.trials),
         "per_format": per_format,
         "pairs": pairs,
         "trials": [trial_record(t, bool(run.held_gpus)) for t in run.trials],
-        **({"held_gpus": held} if (held := held_block(run)) is not None else {}),
+        **({"held_gpus": held} if (held := held_block(run, by_format)) is not None else {}),
     }
 
 
@@ -189,4 +157,4 @@ def _above_idle_delta(
     formats' means, not a paired estimate); None without an idle window or for FP16."""
     if not precision.quantized or quantized_mj is None or fp16_mj is None or fp16_mj <= 0:
         return None
-    return _r(pct_change(quantized_mj, fp16_mj))
+    return rounded(pct_change(quantized_mj, fp16_mj))

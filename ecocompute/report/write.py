@@ -15,13 +15,18 @@ from ecocompute.report.numbers import dumps_strict
 REPORT_NAME = "energy.json"
 
 
-def report_text(report: dict[str, Any]) -> str:
-    """The report as the file holds it. Raises ReportInvalid when it fails any check
-    `validate` makes (schema, finite numbers of a sane size, its own arithmetic) or one
-    the published format's consumers make (report/checks.py)."""
+def check_for_writing(report: dict[str, Any]) -> None:
+    """Raises ReportInvalid when the report fails any check `validate` makes (schema,
+    finite numbers of a sane size, its own arithmetic) or one the published format's
+    consumers make (report/checks.py)."""
     problems = written_report_problems(report)
     if problems:
         raise ReportInvalid(problems)
+
+
+def report_text(report: dict[str, Any]) -> str:
+    """The report as the file holds it, checked first (check_for_writing)."""
+    check_for_writing(report)
     return dumps_strict(report, indent=2, sort_keys=False) + "\n"
 
 

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 from ecocompute.boundary.printing import print_after_write
 from ecocompute.boundary.user_paths import check_not_an_input, check_output_file
 from ecocompute.core.printable import printable
+from ecocompute.core.rounding import rounded
 from ecocompute.core.stats import Summary, summarise_known, t_interval
 from ecocompute.errors import RunError
 from ecocompute.report.atomic import write_text_atomic
@@ -192,31 +193,27 @@ def rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "kind": g.kind,
                 "card": g.card,
                 "model": g.model,
-                "params_b": _r(g.params_b, 4),
+                "params_b": rounded(g.params_b, 4),
                 "precision": g.precision,
                 "software": g.fingerprint,
                 "protocol": g.protocol,
                 "basis": g.bases,
                 "n_reports": g.n,
                 "n_pairs": g.trials,
-                "energy_per_token_mj_mean": _r(_mean(e), 2),
-                "energy_per_token_mj_std": _r(_sd(e), 2),
-                "energy_per_token_cv_pct": _r(_cv(e), 2),
-                "trial_cv_pct_mean": _r(_mean(g.trial_cv()), 2),
-                "fp16_energy_per_token_mj_mean": _r(_mean(f), 2),
-                "vs_fp16_pct_mean": _r(_mean(d), 2),
-                "vs_fp16_pct_std": _r(_sd(d), 2),
-                "vs_fp16_cv_pct": _r(_cv(d), 2),
-                "vs_fp16_ci95_lo_pct": _r(ci[0], 2) if ci else None,
-                "vs_fp16_ci95_hi_pct": _r(ci[1], 2) if ci else None,
+                "energy_per_token_mj_mean": rounded(_mean(e), 2),
+                "energy_per_token_mj_std": rounded(_sd(e), 2),
+                "energy_per_token_cv_pct": rounded(_cv(e), 2),
+                "trial_cv_pct_mean": rounded(_mean(g.trial_cv()), 2),
+                "fp16_energy_per_token_mj_mean": rounded(_mean(f), 2),
+                "vs_fp16_pct_mean": rounded(_mean(d), 2),
+                "vs_fp16_pct_std": rounded(_sd(d), 2),
+                "vs_fp16_cv_pct": rounded(_cv(d), 2),
+                "vs_fp16_ci95_lo_pct": rounded(ci[0], 2) if ci else None,
+                "vs_fp16_ci95_hi_pct": rounded(ci[1], 2) if ci else None,
                 "n_files": len(g.reports),
             }
         )
     return out
-
-
-def _r(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
 
 
 def csv_text(table: Sequence[dict[str, Any]]) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from ecocompute.errors import InputError
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Report
-from ecocompute.results.plot_files import write_figure
+from ecocompute.results.plot_files import require_matplotlib, text_as_written, write_figure
 
 # Distinct colours and markers, enough for every format of a session and then some:
 # a line's identity never repeats within one figure (colour x marker).
@@ -21,15 +21,6 @@ _COLORS = (
     "#17becf", "#bcbd22", "#7f7f7f",
 )  # fmt: skip
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
-
-
-def plain(text: str) -> str:
-    """Text shown as written: matplotlib reads $...$ as mathematics otherwise."""
-    return text.replace("$", r"\$")
-
-
-def batch_of(r: Report) -> int:
-    return r.batch_size
 
 
 def batch_points(reports: Sequence[Report]) -> dict[tuple[str, str], list[Report]]:
@@ -46,17 +37,17 @@ def _title(reports: Sequence[Report]) -> str:
     models = sorted({r.model for r in reports})
     regimes = sorted({r.regime for r in reports})
     weights = sorted({r.weights or "?" for r in reports})
-    return plain(
+    return (
         f"{'; '.join(cards)} - {', '.join(models)}\n"
         f"{'/'.join(regimes)} decode, {'/'.join(weights)} weights, GPU-package energy"
     )
 
 
 def build_batch_figure(reports: Sequence[Report]) -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """The figure (matplotlib.figure.Figure, off pyplot's global state, as plot.py's)."""
+    require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     lines = batch_points(reports)
     if not lines:
@@ -64,11 +55,13 @@ def build_batch_figure(reports: Sequence[Report]) -> Any:
     cards = {r.card for rs in lines.values() for r in rs}
     if len(cards) > 1:
         raise InputError("card", None, "the reports come from several cards; plot one card")
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig = Figure(figsize=(8, 5))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
     batches: set[int] = set()
     for k, ((model, fmt), rs) in enumerate(sorted(lines.items())):
-        rs = sorted(rs, key=batch_of)
-        xs = [batch_of(r) for r in rs]
+        rs = sorted(rs, key=lambda r: r.batch_size)
+        xs = [r.batch_size for r in rs]
         ys = [float(r.delta_pct or 0.0) for r in rs]
         lo = [y - (r.ci95_pct[0] if r.ci95_pct else y) for r, y in zip(rs, ys, strict=True)]
         hi = [(r.ci95_pct[1] if r.ci95_pct else y) - y for r, y in zip(rs, ys, strict=True)]
@@ -81,7 +74,7 @@ def build_batch_figure(reports: Sequence[Report]) -> Any:
             color=_COLORS[k % len(_COLORS)],
             marker=_MARKERS[(k // len(_COLORS)) % len(_MARKERS)],
             capsize=3,
-            label=plain(label),
+            label=label,
             gid=f"batch-line-{fmt}",
         )
     ax.axhline(0.0, color="black", linewidth=1.2, label="break-even (0%)", gid="break-even")
@@ -98,8 +91,8 @@ def build_batch_figure(reports: Sequence[Report]) -> Any:
     return fig
 
 
-def plot_batch_axis(
-    doc: dict[str, Any] | None, reports: Sequence[Report], path: str | os.PathLike[str]
-) -> Path:
-    """Draw the batch axis of these reports into path (PNG, or SVG by its name)."""
-    return write_figure(build_batch_figure(reports), path)
+def plot_batch_axis(reports: Sequence[Report], path: str | os.PathLike[str]) -> Path:
+    """Draw the batch axis of these reports into path (PNG, or SVG by its name); names
+    are drawn as written."""
+    with text_as_written():
+        return write_figure(build_batch_figure(reports), path)

@@ -34,7 +34,7 @@ from ecocompute.report.labels import card_with_arch
 from ecocompute.results.aggregate import Group, group_reports
 from ecocompute.results.collect import Report
 from ecocompute.results.plot_axes import draw_break_even, dress_axes, series_color
-from ecocompute.results.plot_files import require_matplotlib, write_figure
+from ecocompute.results.plot_files import require_matplotlib, text_as_written, write_figure
 
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
 FORMATS = ("NF4", "INT8")
@@ -310,9 +310,7 @@ def plot_reports(
     """Draw and write the picture. Names are text, not markup: a model name holding `$`
     (matplotlib's mathtext) or a user's matplotlibrc with usetex is drawn as written."""
     require_matplotlib()
-    import matplotlib
-
-    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+    with text_as_written():
         return write_figure(build_figure(reports, card=card, fits=fits), path)
 
 

@@ -1,5 +1,5 @@
-"""What every plot shares outside its axes: matplotlib's presence, and the figure written
-atomically (PNG, or SVG by its name)."""
+"""What every plot shares outside its axes: matplotlib's presence, text drawn as written,
+and the figure written atomically (PNG, or SVG by its name)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,14 @@ def require_matplotlib() -> None:
         raise RunError(
             "plotting needs matplotlib, which is not installed: pip install 'ecocompute[plot]'"
         ) from None
+
+
+def text_as_written() -> Any:
+    """matplotlib's settings under which names are text, not markup: a model name holding
+    `$` (mathtext) or a user's matplotlibrc with usetex is drawn as written."""
+    import matplotlib
+
+    return matplotlib.rc_context({"text.parse_math": False, "text.usetex": False})
 
 
 def write_figure(fig: Any, path: str | os.PathLike[str]) -> Path:

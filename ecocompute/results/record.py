@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.core.precision import Precision
+from ecocompute.formats.table import format_key
 from ecocompute.published.archs import ARCH_CLASSES, arch_from_product_name
 from ecocompute.published.curves import DeltaCurve
 from ecocompute.report.labels import local_gpu
@@ -245,7 +246,7 @@ def _ours_only(r: Reader, precision: str, basis: str) -> dict[str, Any]:
         "regime": r.text("measurement", "decode", "regime") or "eager",
         "weights": r.text("workload", "weights"),
         "library": library,
-        "format_key": _format_key(precision, library),
+        "format_key": format_key(precision, library),
         "throughput_tokens_per_s": _throughput(r, precision),
         "fp16_throughput_tokens_per_s": _throughput(r, "FP16"),
         "session_s": r.number("measurement", "timing", "session_s"),
@@ -256,17 +257,6 @@ def _throughput(r: Reader, precision: str) -> float | None:
     if not isinstance(r.obj("results", "per_format").get(precision), Mapping):
         return None
     return r.number("results", "per_format", precision, "throughput_tokens_per_s")
-
-
-def _format_key(precision: str, library: str | None) -> str:
-    """INT8-torchao where the library is not the precision's default (formats/table.py)."""
-    from ecocompute.formats.table import DEFAULT_LIBRARY
-
-    if library is None or precision not in {p.value for p in Precision}:
-        return precision
-    return (
-        precision if DEFAULT_LIBRARY[Precision(precision)] == library else f"{precision}-{library}"
-    )
 
 
 def _curve(r: Reader) -> DeltaCurve | None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ecocompute.errors import ReportInvalid
 from ecocompute.params import RunParams
-from ecocompute.results.collect import Invalid, Report, record_of
+from ecocompute.results.record import Report, to_record
 
 
 def new_record(params: RunParams) -> dict[str, Any]:
@@ -31,12 +31,13 @@ def relative(path: Path, root: Path) -> str:
 
 
 def written_record(path: Path, doc: dict[str, Any]) -> Report:
-    """The record of a report this sweep has just written (and validated). Raises
-    ReportInvalid if the reader refuses it, which would be a bug of the writer."""
-    one = record_of(path, doc)
-    if isinstance(one, Invalid):
-        raise ReportInvalid(one.problems)
-    return one
+    """The record of a report this sweep has just written: validated as it was written
+    (report/write.py), so it is read, not checked again. Raises ReportInvalid if the
+    reader refuses it, which would be a bug of the writer."""
+    record, problems = to_record(path, doc)
+    if record is None:
+        raise ReportInvalid(problems)
+    return record
 
 
 def run_fields(r: Report, root: Path) -> dict[str, Any]:

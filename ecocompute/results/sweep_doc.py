@@ -20,7 +20,6 @@ from ecocompute.results.collect import Report, read_one
 from ecocompute.results.records import relative as _relative
 from ecocompute.results.sweep_fits import (
     batch_axis,
-    batch_of_report,
     fit_entry,
     skipped_fit,
 )
@@ -63,7 +62,7 @@ def summarise(
             if isinstance(one, Report):
                 reports.append(one)
     measured = [r for r in reports if r.measured and r.quantized]
-    batches = sorted({batch_of_report(r) for r in reports})
+    batches = sorted({r.batch_size for r in reports})
     card = one_of({r.card for r in measured}, "card")
     software = one_of({r.fingerprint for r in measured}, "software")
     protocol = one_of({across_batches(r.protocol, batches) for r in measured}, "protocol")
@@ -120,7 +119,7 @@ def add_plot(doc: dict[str, Any], reports: list[Report], output_dir: Path, name:
         if doc.get("batch_axis"):
             from ecocompute.results.batch_plot import plot_batch_axis
 
-            path = plot_batch_axis(doc, reports, output_dir / name)
+            path = plot_batch_axis(reports, output_dir / name)
         else:
             path = plot_reports(reports, output_dir / name, fits=fits)
     except InputError as exc:

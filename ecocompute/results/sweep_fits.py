@@ -158,7 +158,3 @@ def batch_point(r: Report, output_dir: Path) -> BatchPoint:
         throughput_tokens_per_s=r.throughput_tokens_per_s,
         fp16_throughput_tokens_per_s=r.fp16_throughput_tokens_per_s,
     )
-
-
-def batch_of_report(r: Report) -> int:
-    return r.batch_size

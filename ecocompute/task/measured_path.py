@@ -164,7 +164,7 @@ def _session(specs: Sequence[FormatSpec]) -> Session | None:
     if len(specs) < 2:
         return None
     keys = tuple(spec.key for spec in specs)
-    return Session(keys, {key: key for key in keys})
+    return Session(keys)
 
 
 def _bandwidth_gbs(telemetry: GpuTelemetry, used: Sequence[DeviceMatch]) -> float | None:

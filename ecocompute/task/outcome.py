@@ -31,8 +31,8 @@ SINGLE = "single format"
 class Session:
     """A session of several formats against one FP16 baseline."""
 
-    formats: tuple[str, ...]  # the format keys, in the order given (NF4, INT4, ...)
-    folders: Mapping[str, str]  # format key -> its report's folder, relative to the parent
+    formats: tuple[str, ...]  # the format keys, in the order given (NF4, INT4, ...);
+    # each report lies in <output_dir>/<key>/
 
 
 @dataclass(frozen=True)

@@ -176,7 +176,7 @@ def run_phase(
         warm_up(arms, plan.warmup, progress)
         trials, record = _rounds(arms, plan, progress, clock)
     meters = {arm.precision: arm.meter for arm in arms}
-    gpus = {arm.precision: arm.own for arm in arms}
+    gpus = {arm.precision: arm.gpus for arm in arms}
     return PhaseResult(tuple(trials), meters, idle, record, gpus, tuple(indices) if spread else ())
 
 
@@ -227,11 +227,9 @@ def quantized_formats(trials: Sequence[Trial]) -> list[Precision]:
     return list(seen)
 
 
-def paired_estimate(
-    trials: Sequence[Trial], precision: Precision | None = None
-) -> DeltaEstimate | None:
-    """The running paired delta of `precision` (default: the one quantized format) vs
-    FP16 over the trials so far, paired by round."""
+def paired_estimate(trials: Sequence[Trial], precision: Precision) -> DeltaEstimate | None:
+    """The running paired delta of `precision` vs FP16 over the trials so far, paired by
+    round."""
     pairs = rounds_paired(trials, precision)
     if not pairs:
         return None

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from ecocompute.params import RunParams, nominal_params_b
 from ecocompute.published.archs import arch_from_product_name, normalise_arch_choice
 from ecocompute.published.figures import (
-    BASIS_UNAVAILABLE,
     PublishedFigure,
-    anchors_for,
     headline,
     published_figure,
+    unavailable_figure,
 )
 from ecocompute.task.figure_guard import check_possible
 from ecocompute.task.hardware import Hardware
@@ -83,16 +82,10 @@ def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware)
 def not_published(arch: str, params_b: float, precision: str, label: str) -> PublishedFigure:
     """No figure for a format the published dataset never measured (it has bitsandbytes
     NF4 and LLM.int8() only): basis unavailable, and never another format's figure."""
-    anchors = anchors_for(arch)
-    return PublishedFigure(
+    return unavailable_figure(
         arch,
-        precision,
         params_b,
-        BASIS_UNAVAILABLE,
-        None,
-        None,
-        None,
-        anchors.card if anchors else None,
+        precision,
         f"the published dataset has figures for bitsandbytes NF4 and LLM.int8() only; "
         f"{label} was never measured there, and no other format's figure is borrowed for it",
     )

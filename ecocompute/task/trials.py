@@ -36,16 +36,12 @@ class Arm:
     precision: Precision
     decode: Decode
     meter: EnergyMeter
-    gpus: tuple[int, ...] = ()  # NVML indices of its weights' GPUs; (): all the meter's
-
-    @property
-    def own(self) -> tuple[int, ...]:
-        return self.gpus or self.meter.indices
+    gpus: tuple[int, ...]  # NVML indices of its weights' GPUs (a subset of the meter's)
 
     @property
     def left_idle(self) -> tuple[int, ...]:
         """The session's GPUs this format does not occupy (idle in its windows)."""
-        return tuple(i for i in self.meter.indices if i not in self.own)
+        return tuple(i for i in self.meter.indices if i not in self.gpus)
 
 
 @dataclass(frozen=True)
@@ -79,18 +75,13 @@ class Trial:
         return self.tokens / self.reading.duration_s
 
 
-def rounds_paired(
-    trials: Sequence[Trial], precision: Precision | None = None
-) -> list[tuple[Trial, Trial]]:
-    """(FP16 trial, `precision`'s trial) of every round that has both, in round order.
-    precision None: the one quantized format of the trials (a session of one)."""
+def rounds_paired(trials: Sequence[Trial], precision: Precision) -> list[tuple[Trial, Trial]]:
+    """(FP16 trial, `precision`'s trial) of every round that has both, in round order."""
     fp16 = {t.pair: t for t in trials if not t.precision.quantized and t.pair is not None}
     quant = {
         t.pair: t
         for t in trials
-        if t.precision.quantized
-        and t.pair is not None
-        and (precision is None or t.precision is precision)
+        if t.precision.quantized and t.precision is precision and t.pair is not None
     }
     return [(fp16[k], quant[k]) for k in sorted(fp16) if k in quant]
 
@@ -106,7 +97,7 @@ def measured_trial(
     arm: Arm, expected_tokens: int, index: int, pair: int | None, slot: int | None = None
 ) -> Trial:
     output, t0, t1, e0, e1 = arm.meter.run(arm.decode.run)
-    reading = arm.meter.reading(t0, t1, e0, e1, arm.own)
+    reading = arm.meter.reading(t0, t1, e0, e1, arm.gpus)
     idle = arm.left_idle
     left_idle = arm.meter.reading(t0, t1, e0, e1, idle) if idle else None
     tokens = arm.decode.new_tokens(output)

@@ -53,8 +53,3 @@ class Quantizer(ABC):
 
     def refuse(self, why: str) -> RunError:
         return RunError(f"{self.spec.label} cannot run here: {why}; nothing was written")
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__

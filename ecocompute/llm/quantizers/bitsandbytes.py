@@ -11,9 +11,9 @@ from typing import Any
 
 from ecocompute.core import packages
 from ecocompute.core.precision import Precision
-from ecocompute.errors import RunError
+from ecocompute.errors import RunError, one_line
 from ecocompute.llm.cuda import Accelerator
-from ecocompute.llm.quantizers.base import Quantizer, first_line
+from ecocompute.llm.quantizers.base import Quantizer
 
 # The bitsandbytes layer each format must have put in place of torch.nn.Linear.
 _LAYER = {Precision.NF4: "Linear4bit", Precision.INT8: "Linear8bitLt"}
@@ -54,7 +54,7 @@ class Bitsandbytes(Quantizer):
                 raise RuntimeError("non-finite result")
         except Exception as exc:  # any failure of the kernel is the preflight's answer
             raise RunError(
-                f"bitsandbytes {precision} preflight failed on this GPU ({first_line(exc)}); "
+                f"bitsandbytes {precision} preflight failed on this GPU ({one_line(exc)}); "
                 f"{stack_versions(accelerator)}. "
                 "Its kernels may not support this torch/CUDA build; nothing was loaded."
             ) from None

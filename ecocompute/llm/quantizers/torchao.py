@@ -19,8 +19,9 @@ from typing import Any
 
 from ecocompute.core import packages
 from ecocompute.core.precision import Precision
+from ecocompute.errors import one_line
 from ecocompute.llm.cuda import Accelerator
-from ecocompute.llm.quantizers.base import Quantizer, first_line
+from ecocompute.llm.quantizers.base import Quantizer
 
 GROUP_SIZE = 128
 
@@ -74,7 +75,7 @@ class Torchao(Quantizer):
             if not bool(torch.isfinite(y).all()):
                 raise RuntimeError("non-finite result")
         except Exception as exc:  # any failure of the library is the preflight's answer
-            raise self.refuse(f"torchao {version} preflight failed ({first_line(exc)})") from None
+            raise self.refuse(f"torchao {version} preflight failed ({one_line(exc)})") from None
 
     def config(self, lib: Any) -> Any:
         """torchao's config object for this format."""
@@ -110,7 +111,7 @@ class Torchao(Quantizer):
         try:
             lib.quantize_(block, self.config(lib), filter_fn=lambda m, _fqn: _is_linear(m, head))
         except Exception as exc:
-            raise self.refuse(f"torchao quantize_ failed ({first_line(exc)})") from None
+            raise self.refuse(f"torchao quantize_ failed ({one_line(exc)})") from None
 
     def tally(self, model: Any) -> dict[str, Any]:
         """Layers quantized and skipped (refusing a model with none quantized)."""
