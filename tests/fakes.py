@@ -15,8 +15,12 @@ from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.task.machine import Machine
 from ecocompute.telemetry.base import (
+    CLOCK_EVENT_BITS,
     POWER_FIELD_INSTANT,
+    BoardInfo,
     Capabilities,
+    ClockSample,
+    EdgeState,
     GpuDevice,
     GpuTelemetry,
     TelemetryNotSupported,
@@ -25,6 +29,15 @@ from ecocompute.telemetry.base import (
 from ecocompute.telemetry.mapping import CudaDevice
 
 PowerTrace = Callable[[float], float]  # watts at monotonic time t
+ReasonTrace = Callable[[float], tuple[str, ...]]  # clock-event reasons active at time t
+
+FAKE_BOARD = BoardInfo(
+    board_part_number="692-2G520-0282-001",
+    vbios_version="96.00.AF.00.01",
+    power_limit_default_mw=700_000,
+    max_sm_clock_mhz=1980,
+    max_memory_clock_mhz=3201,
+)
 
 
 def fake_devices(n: int = 1, name: str = "NVIDIA H200") -> list[GpuDevice]:
@@ -50,7 +63,18 @@ class FakeTelemetry(GpuTelemetry):
         fail_read: Callable[[int], bool] | None = None,
         clock: Callable[[], float] = time.monotonic,
         counter_step_s: float | None = None,
+        board: BoardInfo | dict[int, BoardInfo] = FAKE_BOARD,
+        reasons: ReasonTrace | None = None,
+        temperature_c: Callable[[float], float] = lambda t: 40.0,
+        power_limit_mw: int = 700_000,
     ) -> None:
+        """reasons(t): the clock-event reasons active at time t (None: none ever); the
+        fake's cumulative throttle counters integrate them (1 ms steps), its clock reads
+        report them and a lower SM clock while a throttle reason is active."""
+        self._board = board
+        self._reasons = reasons
+        self._temperature = temperature_c
+        self._power_limit_mw = power_limit_mw
         self._devices = devices if devices is not None else fake_devices()
         self._power = power_w
         self._caps = Capabilities(power, POWER_FIELD_INSTANT if power else None, energy_counter)
@@ -74,7 +98,30 @@ class FakeTelemetry(GpuTelemetry):
         return "580.00.00-fake"
 
     def power_limit_mw(self, index: int) -> int | None:
-        return 700_000
+        return self._power_limit_mw
+
+    def board(self, index: int) -> BoardInfo:
+        return self._board[index] if isinstance(self._board, dict) else self._board
+
+    def edge_state(self, index: int) -> EdgeState:
+        now = self._clock()
+        throttle = {}
+        if self._reasons is not None:
+            active = self._reasons
+            for reason in ("power_cap", "sw_thermal", "hw_thermal", "hw_power_brake"):
+                seconds = integrate(
+                    lambda t, r=reason: 1.0 if r in active(t) else 0.0, self._t0, now
+                )
+                throttle[reason] = round(seconds * 1e9)
+        temperature = self._temperature(now)
+        return EdgeState(temperature, temperature - 2.0, throttle)
+
+    def clock_sample(self, index: int) -> ClockSample | None:
+        active = () if self._reasons is None else self._reasons(self._clock())
+        mask = 0
+        for reason in active:
+            mask |= CLOCK_EVENT_BITS[reason]
+        return ClockSample(1980 - (300 if active else 0), 3201, mask)
 
     def memory_mib(self, index: int) -> tuple[int, int] | None:
         return 140_000, 143_771

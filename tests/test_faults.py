@@ -28,7 +28,7 @@ from ecocompute.formats.table import FP16_SPEC, spec_for
 from ecocompute.llm import loading as models
 from ecocompute.llm.loading import ModelBackend
 from ecocompute.llm.quantizers import quantizer_for
-from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter
+from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter, WindowEdges
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.params import MAX_PARAMETERS_BYTES
 from ecocompute.report.schema import validation_errors
@@ -317,9 +317,9 @@ def test_enough_samples_means_at_least_half_of_those_due(ok, refused):
     meter = EnergyMeter(telemetry, [0], sampler, lambda: None, use_counter=False, clock=clock)
     if refused:
         with pytest.raises(MeasurementRefused, match=f": {ok} of ~50 reads due in a 5.00 s"):
-            meter.reading(100.05, 105.05, None, None)
+            meter.reading(WindowEdges(100.05, 105.05, None, None))
     else:
-        reading = meter.reading(100.05, 105.05, None, None)
+        reading = meter.reading(WindowEdges(100.05, 105.05, None, None))
         assert (reading.samples, reading.dropped) == (ok, 50 - ok)
         assert reading.sampled_j == pytest.approx(100.0 * 5.0)
 

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 from ecocompute.cli import main
 from ecocompute.errors import MeasurementRefused, TelemetryUnavailable
-from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter
+from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter, WindowEdges
 from ecocompute.monitor.sampler import PowerSampler, integrate_trapezoid
 from ecocompute.report.schema import validation_errors
 from ecocompute.telemetry.base import TelemetryReadError
@@ -437,9 +437,9 @@ def test_a_window_stands_only_with_enough_samples(case):
     )
     if not enough:
         with pytest.raises(MeasurementRefused, match="power reads kept failing"):
-            meter.reading(a, b, None, None)
+            meter.reading(WindowEdges(a, b, None, None))
         return
-    reading = meter.reading(a, b, None, None)
+    reading = meter.reading(WindowEdges(a, b, None, None))
     assert (reading.samples, reading.dropped) == (ok, bad)
     assert reading.sampled_j == pytest.approx(100.0 * (b - a))  # a flat trace, any drops
 

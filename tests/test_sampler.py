@@ -7,7 +7,7 @@ import math
 import pytest
 
 from ecocompute.errors import MeasurementRefused
-from ecocompute.monitor.meter import EnergyMeter
+from ecocompute.monitor.meter import EnergyMeter, WindowEdges
 from ecocompute.monitor.sampler import PowerSampler, integrate_trapezoid
 from ecocompute.telemetry.base import TelemetryReadError
 
@@ -96,7 +96,7 @@ def test_meter_refuses_when_most_reads_fail():
     drive(sampler, clock, reads=60)
     meter = EnergyMeter(telemetry, [0], sampler, lambda: None, use_counter=False, clock=clock)
     with pytest.raises(MeasurementRefused, match="power reads kept failing"):
-        meter.reading(100.5, 105.5, None, None)
+        meter.reading(WindowEdges(100.5, 105.5, None, None))
 
 
 def test_meter_accepts_intermittent_drops_and_counts_them():
@@ -105,7 +105,7 @@ def test_meter_accepts_intermittent_drops_and_counts_them():
     sampler = PowerSampler(lambda i: telemetry.power_mw(i) / 1000, [0], 10.0, clock=clock)
     drive(sampler, clock, reads=60)
     meter = EnergyMeter(telemetry, [0], sampler, lambda: None, use_counter=False, clock=clock)
-    reading = meter.reading(100.5, 105.5, None, None)
+    reading = meter.reading(WindowEdges(100.5, 105.5, None, None))
     assert reading.dropped == 10
     assert reading.samples == 40
     assert reading.sampled_j == pytest.approx(130.0 * 5.0)

@@ -118,6 +118,7 @@ class CompiledDecoder(GraphDecoder):
 
     regime = "compiled"
     per_format_keys = (
+        "kernel_fingerprint",
         "compile_s",
         "fullgraph",
         "graph_break",

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ecocompute.errors import DecodeCaptureFailed, one_line
+from ecocompute.llm import kernel_fingerprint
 from ecocompute.llm.decoder import Decoder
 from ecocompute.llm.graph_rules import (
     accepts_logits_to_keep,
@@ -55,6 +56,7 @@ class GraphDecoder(Decoder):
     with capture=False the same step runs eagerly per token (testable on the CPU)."""
 
     regime = "graphs"
+    per_format_keys: tuple[str, ...] = ("kernel_fingerprint",)
 
     def __init__(
         self,
@@ -77,6 +79,9 @@ class GraphDecoder(Decoder):
         self._body: Callable[[], None] = self._step
         self._ready = False
         self._scope: Any = None  # the model's device as a context (prepare())
+        self._fingerprint = kernel_fingerprint.unavailable(
+            "no CUDA graph captured (the CPU stand-in steps eagerly)"
+        )
 
     # -- outside measured windows --------------------------------------------------
     def prepare(self) -> None:
@@ -114,7 +119,11 @@ class GraphDecoder(Decoder):
     def record(self) -> dict[str, Any]:
         """The regime's record, and whether the step really was captured (False only on
         a CPU stand-in, where the same static-cache step runs eagerly)."""
-        return {**super().record(), "graph_captured": self._graph is not None}
+        return {
+            **super().record(),
+            "graph_captured": self._graph is not None,
+            "kernel_fingerprint": self._fingerprint,
+        }
 
     # -- inside measured windows ------------------------------------------------------
     def run(self) -> Any:
@@ -289,12 +298,14 @@ class GraphDecoder(Decoder):
                 self._body()
         torch.cuda.current_stream(device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
+        graph.enable_debug_mode()  # keeps the captured graph, for its kernels' fingerprint
         # captured on a stream of the model's GPU (prepare() made it the current device):
         # a model built in memory may sit on a GPU other than the first
         with torch.cuda.graph(graph, stream=side):
             self._body()
         torch.cuda.synchronize(device)  # a capture error surfaces here, not in a window
         self._graph = graph
+        self._fingerprint = _fingerprint_of(graph)
         log.debug("%s: %s decode step captured as a CUDA graph", self.label, self.regime)
 
     def _check(self, tokens: int) -> None:
@@ -313,3 +324,20 @@ class GraphDecoder(Decoder):
                 f"(from new token {first} of the {tokens} checked)",
                 self.regime,
             )
+
+
+def _fingerprint_of(graph: Any) -> dict[str, Any]:
+    """The captured graph's kernels as a fingerprint (llm/kernel_fingerprint.py); a dump
+    that fails is said in the record, never a reason to lose the measurement."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ecocompute-graph-") as folder:
+        path = os.path.join(folder, "step.dot")
+        try:
+            graph.debug_dump(path)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                dot = f.read()
+        except (RuntimeError, OSError) as exc:
+            return kernel_fingerprint.unavailable(f"the graph could not be dumped: {one_line(exc)}")
+    return kernel_fingerprint.dot_fingerprint(dot)

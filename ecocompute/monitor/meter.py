@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ecocompute.core.units import mj_to_j
+from ecocompute.core.units import mj_to_j, mw_to_w
 from ecocompute.errors import MeasurementRefused
+from ecocompute.monitor.conditions import WindowConditions, window_conditions
 from ecocompute.monitor.counter_edges import (
     MAX_WAIT_PERIODS,
     rate_between,
@@ -25,9 +26,28 @@ from ecocompute.monitor.counter_edges import (
     wait_for_step,
 )
 from ecocompute.monitor.sampler import PowerSampler
-from ecocompute.telemetry.base import GpuTelemetry, TelemetryNotSupported, TelemetryReadError
+from ecocompute.telemetry.base import (
+    EdgeState,
+    GpuTelemetry,
+    TelemetryNotSupported,
+    TelemetryReadError,
+)
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class WindowEdges:
+    """What a window's two edges read: times, counter values (None without a counter)
+    and each GPU's state just outside each edge."""
+
+    t0: float
+    t1: float
+    e0: list[float] | None
+    e1: list[float] | None
+    s0: tuple[EdgeState, ...] = ()
+    s1: tuple[EdgeState, ...] = ()
+
 
 # A window's sampled energy stands only if at least this share of the reads due in it
 # succeeded; below it the measurement is refused (reads "keep failing").
@@ -45,6 +65,18 @@ class WindowReading:
     per_gpu_j: tuple[float, ...]  # by the primary source
     samples: int
     dropped: int
+    # each GPU's state over the window (temperatures, clocks, throttling), in the order
+    # of per_gpu_j; empty where nothing was read (a stand-in without such telemetry)
+    conditions: tuple[WindowConditions, ...] = ()
+
+    @property
+    def throttles(self) -> tuple[str, ...]:
+        """Every throttle reason some GPU of the window met."""
+        seen: dict[str, None] = {}
+        for c in self.conditions:
+            for reason in c.throttles:
+                seen.setdefault(reason, None)
+        return tuple(seen)
 
     @property
     def duration_s(self) -> float:
@@ -84,6 +116,8 @@ class EnergyMeter:
         # Seconds between the counter's steps per device; None: plain edge reads.
         self.step_periods_s: dict[int, float] | None = None
         self.edge_fallbacks = 0  # edges where no step was found in time (plain read used)
+        limits = {i: telemetry.power_limit_mw(i) for i in self.indices}
+        self.power_limits_w = {i: None if mw is None else mw_to_w(mw) for i, mw in limits.items()}
 
     def edges_record(self) -> dict[str, Any]:
         """How the counter was read at window edges, for the report."""
@@ -159,46 +193,43 @@ class EnergyMeter:
                 values.append(value_before_step(first, t1, rate_between(first, second)))
         return values
 
-    def run(
-        self, work: Callable[[], T]
-    ) -> tuple[T, float, float, list[float] | None, list[float] | None]:
+    def run(self, work: Callable[[], T]) -> tuple[T, WindowEdges]:
         """Run work() between two synchronized edges; return the edge readings.
 
         Between t0 and t1 only work() runs; the counter's steps are located before t0
-        and after t1.
+        and after t1, and each GPU's state is read before the opening edge and after the
+        closing one.
         """
         self.synchronize()
+        s0 = self._states()
         e0, t0 = self._open()
         result = work()
         self.synchronize()
         t1 = self.clock()
         e1 = self._close(t1)
-        return result, t0, t1, e0, e1
+        return result, WindowEdges(t0, t1, e0, e1, s0, self._states())
+
+    def _states(self) -> tuple[EdgeState, ...]:
+        return tuple(self.telemetry.edge_state(i) for i in self.indices)
 
     def window(self, work: Callable[[], T]) -> tuple[T, WindowReading]:
         """Run work() in a measured window (call while the sampler runs)."""
-        result, t0, t1, e0, e1 = self.run(work)
-        return result, self.reading(t0, t1, e0, e1)
+        result, edges = self.run(work)
+        return result, self.reading(edges)
 
     def idle(self, seconds: float, sleep: Callable[[float], None] = time.sleep) -> WindowReading:
         """A window with nothing running (models resident), for idle power."""
-        _, t0, t1, e0, e1 = self.run(lambda: sleep(seconds))
-        return self.reading(t0, t1, e0, e1)
+        _, edges = self.run(lambda: sleep(seconds))
+        return self.reading(edges)
 
-    def reading(
-        self,
-        t0: float,
-        t1: float,
-        e0: list[float] | None,
-        e1: list[float] | None,
-        only: Sequence[int] | None = None,
-    ) -> WindowReading:
+    def reading(self, edges: WindowEdges, only: Sequence[int] | None = None) -> WindowReading:
         """Turn edge readings and the sampler's trace into a checked WindowReading: of
         every GPU this meter reads, or of `only` those (NVML indices, a subset: the same
         window's reading split between the GPUs a model occupies and the others)."""
+        t0, t1, e0, e1 = edges.t0, edges.t1, edges.e0, edges.e1
         indices = self.indices if only is None else tuple(only)
+        at = [self.indices.index(i) for i in indices]
         if only is not None:
-            at = [self.indices.index(i) for i in indices]
             e0 = None if e0 is None else [e0[k] for k in at]
             e1 = None if e1 is None else [e1[k] for k in at]
         samples = dropped = 0
@@ -221,12 +252,40 @@ class EnergyMeter:
             counter_per_gpu = [mj_to_j(b - a) for a, b in zip(e0, e1, strict=True)]
             if any(x < 0 for x in counter_per_gpu):
                 raise MeasurementRefused("energy counter went backwards (driver reloaded?)")
+        per_gpu = tuple(counter_per_gpu if counter_per_gpu is not None else sampled_per_gpu)
         return WindowReading(
             start_s=t0,
             end_s=t1,
             counter_j=None if counter_per_gpu is None else sum(counter_per_gpu),
             sampled_j=sum(sampled_per_gpu),
-            per_gpu_j=tuple(counter_per_gpu if counter_per_gpu is not None else sampled_per_gpu),
+            per_gpu_j=per_gpu,
             samples=samples,
             dropped=dropped,
+            conditions=self._conditions(edges, indices, at, per_gpu),
         )
+
+    def _conditions(
+        self,
+        edges: WindowEdges,
+        indices: Sequence[int],
+        at: Sequence[int],
+        per_gpu_j: Sequence[float],
+    ) -> tuple[WindowConditions, ...]:
+        if not edges.s0 or not edges.s1:
+            return ()
+        out = []
+        for i, k, energy_j in zip(indices, at, per_gpu_j, strict=True):
+            trace = self.sampler.traces[i]
+            out.append(
+                window_conditions(
+                    i,
+                    edges.s0[k],
+                    edges.s1[k],
+                    trace.clocks_between(edges.t0, edges.t1),
+                    trace.powers_between(edges.t0, edges.t1),
+                    energy_j,
+                    edges.t1 - edges.t0,
+                    self.power_limits_w.get(i),
+                )
+            )
+        return tuple(out)

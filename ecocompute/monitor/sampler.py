@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ecocompute.telemetry.base import TelemetryNotSupported, TelemetryReadError
+from ecocompute.telemetry.base import ClockSample, TelemetryNotSupported, TelemetryReadError
 
 
 def integrate_trapezoid(
@@ -66,6 +66,21 @@ class DeviceTrace:
     powers_w: list[float] = field(default_factory=list)
     dropped_times_s: list[float] = field(default_factory=list)
     last_error: str | None = None
+    # clocks and clock-event reasons, read after power in the same tick, where offered
+    clock_times_s: list[float] = field(default_factory=list)
+    clocks: list[ClockSample] = field(default_factory=list)
+
+    def clocks_between(self, start_s: float, end_s: float) -> list[ClockSample]:
+        """The clock reads with start_s <= t <= end_s."""
+        lo = bisect.bisect_left(self.clock_times_s, start_s)
+        hi = bisect.bisect_right(self.clock_times_s, end_s)
+        return self.clocks[lo:hi]
+
+    def powers_between(self, start_s: float, end_s: float) -> list[float]:
+        """The power samples (watts) with start_s <= t <= end_s."""
+        lo = bisect.bisect_left(self.times_s, start_s)
+        hi = bisect.bisect_right(self.times_s, end_s)
+        return self.powers_w[lo:hi]
 
     def counts_between(self, start_s: float, end_s: float) -> tuple[int, int]:
         """(samples, dropped reads) with start_s <= t <= end_s."""
@@ -80,8 +95,9 @@ class PowerSampler:
     """Reads power of several devices at rate_hz in a daemon thread.
 
     read_power_w(index) returns watts or raises TelemetryReadError /
-    TelemetryNotSupported (both count as a dropped read). Use as a context manager;
-    read the traces only after stop().
+    TelemetryNotSupported (both count as a dropped read). read_clocks(index), where
+    given, is read after power in the same tick and never raises (None: nothing read).
+    Use as a context manager; read the traces only after stop().
     """
 
     def __init__(
@@ -91,10 +107,12 @@ class PowerSampler:
         rate_hz: float,
         *,
         clock: Callable[[], float] = time.monotonic,
+        read_clocks: Callable[[int], ClockSample | None] | None = None,
     ) -> None:
         if rate_hz <= 0:
             raise ValueError("rate_hz must be positive")
         self._read = read_power_w
+        self._read_clocks = read_clocks
         self.indices = tuple(indices)
         self.rate_hz = rate_hz
         self._clock = clock
@@ -154,6 +172,14 @@ class PowerSampler:
                 continue
             trace.times_s.append(stamp)
             trace.powers_w.append(watts)
+        if self._read_clocks is None:
+            return
+        for index in self.indices:
+            sample = self._read_clocks(index)
+            if sample is not None:
+                trace = self.traces[index]
+                trace.clock_times_s.append(self._clock())
+                trace.clocks.append(sample)
 
     def energy_j(self, index: int, start_s: float, end_s: float) -> float:
         trace = self.traces[index]

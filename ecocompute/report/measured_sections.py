@@ -12,6 +12,7 @@ from ecocompute.core.stats import CI_METHOD
 from ecocompute.formats.table import BITSANDBYTES
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
 from ecocompute.params import RunParams, nominal_params_b
+from ecocompute.report.conditions_block import before_session_record
 from ecocompute.report.decode_block import decode_block
 from ecocompute.report.labels import format_gpus_note
 from ecocompute.report.quality_block import quality_section
@@ -38,7 +39,13 @@ def measured_sections(run: MeasuredRun) -> dict[str, Any]:
             "gpu_arch": run.arch,
             "gpu_arch_source": f"NVML product name '{hardware.gpu_name}'",
             "accelerator_count": len(hardware.gpus),
-            "gpus": [gpu_dict(g) for g in hardware.gpus],
+            "gpus": [
+                {
+                    **gpu_dict(g),
+                    "before_session": before_session_record(run.before.get(g.nvml_index)),
+                }
+                for g in hardware.gpus
+            ],
             "cuda_visible_devices": hardware.cuda_visible_devices,
             "memory_bandwidth_gbs": rounded(run.bandwidth_gbs, 1),
         },

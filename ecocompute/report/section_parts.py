@@ -38,6 +38,7 @@ def gpu_dict(gpu: GpuRecord) -> dict[str, Any]:
     """A GPU as the report lists it; a published-path record carries NVML's four fields."""
     record = asdict(gpu)
     record["power_limit_watts"] = record.pop("power_limit_w")
+    record["power_limit_default_watts"] = record.pop("power_limit_default_w")
     if gpu.cuda_index is None:
         return {k: record[k] for k in ("nvml_index", "name", "uuid", "pci_bus_id")}
     return record

@@ -16,6 +16,7 @@ from ecocompute.report.summary import (
     size_words,
     software_words,
 )
+from ecocompute.report.unit_summary import throttle_line, unit_lines
 
 
 def _format_line(report: dict[str, Any]) -> str:
@@ -61,6 +62,7 @@ def render_session(reports: Sequence[dict[str, Any]], paths: Sequence[str]) -> s
         "EcoCompute energy estimate: a session of several formats",
         f"  model      {work['model_name']} ({size_words(work)})",
         f"  card       {card_with_arch(local_gpu(first), sut['gpu_arch'])}",
+        *[line for line in unit_lines(first) if not line.startswith("  throttle")],
         f"  formats    {formats}, each vs the same FP16 baseline",
         f"  FP16       {_mj(res.get('fp16_energy_per_token_mj'))} mJ/token" + _fp16_throughput(res),
         f"  basis      {res['basis']}: {basis_words(res['basis'], res.get('reference_card'))}",
@@ -79,12 +81,30 @@ def render_session(reports: Sequence[dict[str, Any]], paths: Sequence[str]) -> s
     lines.append(header)
     lines.extend(_format_line(r) for r in reports)
     lines.extend(held_session_lines(reports))
+    throttle = _session_throttle(reports)
+    if throttle:
+        lines.append(f"  throttle   {throttle}")
     if work.get("weights") in ("pretrained", "synthetic"):
         lines.append(f"  weights    {work['weights']}")
     lines.append(f"  software   {software_words(first['software'])}")
     lines.append("  scope      GPU-package energy only (not wall power); not a certified result")
     lines.extend(f"  report     {path}" for path in paths)
     return "\n".join(lines)
+
+
+def _session_throttle(reports: Sequence[dict[str, Any]]) -> str | None:
+    """Every format's windows (FP16's once), as one throttle line."""
+    per: dict[str, Any] = {}
+    for r in reports:
+        conditions = r["results"].get("conditions")
+        if r["results"].get("basis") != "measured" or not conditions:
+            continue
+        for fmt, stats in conditions["per_format"].items():
+            per.setdefault(fmt, stats)
+    if not per:
+        return None
+    throttled = sum(s["throttled_windows"] for s in per.values())
+    return throttle_line({"per_format": per, "throttled_windows": throttled})
 
 
 def _fp16_throughput(res: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ from ecocompute.published.figures import is_project_card
 from ecocompute.report.held_summary import held_lines
 from ecocompute.report.labels import card_with_arch, formats_on_gpus, local_gpu
 from ecocompute.report.software import stack_in_words
+from ecocompute.report.unit_summary import unit_lines
 
 _BASIS_WORDS = {
     "measured": "measured on this machine with NVML",
@@ -41,6 +42,7 @@ def render(report: dict[str, Any], path: str) -> str:
         "EcoCompute energy estimate",
         f"  model      {work['model_name']} ({size_words(work)})",
         f"  card       {card_with_arch(local_gpu(report), sut['gpu_arch'])}",
+        *unit_lines(report),
     ]
     if res.get("reference_card"):
         whose = "this project's" if is_project_card(res["reference_card"]) else "published"

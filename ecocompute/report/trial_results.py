@@ -14,6 +14,7 @@ from ecocompute.core.stats import (
     summarise,
 )
 from ecocompute.core.units import energy_per_token_mj, pct_change
+from ecocompute.report.conditions_block import conditions_block, trial_conditions_fields
 from ecocompute.report.held_view import held_block, held_trial_fields
 from ecocompute.report.pairing import interval_fields, paired_records, trials_by_format
 from ecocompute.task.outcome import MeasuredRun
@@ -99,6 +100,7 @@ def trial_record(t: Trial, held: bool = False) -> dict[str, Any]:
         "per_gpu_energy_joules": [round(x, 4) for x in r.per_gpu_j],
         **({} if t.slot is None else {"slot": t.slot}),
         **(held_trial_fields(t) if held else {}),
+        **trial_conditions_fields(t),
     }
 
 
@@ -147,6 +149,7 @@ def results_block(run: MeasuredRun, note: str) -> dict[str, Any]:
         "pairs": pairs,
         "trials": [trial_record(t, bool(run.held_gpus)) for t in run.trials],
         **({"held_gpus": held} if (held := held_block(run, by_format)) is not None else {}),
+        **({"conditions": c} if (c := conditions_block(by_format)) is not None else {}),
     }
 
 

@@ -31,6 +31,12 @@ class GpuRecord:
     power_limit_w: float | None = None
     memory_total_mib: int | None = None
     matched_by: str | None = None
+    # what tells units of one card model apart (None where NVML does not say)
+    board_part_number: str | None = None
+    vbios_version: str | None = None
+    power_limit_default_w: float | None = None
+    max_sm_clock_mhz: int | None = None
+    max_memory_clock_mhz: int | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,8 @@ def cuda_hardware(telemetry: GpuTelemetry, matches: Sequence[DeviceMatch]) -> Ha
 def gpu_record(telemetry: GpuTelemetry, m: DeviceMatch) -> GpuRecord:
     limit_mw = telemetry.power_limit_mw(m.nvml.index)
     memory = telemetry.memory_mib(m.nvml.index)
+    board = telemetry.board(m.nvml.index)
+    default_mw = board.power_limit_default_mw
     return GpuRecord(
         nvml_index=m.nvml.index,
         name=m.nvml.name,
@@ -81,6 +89,11 @@ def gpu_record(telemetry: GpuTelemetry, m: DeviceMatch) -> GpuRecord:
         power_limit_w=None if limit_mw is None else mw_to_w(limit_mw),
         memory_total_mib=None if memory is None else memory[1],
         matched_by=m.matched_by,
+        board_part_number=board.board_part_number,
+        vbios_version=board.vbios_version,
+        power_limit_default_w=None if default_mw is None else mw_to_w(default_mw),
+        max_sm_clock_mhz=board.max_sm_clock_mhz,
+        max_memory_clock_mhz=board.max_memory_clock_mhz,
     )
 
 

@@ -39,12 +39,14 @@ from ecocompute.task.outcome import (
     Session,
 )
 from ecocompute.task.protocol import (
+    BEFORE_SESSION_IDLE_S,
     Instruments,
     PhasePlan,
     PhaseResult,
     Resident,
     Stopping,
     StoppingRecord,
+    read_before_session,
     run_phase,
 )
 from ecocompute.task.quality import ScoreSheet
@@ -122,6 +124,12 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
     specs = [p.spec(f) for f in p.session_formats]
     for spec in specs:
         s.backend.preflight(spec, s.accelerator, p.llm_int8_threshold)
+    before = read_before_session(
+        s.instruments,
+        [m.nvml.index for m in s.matches],
+        min(BEFORE_SESSION_IDLE_S, p.idle_seconds),
+        s.progress,
+    )
     checkpoint = s.backend.checkpoint(p.model_name, s.accelerator)
     prompt = s.backend.prompt(checkpoint, p.batch_size, s.accelerator)
     fp16 = _load(s, checkpoint, FP16_SPEC)
@@ -157,6 +165,7 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
         bandwidth_gbs=_bandwidth_gbs(telemetry, used),
         session=_session(specs),
         timing=s.clock.timing(),
+        before={i: b for i, b in before.items() if i in {m.nvml.index for m in used}},
     )
 
 

@@ -16,7 +16,7 @@ from ecocompute.core.precision import Precision
 from ecocompute.llm.loading import Checkpoint
 from ecocompute.params import RunParams
 from ecocompute.task.hardware import Hardware
-from ecocompute.task.protocol import IdleWindow, StoppingRecord
+from ecocompute.task.protocol import GpuBefore, IdleWindow, StoppingRecord
 from ecocompute.task.quality import QualityOutcome
 from ecocompute.task.timing import Timing
 from ecocompute.task.trials import Trial
@@ -70,6 +70,8 @@ class MeasuredRun:
     # Every GPU the session's models held, where the formats occupy different ones (one
     # phase): each trial then also read the GPUs its format left idle (Trial.left_idle).
     held_gpus: tuple[int, ...] = ()
+    # each measured GPU before the session's models were loaded (NVML index -> record)
+    before: Mapping[int, GpuBefore] = dataclasses.field(default_factory=dict)
 
     @property
     def rounds(self) -> int:

@@ -27,7 +27,11 @@ from ecocompute.task.trials import (
     run_round,
     warm_up,
 )
-from ecocompute.telemetry.base import Capabilities, GpuTelemetry
+from ecocompute.telemetry.base import Capabilities, EdgeState, GpuTelemetry
+
+# Seconds of idle power read on each GPU before any model of the session is loaded (or
+# --idle_seconds, where that is shorter): how the unit idles, for telling units apart.
+BEFORE_SESSION_IDLE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -40,8 +44,13 @@ class Instruments:
     sample_rate_hz: float
 
     def sampler(self, indices: Sequence[int]) -> PowerSampler:
+        """Power at the protocol's rate, and beside each power read the clocks and the
+        clock-event reasons (where the device offers them)."""
         return PowerSampler(
-            lambda i: mw_to_w(self.telemetry.power_mw(i)), indices, self.sample_rate_hz
+            lambda i: mw_to_w(self.telemetry.power_mw(i)),
+            indices,
+            self.sample_rate_hz,
+            read_clocks=self.telemetry.clock_sample,
         )
 
     def meter(self, indices: Sequence[int], sampler: PowerSampler) -> EnergyMeter:
@@ -78,6 +87,44 @@ class IdleWindow:
     def power_by_gpu_w(self) -> dict[int, float]:
         per_gpu = zip(self.nvml_indices, self.reading.per_gpu_j, strict=True)
         return {i: j / self.reading.duration_s for i, j in per_gpu}
+
+
+@dataclass(frozen=True)
+class GpuBefore:
+    """One GPU before the session's models were loaded: its idle power and its state."""
+
+    nvml_index: int
+    idle_power_w: float
+    idle_seconds: float
+    state: EdgeState
+    memory_used_mib: int | None = None  # what was already on it (other processes, or a
+    # sweep's models kept resident from its previous point)
+
+
+def read_before_session(
+    instruments: Instruments, indices: Sequence[int], seconds: float, progress: Progress
+) -> dict[int, GpuBefore]:
+    """Idle power of each GPU over `seconds` and its temperatures, before the session
+    loads anything (nothing of this run is on the GPUs yet). Empty for 0 seconds."""
+    if seconds <= 0:
+        return {}
+    progress(f"idle power before loading: {seconds:g} s")
+    with instruments.sampler(indices) as sampler:
+        meter = instruments.meter(indices, sampler)
+        meter.calibrate()
+        reading = meter.idle(seconds)
+    states = {c.nvml_index: c for c in reading.conditions}
+    before = {}
+    for i, joules in zip(indices, reading.per_gpu_j, strict=True):
+        c = states.get(i)
+        state = EdgeState(
+            temperature_c=None if c is None else c.temperature_c[0],
+            memory_temperature_c=None if c is None else c.memory_temperature_c[0],
+        )
+        memory = instruments.telemetry.memory_mib(i)
+        used = None if memory is None else memory[1] - memory[0]
+        before[i] = GpuBefore(i, joules / reading.duration_s, reading.duration_s, state, used)
+    return before
 
 
 @dataclass(frozen=True)

@@ -96,10 +96,10 @@ def warm_up(arms: Sequence[Arm], warmup: int, progress: Progress) -> None:
 def measured_trial(
     arm: Arm, expected_tokens: int, index: int, pair: int | None, slot: int | None = None
 ) -> Trial:
-    output, t0, t1, e0, e1 = arm.meter.run(arm.decode.run)
-    reading = arm.meter.reading(t0, t1, e0, e1, arm.gpus)
+    output, edges = arm.meter.run(arm.decode.run)
+    reading = arm.meter.reading(edges, arm.gpus)
     idle = arm.left_idle
-    left_idle = arm.meter.reading(t0, t1, e0, e1, idle) if idle else None
+    left_idle = arm.meter.reading(edges, idle) if idle else None
     tokens = arm.decode.new_tokens(output)
     if tokens != expected_tokens:
         raise RunError(

@@ -15,7 +15,10 @@ from ecocompute.errors import TelemetryUnavailable
 from ecocompute.telemetry.base import (
     POWER_FIELD_AVERAGE,
     POWER_FIELD_INSTANT,
+    BoardInfo,
     Capabilities,
+    ClockSample,
+    EdgeState,
     GpuDevice,
     GpuTelemetry,
     TelemetryNotSupported,
@@ -25,6 +28,15 @@ from ecocompute.telemetry.base import (
 log = logging.getLogger(__name__)
 
 _FIELD_POWER_INSTANT = 186  # NVML_FI_DEV_POWER_INSTANT, milliwatts
+_FIELD_MEMORY_TEMP = 82  # NVML_FI_DEV_MEMORY_TEMP, degrees C
+# Cumulative nanoseconds the clocks were held down, per reason (nvml.h: the
+# NVML_FI_DEV_CLOCKS_EVENT_REASON_* fields; SW_POWER_CAP is NVML_FI_DEV_PERF_POLICY_POWER).
+_THROTTLE_FIELDS = {
+    "power_cap": 74,
+    "sw_thermal": 269,
+    "hw_thermal": 270,
+    "hw_power_brake": 271,
+}
 
 
 def normalise_pci_bus_id(bus_id: str) -> str:
@@ -131,6 +143,92 @@ class NvmlTelemetry(GpuTelemetry):
                 counter = False
             self._caps[index] = Capabilities(field is not None, field, counter)
         return self._caps[index]
+
+    def board(self, index: int) -> BoardInfo:
+        nv, handle = self._nv, self._handles[index]
+        return BoardInfo(
+            board_part_number=self._text(nv.nvmlDeviceGetBoardPartNumber, handle),
+            vbios_version=self._text(nv.nvmlDeviceGetVbiosVersion, handle),
+            power_limit_default_mw=self._int(nv.nvmlDeviceGetPowerManagementDefaultLimit, handle),
+            max_sm_clock_mhz=self._int(nv.nvmlDeviceGetMaxClockInfo, handle, nv.NVML_CLOCK_SM),
+            max_memory_clock_mhz=self._int(nv.nvmlDeviceGetMaxClockInfo, handle, nv.NVML_CLOCK_MEM),
+        )
+
+    def edge_state(self, index: int) -> EdgeState:
+        nv, handle = self._nv, self._handles[index]
+        ids = [_FIELD_MEMORY_TEMP, *_THROTTLE_FIELDS.values()]
+        values = self._fields(index, ids)
+        memory_temp = values.get(_FIELD_MEMORY_TEMP)
+        throttle = {
+            name: int(values[fid]) for name, fid in _THROTTLE_FIELDS.items() if fid in values
+        }
+        if "power_cap" not in throttle:  # older drivers: the violation counter instead
+            try:
+                status = nv.nvmlDeviceGetViolationStatus(handle, nv.NVML_PERF_POLICY_POWER)
+                throttle["power_cap"] = int(status.violationTime)
+            except (nv.NVMLError, AttributeError):
+                pass
+        return EdgeState(
+            temperature_c=self._int(nv.nvmlDeviceGetTemperature, handle, nv.NVML_TEMPERATURE_GPU),
+            memory_temperature_c=None if memory_temp is None else float(memory_temp),
+            throttle_ns=throttle,
+        )
+
+    def clock_sample(self, index: int) -> ClockSample | None:
+        nv, handle = self._nv, self._handles[index]
+        reasons_fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
+            nv, "nvmlDeviceGetCurrentClocksThrottleReasons", None
+        )
+        sample = ClockSample(
+            sm_clock_mhz=self._int(nv.nvmlDeviceGetClockInfo, handle, nv.NVML_CLOCK_SM),
+            memory_clock_mhz=self._int(nv.nvmlDeviceGetClockInfo, handle, nv.NVML_CLOCK_MEM),
+            clock_events=None if reasons_fn is None else self._int(reasons_fn, handle),
+        )
+        if sample == ClockSample():
+            return None
+        return sample
+
+    def _text(self, fn: Any, *args: Any) -> str | None:
+        try:
+            value = _decode(fn(*args)).strip()
+        except (self._nv.NVMLError, AttributeError, UnicodeDecodeError):
+            return None
+        return value or None
+
+    def _int(self, fn: Any, *args: Any) -> int | None:
+        try:
+            return int(fn(*args))
+        except (self._nv.NVMLError, AttributeError, TypeError, ValueError):
+            return None
+
+    def _fields(self, index: int, ids: list[int]) -> dict[int, float]:
+        """The field values NVML returns successfully, by field id (the rest left out)."""
+        nv = self._nv
+        try:
+            values = nv.nvmlDeviceGetFieldValues(self._handles[index], ids)
+        except (nv.NVMLError, AttributeError):
+            return {}
+        out = {}
+        for fid, value in zip(ids, values, strict=False):
+            number = self._field_number(value)
+            if number is not None:
+                out[fid] = number
+        return out
+
+    def _field_number(self, value: Any) -> float | None:
+        nv = self._nv
+        if value.nvmlReturn != nv.NVML_SUCCESS:
+            return None
+        kinds = {
+            nv.NVML_VALUE_TYPE_DOUBLE: "dVal",
+            nv.NVML_VALUE_TYPE_UNSIGNED_INT: "uiVal",
+            nv.NVML_VALUE_TYPE_UNSIGNED_LONG: "ulVal",
+            nv.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: "ullVal",
+            nv.NVML_VALUE_TYPE_SIGNED_LONG_LONG: "sllVal",
+            nv.NVML_VALUE_TYPE_SIGNED_INT: "siVal",
+        }
+        attr = kinds.get(value.valueType)
+        return None if attr is None else getattr(value.value, attr)
 
     def _read_instant_mw(self, index: int) -> int | None:
         nv = self._nv

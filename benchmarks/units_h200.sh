@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Issue 27: one H200 UNIT per call. Each call may land on another H200; that is the data.
+# Synthetic llama-2-7b, graphs regime, batch 1, 256 tokens: FP16 against NF4, INT4 and
+# FP8 in one session (order rotated), at least 3 rounds, then until every delta's 95%
+# half-width is <= 1 point (at most MAX_ROUNDS), 1 warm-up, 2 s of idle with the models
+# resident; every report records the unit (UUID, board part, VBIOS, idle power before the
+# session) and each window's conditions (temperatures, clocks, throttling, power against
+# the limit) and the kernels' fingerprint of each format's captured step.
+#   1. setup: the carried wheels (.whl/), nvidia-smi -q (the board as the driver says it),
+#      with PROBE=1 benchmarks/unit_probe.py (the NVML reads' cost, a small graph's DOT);
+#   2. the synthetic checkpoint, built once on this machine (~30 s);
+#   3. the session (~90-110 s: loads ~25 s, 4-8 rounds of ~9 s);
+#   4. everything into one tarball named by the unit's UUID tail.
+# Estimate ~150 s a call. Every step runs under its own `timeout` from one deadline
+# (BUDGET_S, 280 s). Rehearsal on the CPU (fakes, tiny model, no wheels):
+#   REHEARSAL=1 PY=.venv/bin/python OUT=/tmp/u benchmarks/units_h200.sh
+set -uo pipefail
+: "${OUT:?set OUT to the folder that comes back}"
+export PYTHONUNBUFFERED=1 ECOCOMPUTE_CACHE=/tmp/ecocompute-cache
+BUDGET_S=${BUDGET_S:-280}
+MAX_ROUNDS=${MAX_ROUNDS:-8}
+FORMATS=${FORMATS:-NF4,INT4,FP8}
+START=$SECONDS
+left() { echo $((BUDGET_S - (SECONDS - START))); }
+WORK=/tmp/ecocompute-unit
+rm -rf "$WORK"; mkdir -p "$WORK"
+if [ -n "${REHEARSAL:-}" ]; then
+  EC=("${PY:-python3}" -m tests.cli_with_fakes); PYTHON=("${PY:-python3}")
+  MODEL=synthetic:tiny-test; EXTRA=(--tokens 4 --idle_seconds 0.2)
+  TAIL=rehearsal
+  echo "rehearsal: fakes, no GPU" > "$WORK/setup.log"
+else
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || { echo "no wheels here: carry .whl"; exit 1; }
+  export PYTHONPATH=/tmp/site:$PWD
+  EC=(python3 -m ecocompute); PYTHON=(python3)
+  MODEL=synthetic:llama-2-7b; EXTRA=(--idle_seconds 2)
+  {
+    nvidia-smi -L
+    nvidia-smi --query-gpu=uuid,serial,vbios_version,inforom.img,power.limit,power.default_limit,temperature.gpu,temperature.memory,clocks.max.sm,clocks.max.mem,pstate --format=csv
+    python3 -c "import torch, torchao, bitsandbytes, transformers as t
+print('torch', torch.__version__, 'torchao', torchao.__version__, 'bnb', bitsandbytes.__version__,
+      'transformers', t.__version__, 'cc', torch.cuda.get_device_capability(0))" 2>&1 | tail -1
+  } > "$WORK/setup.log" 2>&1
+  nvidia-smi -q > "$WORK/nvidia-smi-q.txt" 2>&1
+  TAIL=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1 | sed 's/.*-//' | cut -c1-12)
+  if [ -n "${PROBE:-}" ]; then
+    timeout 60 python3 benchmarks/unit_probe.py --dot "$WORK/probe-step.dot" \
+      --json "$WORK/probe.json" > "$WORK/probe.log" 2>&1
+    tail -40 "$WORK/probe.log"
+  fi
+  { time timeout 150 python3 -c "from ecocompute.llm.synthetic import materialise
+print(materialise('$MODEL', 'cuda:0'))"; } >> "$WORK/setup.log" 2>&1
+fi
+cat "$WORK/setup.log"
+ARGS=(energy_estimate --model "$MODEL" --precision "$FORMATS" --decode graphs
+      --iterations 3 --ci_target_pts 1 --max_rounds "$MAX_ROUNDS" --warmup 1
+      "${EXTRA[@]}" --output_dir "$WORK/session")
+LOG=$WORK/session.log
+echo "\$ ecocompute ${ARGS[*]}   # $(left) s of the budget left" > "$LOG"
+{ time timeout -k 10 $(( $(left) - 10 )) "${EC[@]}" "${ARGS[@]}"; } >> "$LOG" 2>&1
+grep -v "Loading weights\|Writing model\|Failed to load\|SyntaxWarning\|Configuration class" "$LOG" \
+  | tail -32
+"${EC[@]}" validate "$WORK/session" 2>&1 | tail -5
+tar -czf "$OUT/unit-$TAIL.tar.gz" -C "$WORK" .
+echo "wall $((SECONDS - START)) s of the ${BUDGET_S} s budget; unit $TAIL"
+ls -la "$OUT"
