@@ -82,20 +82,54 @@ def graph_part(dot_path: str) -> dict[str, Any]:
     with torch.cuda.stream(side):
         step()
     torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    graph.enable_debug_mode()
+    graph = torch.cuda.CUDAGraph(keep_graph=True)
     with torch.cuda.graph(graph, stream=side):
         step()
+    graph.instantiate()
     torch.cuda.synchronize()
     graph.debug_dump(dot_path)
+    walked = _walk(graph)
     with open(dot_path, encoding="utf-8", errors="replace") as f:
         dot = f.read()
     nodes = kernel_nodes(dot)
     return {
+        "walked_with_cuda_bindings": walked,
         "dot_bytes": len(dot),
         "kernel_nodes": [dataclasses.asdict(n) for n in nodes],
         "fingerprint": dot_fingerprint(dot),
     }
+
+
+def _walk(graph: Any) -> Any:
+    """The kept graph's kernel nodes through cuda.bindings (name, grid, block, shared
+    memory), to compare with what the DOT dump says."""
+    try:
+        from cuda.bindings import driver, runtime
+    except ImportError as exc:
+        return f"cuda.bindings not importable: {exc}"
+    raw = graph.raw_cuda_graph()
+    _, nodes, count = runtime.cudaGraphGetNodes(raw, numNodes=0)
+    _, nodes, count = runtime.cudaGraphGetNodes(raw, numNodes=count)
+    out = []
+    for node in nodes[:count]:
+        _, kind = runtime.cudaGraphNodeGetType(node)
+        if kind != runtime.cudaGraphNodeType.cudaGraphNodeTypeKernel:
+            out.append({"type": str(kind)})
+            continue
+        err, params = driver.cuGraphKernelNodeGetParams(driver.CUgraphNode(init_value=int(node)))
+        name = None
+        if err == driver.CUresult.CUDA_SUCCESS and int(params.func):
+            _, name = driver.cuFuncGetName(driver.CUfunction(init_value=int(params.func)))
+        out.append(
+            {
+                "type": "kernel",
+                "name": name.decode() if isinstance(name, bytes) else name,
+                "grid": [params.gridDimX, params.gridDimY, params.gridDimZ],
+                "block": [params.blockDimX, params.blockDimY, params.blockDimZ],
+                "shared": params.sharedMemBytes,
+            }
+        )
+    return out
 
 
 def main() -> None:
@@ -105,7 +139,10 @@ def main() -> None:
     args = ap.parse_args()
     found: dict[str, Any] = {"gpus": nvml_part()}
     if args.dot:
-        found["graph"] = graph_part(args.dot)
+        try:
+            found["graph"] = graph_part(args.dot)
+        except Exception as exc:  # a probe: say what failed and keep the rest
+            found["graph"] = f"failed: {type(exc).__name__}: {exc}"
     text = json.dumps(found, indent=1, default=str)
     print(text)
     if args.json:

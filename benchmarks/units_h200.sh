@@ -44,10 +44,11 @@ print('torch', torch.__version__, 'torchao', torchao.__version__, 'bnb', bitsand
   } > "$WORK/setup.log" 2>&1
   nvidia-smi -q > "$WORK/nvidia-smi-q.txt" 2>&1
   TAIL=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1 | sed 's/.*-//' | cut -c1-12)
-  if [ -n "${PROBE:-}" ]; then
+  if [ -n "${PROBE:-}" ]; then  # its DOT dump also comes back on its own
     timeout 60 python3 benchmarks/unit_probe.py --dot "$WORK/probe-step.dot" \
       --json "$WORK/probe.json" > "$WORK/probe.log" 2>&1
     tail -40 "$WORK/probe.log"
+    cp "$WORK/probe-step.dot" "$OUT/" 2>/dev/null
   fi
   { time timeout 150 python3 -c "from ecocompute.llm.synthetic import materialise
 print(materialise('$MODEL', 'cuda:0'))"; } >> "$WORK/setup.log" 2>&1

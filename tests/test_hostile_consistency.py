@@ -124,6 +124,8 @@ def _trial(index, pair, fmt, energy_j, duration_s, tokens):
         samples=10,
         dropped=0,
         per_gpu_j=[energy_j],
+        conditions=(),
+        throttles=(),
     )
     return Trial(index, pair, Precision(fmt), tokens, reading)
 
@@ -181,6 +183,8 @@ def _reading(per_gpu_j, duration_s):
         samples=10,
         dropped=0,
         per_gpu_j=list(per_gpu_j),
+        conditions=(),
+        throttles=(),
     )
 
 

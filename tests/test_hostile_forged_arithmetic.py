@@ -220,6 +220,8 @@ def _reading(energy_j, duration_s, *, sampled_ratio=1.001, counter=True, dropped
         samples=max(1, int(10 * duration_s)),
         dropped=dropped,
         per_gpu_j=[primary / gpus] * gpus,
+        conditions=(),
+        throttles=(),
     )
 
 

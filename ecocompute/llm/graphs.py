@@ -297,12 +297,13 @@ class GraphDecoder(Decoder):
             for _ in range(min(WARMUP_STEPS, self.tokens - 1)):
                 self._body()
         torch.cuda.current_stream(device).wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        graph.enable_debug_mode()  # keeps the captured graph, for its kernels' fingerprint
+        graph = _kept_graph()
         # captured on a stream of the model's GPU (prepare() made it the current device):
         # a model built in memory may sit on a GPU other than the first
         with torch.cuda.graph(graph, stream=side):
             self._body()
+        if hasattr(graph, "instantiate"):
+            graph.instantiate()  # a kept graph is instantiated here, never in a window
         torch.cuda.synchronize(device)  # a capture error surfaces here, not in a window
         self._graph = graph
         self._fingerprint = _fingerprint_of(graph)
@@ -326,6 +327,19 @@ class GraphDecoder(Decoder):
             )
 
 
+def _kept_graph() -> Any:
+    """A CUDA graph that keeps its captured cudaGraph_t after instantiation, so that its
+    kernels can be read (keep_graph, torch 2.7 and newer; before it, the debug mode)."""
+    import torch
+
+    try:
+        return torch.cuda.CUDAGraph(keep_graph=True)
+    except TypeError:
+        graph = torch.cuda.CUDAGraph()
+        graph.enable_debug_mode()
+        return graph
+
+
 def _fingerprint_of(graph: Any) -> dict[str, Any]:
     """The captured graph's kernels as a fingerprint (llm/kernel_fingerprint.py); a dump
     that fails is said in the record, never a reason to lose the measurement."""
@@ -339,5 +353,7 @@ def _fingerprint_of(graph: Any) -> dict[str, Any]:
             with open(path, encoding="utf-8", errors="replace") as f:
                 dot = f.read()
         except (RuntimeError, OSError) as exc:
-            return kernel_fingerprint.unavailable(f"the graph could not be dumped: {one_line(exc)}")
+            return kernel_fingerprint.unavailable(
+                f"the graph could not be dumped: {one_line(exc)}"
+            )
     return kernel_fingerprint.dot_fingerprint(dot)
