@@ -21,14 +21,13 @@ from typing import Any
 
 SOURCE = "CUDA graph of the decode step (cudaGraphDebugDotPrint, verbose)"
 
-# One node statement of the dump: "graph_0_node_12"[... label="..."]
+# One node statement of the dump: "graph_1_node_12"[... label="..."]; a kernel node's
+# label (CUDA 13, verbose) holds "{ID | 12 (topoId: 3) | name<<<grid,block,shared>>>}",
+# with DOT's escapes before < > { } |, and grid and block as "64" or "{2,64}".
 _NODE = re.compile(r'"(?:graph_\d+_)?node_(\d+)"\s*\[(.*?)\];?\s*$', re.M | re.S)
 _LABEL = re.compile(r'label="((?:[^"\\]|\\.)*)"', re.S)
-_DIM = r"\{\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\}"
-_FUNC = re.compile(r"\{\s*func\s*\|\s*([^|{}]+?)\s*\}", re.S)
-_GRID = re.compile(r"gridDim\s*\|\s*" + _DIM, re.S)
-_BLOCK = re.compile(r"blockDim\s*\|\s*" + _DIM, re.S)
-_SHARED = re.compile(r"sharedMemBytes\s*\|\s*(\d+)", re.S)
+_ESCAPE = re.compile(r"\\(.)")
+_KERNEL = re.compile(r"\{ID \| (\d+)(?: \(topoId: \d+\))? \| (.+?)<<<(.+?)>>>\}", re.S)
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 
 
@@ -45,27 +44,58 @@ class KernelNode:
 
 
 def kernel_nodes(dot: str) -> list[KernelNode]:
-    """The kernel nodes of a DOT dump, in node order (memset, memcpy and event nodes
+    """The kernel nodes of a DOT dump, in node order (memcpy, memset and event nodes
     are not kernels and are left out)."""
     nodes = []
     for match in _NODE.finditer(dot):
         label_match = _LABEL.search(match.group(2))
         if label_match is None:
             continue
-        label = label_match.group(1).replace("\\n", "\n").replace('\\"', '"')
-        if "KERNEL" not in label.upper() or (func := _FUNC.search(label)) is None:
+        label = _ESCAPE.sub(r"\1", label_match.group(1))
+        if not label.lstrip("{ \n").startswith("KERNEL"):
             continue
-        grid, block, shared = _GRID.search(label), _BLOCK.search(label), _SHARED.search(label)
+        kernel = _KERNEL.search(label)
+        if kernel is None:
+            continue
+        launch = _launch(kernel.group(3))
         nodes.append(
             KernelNode(
-                index=int(match.group(1)),
-                function=" ".join(func.group(1).split()),
-                grid=None if grid is None else (int(grid[1]), int(grid[2]), int(grid[3])),
-                block=None if block is None else (int(block[1]), int(block[2]), int(block[3])),
-                shared_mem_bytes=None if shared is None else int(shared[1]),
+                index=int(kernel.group(1)),
+                function=kernel.group(2).strip(),
+                grid=None if launch is None else launch[0],
+                block=None if launch is None else launch[1],
+                shared_mem_bytes=None if launch is None else launch[2],
             )
         )
     return sorted(nodes, key=lambda n: n.index)
+
+
+def _launch(text: str) -> tuple[tuple[int, int, int], tuple[int, int, int], int] | None:
+    """ "{2,64},384,164308" -> ((2, 64, 1), (384, 1, 1), 164308); None if unreadable."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        current += char
+    parts.append(current)
+    if len(parts) != 3:
+        return None
+    try:
+        grid, block = (_dims(p) for p in parts[:2])
+        return grid, block, int(parts[2])
+    except ValueError:
+        return None
+
+
+def _dims(text: str) -> tuple[int, int, int]:
+    values = [int(v) for v in text.strip().strip("{}").split(",")]
+    if not 1 <= len(values) <= 3:
+        raise ValueError(text)
+    values += [1] * (3 - len(values))
+    return values[0], values[1], values[2]
 
 
 def fingerprint(nodes: Sequence[KernelNode]) -> dict[str, Any]:
