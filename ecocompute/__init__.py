@@ -1,6 +1,6 @@
 """EcoCompute: does quantizing an LLM's weights save GPU energy per generated token?
 
-The Python API (ecocompute/api.py, docs/api.md): estimate(), sweep(), read_report(),
+The Python API (ecocompute/api.py, docs/api.md): estimate(), sweep(), read_report(), pool_units(),
 and their results, Estimate and FormatResult; the command line (`ecocompute ...`) is a
 thin layer over the same code. They are imported on first use, so that importing the
 package (the command line's first step, before its signals are held) costs nothing.
@@ -8,8 +8,16 @@ package (the command line's first step, before its signals are held) costs nothi
 
 __version__ = "0.5.0"
 
-__all__ = ["Estimate", "FormatResult", "__version__", "estimate", "read_report", "sweep"]
-_API = ("Estimate", "FormatResult", "estimate", "read_report", "sweep")
+__all__ = [
+    "Estimate",
+    "FormatResult",
+    "__version__",
+    "estimate",
+    "pool_units",
+    "read_report",
+    "sweep",
+]
+_API = ("Estimate", "FormatResult", "estimate", "pool_units", "read_report", "sweep")
 
 
 def __getattr__(name: str) -> object:  # no typing import: it costs milliseconds

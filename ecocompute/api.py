@@ -209,3 +209,21 @@ def read_report(path: str | os.PathLike[str]) -> Any:
     if isinstance(one, Invalid):
         raise ReportInvalid(one.problems)
     return one
+
+
+def pool_units(*paths: str | os.PathLike[str]) -> Any:
+    """Measured reports under paths (folders searched recursively), grouped as aggregate
+    groups them, each group pooled across its GPU units: every unit's own estimate
+    (reports of one unit combined, never counted twice), the random-effects pool with
+    the between-unit spread and a prediction interval for a unit not yet measured, and
+    the same per board part or VBIOS where the units differ in it. A list of
+    ecocompute.results.units.UnitPool; invalid files are skipped (aggregate lists them).
+    Raises InputError without a path."""
+    from ecocompute.results.collect import read_reports
+    from ecocompute.results.groups import group_reports
+    from ecocompute.results.units import pool_units as pool
+
+    if not paths:
+        raise InputError("paths", "()", "at least one report or folder")
+    reports, _invalid = read_reports([str(p) for p in paths])
+    return pool(group_reports(reports))

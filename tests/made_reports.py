@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
 import math
 import statistics
@@ -125,8 +126,17 @@ def measured(
     torch: str = "2.11.0",
     tokens: int = 256,
     gpus: int = 1,
+    unit: str | None = None,
 ) -> dict[str, Any]:
-    """A measured report of these figures (half_ci None: one pair, no interval)."""
+    """A measured report of these figures (half_ci None: one pair, no interval), on the
+    GPU unit(s) named GPU-<unit>-<i>: reports of one unit pool as one. By default the
+    unit follows from the figures: reports of other figures are other units (as
+    replicates on other cards), the same figures the same unit."""
+    if unit is None:
+        figures = (params_b, delta, half_ci, n_pairs, fp16_mj, model, precision, gpu, arch)
+        unit = (
+            "made" + hashlib.sha256(repr((figures, torch, tokens, gpus)).encode()).hexdigest()[:8]
+        )
     doc = copy.deepcopy(_base())
     sut, work, meas, res = (
         doc["system_under_test"],
@@ -136,7 +146,7 @@ def measured(
     )
     gpu_base = sut["gpus"][0]
     sut["gpus"] = [
-        {**gpu_base, "name": gpu, "nvml_index": i, "cuda_index": i, "uuid": f"GPU-made-{i}"}
+        {**gpu_base, "name": gpu, "nvml_index": i, "cuda_index": i, "uuid": f"GPU-{unit}-{i}"}
         for i in range(gpus)
     ]
     sut["gpu"], sut["gpu_arch"], sut["accelerator_count"] = gpu, arch, gpus

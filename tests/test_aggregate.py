@@ -18,8 +18,9 @@ from .made_reports import measured, write
 
 
 def _three_replicates(root):
+    """Three units of one card model (their UUIDs differ)."""
     for i, (delta, fp16) in enumerate([(10.0, 1000.0), (20.0, 2000.0), (30.0, 3000.0)]):
-        write(measured(delta=delta, fp16_mj=fp16), root / f"rep{i}")
+        write(measured(delta=delta, fp16_mj=fp16, unit=f"unit{i}"), root / f"rep{i}")
 
 
 def test_replicates_pool_into_one_row_with_mean_sd_cv_and_t_interval(tmp_path):
@@ -34,10 +35,13 @@ def test_replicates_pool_into_one_row_with_mean_sd_cv_and_t_interval(tmp_path):
     e = g.energy()  # energy = fp16 * (1 + delta): 1100, 2400, 3900
     assert e.mean == pytest.approx((1100 + 2400 + 3900) / 3)
     assert e.cv_pct == pytest.approx(100 * e.sd / e.mean)
+    # equal within-unit variances: the random-effects pool over units (Hartung-Knapp)
+    # is the t interval over their deltas
     lo, hi = g.delta_ci95()
     half = t_quantile(0.975, 2) * 10.0 / math.sqrt(3)
     assert (lo, hi) == (pytest.approx(20 - half), pytest.approx(20 + half))
     assert g.trials == 30
+    assert g.pooled_delta() == pytest.approx(20.0)
 
 
 def test_single_report_keeps_its_own_interval_and_blank_spread(tmp_path):

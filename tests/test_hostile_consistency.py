@@ -132,10 +132,12 @@ def _trial(index, pair, fmt, energy_j, duration_s, tokens):
 
 @settings(max_examples=150, **DETERMINISTIC)
 @given(
+    # from 1 J: a trial under ~0.5 uJ per token rounds to 0.000 mJ in the report, which
+    # cannot be checked (no decode of any model spends so little)
     energies=st.lists(
         st.tuples(
-            st.floats(min_value=1e-3, max_value=5e4, allow_nan=False),
-            st.floats(min_value=1e-3, max_value=5e4, allow_nan=False),
+            st.floats(min_value=1.0, max_value=5e4, allow_nan=False),
+            st.floats(min_value=1.0, max_value=5e4, allow_nan=False),
         ),
         min_size=1,
         max_size=12,

@@ -41,13 +41,20 @@ def add_aggregate(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "-o", "--output", metavar="TABLE.csv", default=None, help="also write the table as CSV"
     )
+    p.add_argument(
+        "--units",
+        action="store_true",
+        help="also each GPU unit's own delta, the random-effects pool across units with the "
+        "between-unit spread and a prediction interval for a unit not yet measured, and the "
+        "same per board part or VBIOS where they separate the units",
+    )
     p.set_defaults(handler=_cmd_aggregate)
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     from ecocompute.results.aggregate import aggregate_paths
 
-    return aggregate_paths(args.paths, sys.stdout, sys.stderr, args.output)
+    return aggregate_paths(args.paths, sys.stdout, sys.stderr, args.output, args.units)
 
 
 def add_plot(sub: argparse._SubParsersAction) -> None:

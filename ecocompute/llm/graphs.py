@@ -297,7 +297,7 @@ class GraphDecoder(Decoder):
             for _ in range(min(WARMUP_STEPS, self.tokens - 1)):
                 self._body()
         torch.cuda.current_stream(device).wait_stream(side)
-        graph = _kept_graph()
+        graph = kernel_fingerprint.kept_graph()
         # captured on a stream of the model's GPU (prepare() made it the current device):
         # a model built in memory may sit on a GPU other than the first
         with torch.cuda.graph(graph, stream=side):
@@ -306,7 +306,7 @@ class GraphDecoder(Decoder):
             graph.instantiate()  # a kept graph is instantiated here, never in a window
         torch.cuda.synchronize(device)  # a capture error surfaces here, not in a window
         self._graph = graph
-        self._fingerprint = _fingerprint_of(graph)
+        self._fingerprint = kernel_fingerprint.of_graph(graph)
         log.debug("%s: %s decode step captured as a CUDA graph", self.label, self.regime)
 
     def _check(self, tokens: int) -> None:
@@ -325,35 +325,3 @@ class GraphDecoder(Decoder):
                 f"(from new token {first} of the {tokens} checked)",
                 self.regime,
             )
-
-
-def _kept_graph() -> Any:
-    """A CUDA graph that keeps its captured cudaGraph_t after instantiation, so that its
-    kernels can be read (keep_graph, torch 2.7 and newer; before it, the debug mode)."""
-    import torch
-
-    try:
-        return torch.cuda.CUDAGraph(keep_graph=True)
-    except TypeError:
-        graph = torch.cuda.CUDAGraph()
-        graph.enable_debug_mode()
-        return graph
-
-
-def _fingerprint_of(graph: Any) -> dict[str, Any]:
-    """The captured graph's kernels as a fingerprint (llm/kernel_fingerprint.py); a dump
-    that fails is said in the record, never a reason to lose the measurement."""
-    import os
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="ecocompute-graph-") as folder:
-        path = os.path.join(folder, "step.dot")
-        try:
-            graph.debug_dump(path)
-            with open(path, encoding="utf-8", errors="replace") as f:
-                dot = f.read()
-        except (RuntimeError, OSError) as exc:
-            return kernel_fingerprint.unavailable(
-                f"the graph could not be dumped: {one_line(exc)}"
-            )
-    return kernel_fingerprint.dot_fingerprint(dot)

@@ -14,10 +14,14 @@ with other pipelining stages); the graph-level shape of the step is what it pins
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ecocompute.errors import one_line
 
 SOURCE = "CUDA graph of the decode step (cudaGraphDebugDotPrint, verbose)"
 
@@ -127,3 +131,30 @@ def dot_fingerprint(dot: str) -> dict[str, Any]:
 
 def unavailable(why: str) -> dict[str, Any]:
     return {"sha256": None, "kernels": None, "distinct_functions": None, "source": why}
+
+
+def kept_graph() -> Any:
+    """A CUDA graph that keeps its captured cudaGraph_t after instantiation, so that its
+    kernels can be read (keep_graph, torch 2.7 and newer; before it, the debug mode)."""
+    import torch
+
+    try:
+        return torch.cuda.CUDAGraph(keep_graph=True)
+    except TypeError:
+        graph = torch.cuda.CUDAGraph()
+        graph.enable_debug_mode()
+        return graph
+
+
+def of_graph(graph: Any) -> dict[str, Any]:
+    """A captured (kept) graph's kernels as a fingerprint; a dump that fails is said in
+    the record, never a reason to lose the measurement."""
+    with tempfile.TemporaryDirectory(prefix="ecocompute-graph-") as folder:
+        path = os.path.join(folder, "step.dot")
+        try:
+            graph.debug_dump(path)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                dot = f.read()
+        except (RuntimeError, OSError) as exc:
+            return unavailable(f"the graph could not be dumped: {one_line(exc)}")
+    return dot_fingerprint(dot)

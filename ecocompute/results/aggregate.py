@@ -18,7 +18,6 @@ import io
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -26,137 +25,12 @@ from ecocompute.boundary.printing import print_after_write
 from ecocompute.boundary.user_paths import check_not_an_input, check_output_file
 from ecocompute.core.printable import printable
 from ecocompute.core.rounding import rounded
-from ecocompute.core.stats import Summary, summarise_known, t_interval
 from ecocompute.errors import RunError
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.results.collect import Invalid, Report, read_reports
+from ecocompute.results.groups import KIND_WORDS, Group, _cv, _mean, _sd, group_reports
 from ecocompute.results.identity import REPEATED
-
-KIND_ORDER = {"measured": 0, "illustrative": 1, "derived": 2}
-KIND_WORDS = {
-    "measured": "measured",
-    "illustrative": "ILLUSTRATIVE: the reports say they are not a real measurement",
-    "derived": "DERIVED from the published dataset",
-}
-
-
-@dataclass(frozen=True)
-class Group:
-    kind: str  # measured | illustrative | derived
-    card: str
-    arch: str
-    model: str
-    params_b: float | None
-    precision: str
-    fingerprint: str
-    protocol: str
-    reports: tuple[Report, ...]
-
-    @property
-    def independent(self) -> tuple[Report, ...]:
-        """The reports that count as replications: every measured one; of figures that
-        were not measured (derived, illustrative), one: copies of a figure replicate
-        nothing (the group holds only identical figures)."""
-        return self.reports if self.kind == "measured" else self.reports[:1]
-
-    @property
-    def n(self) -> int:
-        return len(self.independent)
-
-    @property
-    def copies(self) -> int:
-        """Files in the group beyond the independent ones (identical figures)."""
-        return len(self.reports) - self.n
-
-    @property
-    def origin(self) -> str:
-        """Who wrote the reports (ours, or the published container's, by format)."""
-        return self.reports[0].origin
-
-    @property
-    def bases(self) -> str:
-        return "+".join(sorted({r.basis for r in self.reports}))
-
-    def energy(self) -> Summary | None:
-        return summarise_known([r.energy_per_token_mj for r in self.independent])
-
-    def fp16_energy(self) -> Summary | None:
-        return summarise_known([r.fp16_energy_per_token_mj for r in self.independent])
-
-    def delta(self) -> Summary | None:
-        return summarise_known([r.delta_pct for r in self.independent])
-
-    def trial_cv(self) -> Summary | None:
-        """Within-report, trial-to-trial CV of the format's energy per token (mean over
-        reports): the repeatability a single report shows."""
-        return summarise_known([r.trial_cv_pct for r in self.independent])
-
-    def delta_ci95(self) -> tuple[float, float] | None:
-        """The 95% interval of the delta (see the module's docstring)."""
-        if self.n == 1:
-            return self.reports[0].ci95_pct
-        d = self.delta()
-        return None if d is None else t_interval(d)
-
-    @property
-    def trials(self) -> int | None:
-        counts = [r.n_pairs for r in self.independent]
-        return None if any(c is None for c in counts) else sum(c for c in counts if c)
-
-
-def _mean(s: Summary | None) -> float | None:
-    return None if s is None else s.mean
-
-
-def _sd(s: Summary | None) -> float | None:
-    return None if s is None else s.sd
-
-
-def _cv(s: Summary | None) -> float | None:
-    return None if s is None else s.cv_pct
-
-
-def group_reports(reports: Sequence[Report]) -> list[Group]:
-    buckets: dict[tuple[Any, ...], list[Report]] = {}
-    for r in reports:
-        # the format as tables name it: INT8 from torchao never pools with LLM.int8()
-        what = (r.kind, r.card, r.arch, r.model, r.params_b, r.format_label)
-        key = (*what, r.fingerprint, r.protocol)
-        # a figure that was not measured pools only with identical copies of itself
-        figure = (
-            () if r.measured else (r.energy_per_token_mj, r.fp16_energy_per_token_mj, r.delta_pct)
-        )
-        buckets.setdefault((r.origin, *key, *figure), []).append(r)
-    groups = [
-        Group(
-            r.kind,
-            r.card,
-            r.arch,
-            r.model,
-            r.params_b,
-            r.format_label,
-            r.fingerprint,
-            r.protocol,
-            tuple(rs),
-        )
-        for rs in buckets.values()
-        for r in rs[:1]
-    ]
-    groups.sort(
-        key=lambda g: (
-            KIND_ORDER[g.kind],
-            g.origin != "ecocompute",
-            g.card,
-            g.precision,
-            g.params_b if g.params_b is not None else math.inf,
-            g.model,
-            g.protocol,
-            g.fingerprint,
-            -len(g.reports),
-        )
-    )
-    return groups
-
+from ecocompute.results.units import UNITS_FOOTNOTE, pool_units, render_units
 
 COLUMNS = (
     "kind",
@@ -179,6 +53,9 @@ COLUMNS = (
     "vs_fp16_cv_pct",
     "vs_fp16_ci95_lo_pct",
     "vs_fp16_ci95_hi_pct",
+    "vs_fp16_pi95_lo_pct",
+    "vs_fp16_pi95_hi_pct",
+    "n_units",
     "n_files",
 )
 
@@ -187,7 +64,8 @@ def rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
     out = []
     for g in groups:
         e, f, d = g.energy(), g.fp16_energy(), g.delta()
-        ci = g.delta_ci95()
+        ci, pi = g.delta_ci95(), g.prediction_interval()
+        units = g.unit_estimates()
         out.append(
             {
                 "kind": g.kind,
@@ -205,11 +83,14 @@ def rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "energy_per_token_cv_pct": rounded(_cv(e), 2),
                 "trial_cv_pct_mean": rounded(_mean(g.trial_cv()), 2),
                 "fp16_energy_per_token_mj_mean": rounded(_mean(f), 2),
-                "vs_fp16_pct_mean": rounded(_mean(d), 2),
+                "vs_fp16_pct_mean": rounded(g.pooled_delta(), 2),
                 "vs_fp16_pct_std": rounded(_sd(d), 2),
                 "vs_fp16_cv_pct": rounded(_cv(d), 2),
                 "vs_fp16_ci95_lo_pct": rounded(ci[0], 2) if ci else None,
                 "vs_fp16_ci95_hi_pct": rounded(ci[1], 2) if ci else None,
+                "vs_fp16_pi95_lo_pct": rounded(pi[0], 2) if pi else None,
+                "vs_fp16_pi95_hi_pct": rounded(pi[1], 2) if pi else None,
+                "n_units": None if units is None else len(units),
                 "n_files": len(g.reports),
             }
         )
@@ -257,9 +138,10 @@ def render_table(groups: Sequence[Group]) -> str:
             lines.append(header)
             current = block
         e, d = g.energy(), g.delta()
-        ci = g.delta_ci95()
+        ci, pi, pooled = g.delta_ci95(), g.prediction_interval(), g.pooled_delta()
         ci_text = f"{ci[0]:+.1f} .. {ci[1]:+.1f}%" if ci else "-"
-        delta = "-" if d is None else f"{d.mean:+.1f}%"
+        delta = "-" if pooled is None else f"{pooled:+.1f}%"
+        new_unit = f"  a new unit {pi[0]:+.1f} .. {pi[1]:+.1f}%" if pi else ""
         lines.append(
             f"{g.model[:28]:<28} {_num(g.params_b, '.3g'):>7} {g.precision:<4} "
             f"{g.protocol:<{width}} {g.n:>2} {_num(g.trials, 'd'):>5} "
@@ -268,6 +150,7 @@ def render_table(groups: Sequence[Group]) -> str:
             f"{delta:>8} {_num(_sd(d), '.1f'):>6} {_num(_cv(d), '.1f'):>6} "
             f"{ci_text:>17}  {g.bases}"
             + (f" ({len(g.reports)} identical files: one figure)" if g.copies else "")
+            + new_unit
         )
     return "\n".join(lines)
 
@@ -292,6 +175,7 @@ def aggregate(
     out: TextIO,
     err: TextIO,
     csv_path: str | os.PathLike[str] | None = None,
+    units: bool = False,
 ) -> int:
     """Print the table (stdout) and the skipped files (stderr); write the CSV if asked,
     before printing, so that a stdout that fails afterwards is told apart (exit 3: the
@@ -303,6 +187,10 @@ def aggregate(
         return 1
     groups = group_reports(reports)
     text = render_table(groups) + "\n" + FOOTNOTE
+    if units:
+        pools = pool_units(groups)
+        if pools:
+            text += "\n\nAcross units\n" + render_units(pools) + "\n" + UNITS_FOOTNOTE
     if csv_path is None:
         print(text, file=out)
         return 0
@@ -312,10 +200,13 @@ def aggregate(
 
 
 FOOTNOTE = (
-    "\nn: reports pooled in the row; pairs: paired trials over those reports; sd and CV "
-    "are across reports (blank for n = 1); trCV%: trial-to-trial CV within a report "
-    "(mean over the row's reports); 95% CI: the report's own paired interval for "
-    "n = 1, a t interval over the reports' deltas for n >= 2. A figure that was not "
+    "\nn: the GPU units in the row (told apart by NVML UUID; two reports of one unit are "
+    "one), or reports where they do not say; pairs: paired trials over those reports; sd "
+    "and CV are across reports (blank for one); trCV%: trial-to-trial CV within a report "
+    "(mean over the row's reports); vs FP16 and 95% CI: one unit's own paired interval, or "
+    "over units a random-effects pool (REML; Hartung-Knapp, t on n-1), or a t interval "
+    "over reports without units; 'a new unit': the 95% prediction interval for a unit not "
+    "yet measured (3 units or more; --units gives each unit). A figure that was not "
     "measured (derived, illustrative) is one figure however many files hold it: n = 1, "
     "no interval."
 )
@@ -326,6 +217,7 @@ def aggregate_paths(
     out: TextIO,
     err: TextIO,
     csv_path: str | os.PathLike[str] | None = None,
+    units: bool = False,
 ) -> int:
     """`ecocompute aggregate`: read the reports under paths, then aggregate()."""
     if csv_path is not None:
@@ -333,7 +225,7 @@ def aggregate_paths(
     reports, invalid = read_reports(paths)
     if csv_path is not None:  # the table must not replace a report it summarises
         check_not_an_input("output", csv_path, [*(r.path for r in reports), *read_paths(invalid)])
-    return aggregate(reports, invalid, out, err, csv_path)
+    return aggregate(reports, invalid, out, err, csv_path, units)
 
 
 def read_paths(invalid: Sequence[Invalid]) -> list[str]:

@@ -31,8 +31,8 @@ from ecocompute.published.figures import (
     delta_pct,
 )
 from ecocompute.report.labels import card_with_arch
-from ecocompute.results.aggregate import Group, group_reports
 from ecocompute.results.collect import Report
+from ecocompute.results.groups import Group, group_reports
 from ecocompute.results.plot_axes import draw_break_even, dress_axes, series_color
 from ecocompute.results.plot_files import require_matplotlib, text_as_written, write_figure
 

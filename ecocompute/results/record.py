@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.core.precision import Precision
+from ecocompute.core.stats import t_quantile
 from ecocompute.formats.table import format_key
 from ecocompute.published.archs import ARCH_CLASSES, arch_from_product_name
 from ecocompute.published.curves import DeltaCurve
@@ -102,6 +103,13 @@ class Report:
     throughput_tokens_per_s: float | None = None  # the format's, measured
     fp16_throughput_tokens_per_s: float | None = None
     session_s: float | None = None  # the session's seconds on its machine (measured)
+    # which unit(s) of the card measured it, and what tells units apart (measured, ours)
+    unit: str | None = None  # the measured GPUs' NVML UUIDs, joined by "+"
+    board_part: str | None = None
+    vbios: str | None = None
+    idle_before_w: float | None = None  # the GPUs' idle power before the session
+    delta_se_pct: float | None = None  # the standard error of delta_pct
+    throttled_windows: int | None = None
 
     @property
     def measured(self) -> bool:
@@ -250,7 +258,47 @@ def _ours_only(r: Reader, precision: str, basis: str) -> dict[str, Any]:
         "throughput_tokens_per_s": _throughput(r, precision),
         "fp16_throughput_tokens_per_s": _throughput(r, "FP16"),
         "session_s": r.number("measurement", "timing", "session_s"),
+        **_unit_fields(r, basis),
     }
+
+
+def _unit_fields(r: Reader, basis: str) -> dict[str, Any]:
+    """The unit a measured report ran on (its GPUs' UUIDs), what tells it apart, and the
+    delta's standard error (from its interval and pairs, or the between-compile model's
+    own where the report pooled several compiles)."""
+    if basis != "measured":
+        return {}
+    gpus = r.doc.get("system_under_test", {}).get("gpus") or []
+    gpus = [g for g in gpus if isinstance(g, Mapping)]
+    uuids = [str(g["uuid"]) for g in gpus if isinstance(g.get("uuid"), str)]
+    parts = {str(g["board_part_number"]) for g in gpus if g.get("board_part_number")}
+    vbios = {str(g["vbios_version"]) for g in gpus if g.get("vbios_version")}
+    idle = [
+        g["before_session"]["idle_power_watts"]
+        for g in gpus
+        if isinstance(g.get("before_session"), Mapping)
+        and isinstance(g["before_session"].get("idle_power_watts"), (int, float))
+    ]
+    throttled = r.integer("results", "conditions", "throttled_windows")
+    return {
+        "unit": "+".join(uuids) if uuids else None,
+        "board_part": "+".join(sorted(parts)) if parts else None,
+        "vbios": "+".join(sorted(vbios)) if vbios else None,
+        "idle_before_w": float(sum(idle)) if idle and len(idle) == len(gpus) else None,
+        "delta_se_pct": _delta_se(r),
+        "throttled_windows": throttled,
+    }
+
+
+def _delta_se(r: Reader) -> float | None:
+    se = r.number("results", "between_compiles", "se_pct")
+    if se is not None:
+        return se if se > 0 else None
+    ci = r.interval("results", "vs_fp16_ci95_pct")
+    n = r.integer("results", "n_pairs", minimum=0)
+    if ci is None or n is None or n < 2 or ci[1] <= ci[0]:
+        return None
+    return (ci[1] - ci[0]) / 2.0 / t_quantile(0.975, n - 1)
 
 
 def _throughput(r: Reader, precision: str) -> float | None:

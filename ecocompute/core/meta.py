@@ -1,0 +1,145 @@
+"""Pooling estimates of several units by a random-effects model (a meta-analysis).
+
+Each unit i gives an estimate y_i (a paired delta, in percent) with its own sampling
+variance v_i (its standard error squared). The model: y_i = mu + u_i + e_i, with u_i ~
+N(0, tau^2) the unit's own departure from the card model's mean and e_i ~ N(0, v_i).
+
+- tau^2 by restricted maximum likelihood (REML), the estimator the methods literature
+  recommends over DerSimonian-Laird for few units (Viechtbauer 2005; Langan et al.
+  2019), found by the fixed-point iteration of the REML estimating equation
+  tau^2 = sum w_i^2 ((y_i - mu)^2 - v_i) / sum w_i^2 + 1 / sum w_i, w_i = 1/(v_i+tau^2);
+  DerSimonian-Laird's moment estimator is given too.
+- mu = sum w_i y_i / sum w_i, with its standard error 1/sqrt(sum w_i) (the classic
+  random-effects SE) and the Hartung-Knapp-Sidik-Jonkman SE, which the interval uses:
+  sqrt(sum w_i (y_i - mu)^2 / ((k - 1) sum w_i)), with Student t on k - 1 degrees of
+  freedom (IntHout et al. 2014: the z interval is too narrow for few units).
+- The 95% prediction interval for a unit not yet measured (Higgins, Thompson and
+  Spiegelhalter 2009): mu +- t(k - 2) sqrt(tau^2 + SE^2), defined from three units.
+
+Checked against the published worked example of Viechtbauer (2010, J. Stat. Softw.
+36(3), the BCG vaccine trials; tests/test_units.py). Pure functions on plain numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ecocompute.core.stats import CONFIDENCE, t_quantile
+
+Z_975 = 1.959963984540054  # the standard normal's 97.5% quantile
+MAX_ITERATIONS = 500
+TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class RandomEffects:
+    """The pooled estimate of k units (their means y_i, variances v_i)."""
+
+    k: int
+    mu: float
+    tau2: float  # between-unit variance (REML unless method says otherwise)
+    se: float  # the classic random-effects SE of mu, 1/sqrt(sum w)
+    se_hksj: float | None  # the Hartung-Knapp-Sidik-Jonkman SE (k >= 2)
+    ci95: tuple[float, float] | None  # mu +- t(k-1) se_hksj (k >= 2)
+    pi95: tuple[float, float] | None  # for a new unit: mu +- t(k-2) sqrt(tau2 + se_hksj^2)
+    q: float  # Cochran's Q (heterogeneity), with the inverse-variance weights
+    i2_pct: float | None  # the share of the total variance that lies between units
+    method: str
+
+    @property
+    def tau(self) -> float:
+        return math.sqrt(self.tau2)
+
+    def z_ci95(self) -> tuple[float, float]:
+        """mu +- 1.96 se: the interval most software prints by default (for checking)."""
+        return self.mu - Z_975 * self.se, self.mu + Z_975 * self.se
+
+    def z_pi95(self) -> tuple[float, float]:
+        """mu +- 1.96 sqrt(tau2 + se^2): metafor's default prediction interval."""
+        half = Z_975 * math.sqrt(self.tau2 + self.se**2)
+        return self.mu - half, self.mu + half
+
+
+def _weighted_mean(y: Sequence[float], w: Sequence[float]) -> float:
+    return sum(wi * yi for wi, yi in zip(w, y, strict=True)) / sum(w)
+
+
+def _cochran_q(y: Sequence[float], v: Sequence[float]) -> float:
+    w = [1.0 / vi for vi in v]
+    mu = _weighted_mean(y, w)
+    return sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
+
+
+def tau2_dersimonian_laird(y: Sequence[float], v: Sequence[float]) -> float:
+    """The method-of-moments estimate, truncated at 0."""
+    k = len(y)
+    w = [1.0 / vi for vi in v]
+    denominator = sum(w) - sum(wi * wi for wi in w) / sum(w)
+    if k < 2 or denominator <= 0:
+        return 0.0
+    return max(0.0, (_cochran_q(y, v) - (k - 1)) / denominator)
+
+
+def tau2_reml(y: Sequence[float], v: Sequence[float]) -> float:
+    """The REML estimate, truncated at 0 (started from DerSimonian-Laird's)."""
+    if len(y) < 2:
+        return 0.0
+    tau2 = tau2_dersimonian_laird(y, v)
+    for _ in range(MAX_ITERATIONS):
+        w = [1.0 / (vi + tau2) for vi in v]
+        mu = _weighted_mean(y, w)
+        w2 = sum(wi * wi for wi in w)
+        excess = sum(wi * wi * ((yi - mu) ** 2 - vi) for wi, yi, vi in zip(w, y, v, strict=True))
+        new = max(0.0, excess / w2 + 1.0 / sum(w))
+        if abs(new - tau2) <= TOLERANCE * max(1.0, tau2):
+            return new
+        tau2 = new
+    return tau2
+
+
+def pool(
+    y: Sequence[float],
+    v: Sequence[float],
+    *,
+    method: str = "REML",
+    confidence: float = CONFIDENCE,
+) -> RandomEffects:
+    """Pool k >= 1 estimates with positive variances. Raises ValueError otherwise."""
+    if not y or len(y) != len(v):
+        raise ValueError("one variance per estimate, at least one estimate")
+    if any(not (vi > 0 and math.isfinite(vi)) for vi in v) or any(
+        not math.isfinite(yi) for yi in y
+    ):
+        raise ValueError("estimates must be finite and their variances positive")
+    k = len(y)
+    if method == "REML":
+        tau2 = tau2_reml(y, v)
+    elif method == "DL":
+        tau2 = tau2_dersimonian_laird(y, v)
+    else:
+        raise ValueError(f"unknown method {method!r} (REML or DL)")
+    w = [1.0 / (vi + tau2) for vi in v]
+    mu = _weighted_mean(y, w)
+    se = 1.0 / math.sqrt(sum(w))
+    q = _cochran_q(y, v)
+    i2 = None if k < 2 or q <= 0 else max(0.0, (q - (k - 1)) / q) * 100.0
+    se_hksj = ci = pi = None
+    level = 0.5 + confidence / 2.0
+    if k >= 2:
+        spread = sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
+        se_hksj = math.sqrt(spread / ((k - 1) * sum(w)))
+        half = t_quantile(level, k - 1) * se_hksj
+        ci = (mu - half, mu + half)
+    if k >= 3 and se_hksj is not None:
+        half = t_quantile(level, k - 2) * math.sqrt(tau2 + se_hksj**2)
+        pi = (mu - half, mu + half)
+    return RandomEffects(k, mu, tau2, se, se_hksj, ci, pi, q, i2, method)
+
+
+def fixed_effect(y: Sequence[float], v: Sequence[float]) -> tuple[float, float]:
+    """(inverse-variance mean, its variance): several estimates of ONE unit (sessions
+    on the same card), which share its true value."""
+    w = [1.0 / vi for vi in v]
+    return _weighted_mean(y, w), 1.0 / sum(w)
