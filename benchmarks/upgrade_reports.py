@@ -19,7 +19,7 @@ import sys
 
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.schema import validation_errors
-from ecocompute.report.validate import files_under, read_document
+from ecocompute.report.files import files_under, read_document
 from ecocompute.results.upgrade import PREVIOUS, upgrade, without_empty_text
 
 

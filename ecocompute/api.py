@@ -29,6 +29,7 @@ from typing import Any
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import InputError, ReportInvalid
+from ecocompute.report.model import Report
 
 
 @dataclass(frozen=True)
@@ -45,10 +46,10 @@ class FormatResult:
     verdict: str | None  # saves | costs | inconclusive (measured only)
     n_pairs: int | None
     throughput_tokens_per_s: float | None
-    report: dict[str, Any]  # the energy.json document, validated
+    report: Report  # the report (ecocompute.report.model.Report), checked
 
     def write(self, folder: str | os.PathLike[str]) -> Path:
-        """Write the report as <folder>/energy.json, atomically (validated again)."""
+        """Write the report as <folder>/energy.json, atomically (checked again)."""
         from ecocompute.report.write import write_report
 
         return write_report(self.report, folder)
@@ -86,7 +87,7 @@ class Estimate:
         return self._first().verdict
 
     @property
-    def report(self) -> dict[str, Any]:
+    def report(self) -> Report:
         return self._first().report
 
     def by_format(self) -> dict[str, FormatResult]:
@@ -99,23 +100,21 @@ class Estimate:
         return [f.write(Path(folder) / f.format) for f in self.formats]
 
 
-def _format_result(report: dict[str, Any]) -> FormatResult:
-    res, work = report["results"], report["workload"]
-    precision = str(work["precision"])
-    stats = (res.get("per_format") or {}).get(precision) or {}
-    delta = res.get("vs_fp16_energy_pct_3dp", res.get("vs_fp16_energy_pct"))
-    ci = res.get("vs_fp16_ci95_pct")
+def _format_result(report: Report) -> FormatResult:
+    res, work = report.results, report.workload
+    stats = res.per_format.get(work.precision)
+    ci = res.vs_fp16_ci95_pct
     return FormatResult(
-        precision=precision,
-        format=str(stats.get("format", precision)),
-        basis=str(res["basis"]),
-        energy_per_token_mj=res.get("energy_per_token_mj"),
-        fp16_energy_per_token_mj=res.get("fp16_energy_per_token_mj"),
-        delta_pct=None if precision == "FP16" else delta,
-        interval_pct=None if not ci else (float(ci[0]), float(ci[1])),
-        verdict=res.get("verdict"),
-        n_pairs=res.get("n_pairs"),
-        throughput_tokens_per_s=res.get("throughput_tokens_per_s"),
+        precision=work.precision,
+        format=stats.format if stats else work.precision,
+        basis=res.basis,
+        energy_per_token_mj=res.energy_per_token_mj,
+        fp16_energy_per_token_mj=res.fp16_energy_per_token_mj,
+        delta_pct=None if work.precision == "FP16" else res.vs_fp16_energy_pct_exact,
+        interval_pct=None if not ci else (ci[0], ci[1]),
+        verdict=res.verdict,
+        n_pairs=res.n_pairs,
+        throughput_tokens_per_s=res.throughput_tokens_per_s,
         report=report,
     )
 
@@ -151,7 +150,7 @@ def estimate(
     Raises InputError, RunError, ReportInvalid."""
     from ecocompute.params import resolve
     from ecocompute.report.build import build_report
-    from ecocompute.report.write import check_for_writing
+    from ecocompute.report.write import report_text
     from ecocompute.task.run import run_session
 
     flags = _flags(model, precision, {**options, "batch_size": batch_size, "decode": decode})
@@ -161,7 +160,7 @@ def estimate(
     results = []
     for outcome in outcomes:
         report = build_report(outcome, None)
-        check_for_writing(report)  # as every report the command line writes
+        report_text(report)  # checked as every report the command line writes
         results.append(_format_result(report))
     return Estimate(tuple(results))
 

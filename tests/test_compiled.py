@@ -18,8 +18,8 @@ from ecocompute.boundary.progress import Progress
 from ecocompute.errors import DecodeCaptureFailed
 from ecocompute.llm.decode import make_decoder
 from ecocompute.params import resolve
-from ecocompute.report.checks import energy_report_problems
-from ecocompute.report.session_job import SessionJob
+from ecocompute.report.read import energy_report_problems
+from ecocompute.jobs.session_job import SessionJob
 from ecocompute.results.aggregate import group_reports
 from ecocompute.results.collect import read_reports
 from ecocompute.results.sweep import sweep

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import ecocompute.core.packages as packages
-import ecocompute.report.job as task
+import ecocompute.jobs.report_job as task
 from ecocompute.cli import main
 from ecocompute.core.precision import Precision
 from ecocompute.errors import MeasurementRefused
@@ -32,7 +32,7 @@ from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter, Win
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.params import MAX_PARAMETERS_BYTES
 from ecocompute.report.schema import validation_errors
-from ecocompute.report.validate import MAX_REPORT_BYTES
+from ecocompute.report.files import MAX_REPORT_BYTES
 
 from .conftest import derived_source
 from .fakes import (

@@ -18,9 +18,9 @@ import pytest
 from ecocompute.boundary.progress import Progress
 from ecocompute.llm.loading import ModelBackend
 from ecocompute.params import resolve
-from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.read import energy_report_problems
 from ecocompute.report.consistency import consistency_problems
-from ecocompute.report.session_job import SessionJob
+from ecocompute.jobs.session_job import SessionJob
 from ecocompute.report.summary import render
 
 from .fake_gpus import FakeGpus

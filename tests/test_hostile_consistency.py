@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from ecocompute.cli import main
 from ecocompute.core.precision import Precision
 from ecocompute.params import RunParams, resolve
-from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.read import energy_report_problems
 from ecocompute.report.consistency import consistency_problems
 from ecocompute.report.trial_results import results_block
-from ecocompute.report.validate import problems_in
+from ecocompute.report.read import problems_in
 from ecocompute.report.write import report_text
 
 from .conftest import REPO

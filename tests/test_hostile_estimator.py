@@ -21,7 +21,7 @@ import pytest
 
 from ecocompute.cli import main
 from ecocompute.published.prefetch import EstimateInputs, prefetch
-from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.read import energy_report_problems
 
 from .conftest import read_report
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.read import energy_report_problems
 
 from .conftest import REPO
 from .made_reports import on_curve, write

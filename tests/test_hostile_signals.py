@@ -30,7 +30,7 @@ import pytest
 
 from ecocompute.cli import entry
 from ecocompute.report.atomic import LEGACY_STALE_S, remove_stale_temps
-from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.read import energy_report_problems
 
 from .conftest import REPO
 from .test_faults import MEASURE, assert_untouched, previous_report

@@ -14,7 +14,7 @@ import pytest
 
 from ecocompute.cli import main
 from ecocompute.params import nominal_params_b, params_b_from_model_name
-from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.read import energy_report_problems
 
 from .conftest import REPO
 from .test_faults import MEASURE

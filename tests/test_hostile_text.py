@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ecocompute.cli import main
-from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.read import energy_report_problems
 
 from .made_reports import measured, write
 

@@ -251,7 +251,7 @@ def reports_with_an_unsafe_number(draw):
 @settings(max_examples=150, **DETERMINISTIC)
 @given(case=reports_with_an_unsafe_number())
 def test_a_non_finite_or_huge_number_anywhere_makes_a_report_invalid(case):
-    from ecocompute.report.validate import problems_in
+    from ecocompute.report.read import problems_in
     from ecocompute.results.collect import Invalid, read_one
 
     doc, path = case

@@ -109,7 +109,7 @@ def test_fit_only_on_an_empty_folder_is_exit_2(tmp_path):
 
 
 def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path, monkeypatch):
-    import ecocompute.report.job as job
+    import ecocompute.jobs.report_job as job
 
     sizes = {
         "synthetic:m-0.5b": 0.5,

@@ -141,7 +141,7 @@ def _run(argv: Sequence[str] | None, recorder: _Recorder) -> int:
 def _tolerant_stdout() -> None:
     """Text that stdout's encoding cannot show (a model name in an ASCII terminal) is
     printed as escapes instead of failing the command. energy_estimate still refuses,
-    before writing, a summary its stdout cannot encode (report/job.py)."""
+    before writing, a summary its stdout cannot encode (jobs/report_job.py)."""
     import contextlib
 
     reconfigure = getattr(sys.stdout, "reconfigure", None)

@@ -35,8 +35,8 @@ def add_energy_estimate(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_energy_estimate(args: argparse.Namespace) -> int:
     from ecocompute.boundary.progress import Progress, quiet_library_progress_bars
+    from ecocompute.jobs.report_job import ReportJob
     from ecocompute.params import resolve
-    from ecocompute.report.job import ReportJob
 
     params = resolve(args.parameters_file, run_flags_given(args))
     if params.quiet:
@@ -59,7 +59,7 @@ def _cmd_energy_estimate(args: argparse.Namespace) -> int:
 def _energy_session(args: argparse.Namespace, params: RunParams) -> int:
     """Several formats against one FP16 baseline: one report per format."""
     from ecocompute.boundary.progress import Progress
-    from ecocompute.report.session_job import SessionJob
+    from ecocompute.jobs.session_job import SessionJob
 
     job = SessionJob(params)
 

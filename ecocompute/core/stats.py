@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,14 +82,17 @@ class Summary:
 
 
 def summarise(values: Sequence[float]) -> Summary:
-    """n, mean, sample sd and CV (sd over |mean|, in percent). Raises ValueError on none."""
+    """n, mean, sample sd and CV (sd over |mean|, in percent). Raises ValueError on none.
+    Two-pass, with compensated sums (math.fsum): as exact as statistics.stdev for any
+    figure a report holds, and far faster."""
     if not values:
         raise ValueError("no values")
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return Summary(len(values), mean, None, None)
-    sd = statistics.stdev(values)
-    return Summary(len(values), mean, sd, sd / abs(mean) * 100.0 if mean else None)
+    n = len(values)
+    mean = math.fsum(values) / n
+    if n < 2:
+        return Summary(n, mean, None, None)
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    return Summary(n, mean, sd, sd / abs(mean) * 100.0 if mean else None)
 
 
 def summarise_known(values: Sequence[float | None]) -> Summary | None:

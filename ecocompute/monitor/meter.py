@@ -12,7 +12,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ecocompute.core.units import mj_to_j, mw_to_w
 from ecocompute.errors import MeasurementRefused
@@ -34,6 +34,25 @@ from ecocompute.telemetry.base import (
 )
 
 T = TypeVar("T")
+
+# How a meter read the counter at window edges, most precise first.
+INTERPOLATED = "interpolated between counter steps"
+PLAIN_READS = "plain reads"
+NO_COUNTER = "no counter"
+EDGE_MODES = (INTERPOLATED, PLAIN_READS, NO_COUNTER)
+
+
+@dataclass(frozen=True)
+class EdgesRecord:
+    mode: str  # one of EDGE_MODES
+    step_period_ms: float | None  # the slowest counter's period between steps
+    fallback_edges: int  # edges where no step was found in time (a plain read instead)
+
+    @classmethod
+    def least_precise(cls, records: Sequence[EdgesRecord]) -> EdgesRecord:
+        """The least precise meter's mode, with every meter's fallback edges counted."""
+        worst = max(records, key=lambda r: EDGE_MODES.index(r.mode))
+        return cls(worst.mode, worst.step_period_ms, sum(r.fallback_edges for r in records))
 
 
 @dataclass(frozen=True)
@@ -119,18 +138,14 @@ class EnergyMeter:
         limits = {i: telemetry.power_limit_mw(i) for i in self.indices}
         self.power_limits_w = {i: None if mw is None else mw_to_w(mw) for i, mw in limits.items()}
 
-    def edges_record(self) -> dict[str, Any]:
+    def edges_record(self) -> EdgesRecord:
         """How the counter was read at window edges, for the report."""
         if not self.use_counter:
-            return {"mode": "no counter", "step_period_ms": None, "fallback_edges": 0}
+            return EdgesRecord(NO_COUNTER, None, 0)
         if self.step_periods_s is None:
-            return {"mode": "plain reads", "step_period_ms": None, "fallback_edges": 0}
+            return EdgesRecord(PLAIN_READS, None, 0)
         period_ms = max(self.step_periods_s.values()) * 1000.0
-        return {
-            "mode": "interpolated between counter steps",
-            "step_period_ms": round(period_ms, 2),
-            "fallback_edges": self.edge_fallbacks,
-        }
+        return EdgesRecord(INTERPOLATED, period_ms, self.edge_fallbacks)
 
     def _read_mj(self, index: int) -> float:
         try:

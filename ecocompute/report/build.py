@@ -1,7 +1,7 @@
-"""The report dict, built in one place from a run's typed outcome (task/).
-
-build_report() is the only function that makes an energy.json document: the envelope
-every report shares, then the sections of a measured run or of a published-path run.
+"""The report, built in one place from a run's typed outcome (task/): a measured run's
+readings become the raw records and report/derive.py derives the rest; a published-path
+run's figure comes with the curve that gave it. build_report() is the only function
+that makes a report; it is not yet checked or written (report/write.py).
 """
 
 from __future__ import annotations
@@ -9,107 +9,547 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 import socket
-from typing import Any
 
 from ecocompute import __version__
-from ecocompute.params import RunParams
-from ecocompute.published.figures import (
-    dataset_dois,
+from ecocompute.core.precision import Precision
+from ecocompute.core.stats import CI_METHOD
+from ecocompute.formats.table import BITSANDBYTES
+from ecocompute.llm.quality_probe import corpus_record
+from ecocompute.monitor.conditions import WindowConditions as Window
+from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
+from ecocompute.params import RunParams, nominal_params_b
+from ecocompute.published.figures import ORIGIN_PUBLISHED, dataset_dois
+from ecocompute.published.site_curves import SITE_CURVES, SITE_FILE
+from ecocompute.report import derive
+from ecocompute.report.labels import format_gpus_note
+from ecocompute.report.model import (
+    BENCHMARK,
+    FORMAT,
+    MEASURED_SOURCE,
+    NO_LOCAL_GPU,
+    SCHEMA_VERSION,
+    BeforeSession,
+    Corpus,
+    CounterEdges,
+    Decode,
+    FormatDecode,
+    Gpu,
+    Measurement,
+    Provenance,
+    Quality,
+    Report,
+    Session,
+    Software,
+    Stopping,
+    SystemUnderTest,
+    Timing,
+    Workload,
 )
-from ecocompute.published.site_curves import SITE_FILE
-from ecocompute.report.measured_sections import measured_sections
-from ecocompute.report.published_sections import published_sections
-from ecocompute.report.schema import SCHEMA_VERSION
+from ecocompute.report.results_model import IdleWindow, ReferenceCurve, Results, WindowConditions
+from ecocompute.report.results_model import Trial as TrialRecord
+from ecocompute.report.software import software_block
+from ecocompute.task.hardware import GpuRecord
 from ecocompute.task.outcome import MeasuredRun
 from ecocompute.task.published_path import PublishedRun
-
-BENCHMARK = "ecocompute-llm-decode-energy"
-
+from ecocompute.task.trials import Trial
+from ecocompute.telemetry.base import POWER_FIELD_INSTANT
 
 SCOPE = (
     "GPU-package energy as NVML reports it for the GPUs the model occupies; not wall "
     "power, not CPU, DRAM, PSU, cooling or PUE. Not a certified benchmark result."
 )
+NOTICE = (
+    "Not a certified benchmark result. GPU-package energy as NVML reports it (not wall "
+    "power); see measurement.scope, results.basis and measurement_source."
+)
+ORDER_NOTES = {
+    "interleaved": "FP16 and the quantized model were resident together; trials ran FP16, "
+    "Q, FP16, Q ... so drift in clocks, temperature and host load falls on both.",
+    "rotated": "FP16 and every quantized format of the session were resident together; "
+    "each round measured each of them once, in an order rotated by one place from round to "
+    "round, so drift and any effect of a trial's place in the round fall on every format.",
+    "alternating blocks": "the two formats did not fit on the GPU(s) together: all FP16 "
+    "trials ran, then all quantized trials; drift between the blocks is not cancelled.",
+    "single format": "FP16 alone was requested and measured.",
+}
+EAGER_NOTE = (
+    "the published figures are eager generate() measurements (the published protocol); "
+    "no published figure covers the graphs or compiled regimes"
+)
 
 
-def build_report(outcome: MeasuredRun | PublishedRun, command: list[str] | None) -> dict[str, Any]:
-    """The energy.json document for a run (not yet validated or written)."""
+def build_report(outcome: MeasuredRun | PublishedRun, command: list[str] | None) -> Report:
     if isinstance(outcome, MeasuredRun):
-        sections = measured_sections(outcome)
-    else:
-        sections = published_sections(outcome)
-    return envelope(outcome.params, sections, command)
+        return _measured(outcome, command)
+    return _published(outcome, command)
 
 
 def utc_now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-NOTICE = (
-    "Not a certified benchmark result. GPU-package energy as NVML reports it (not wall "
-    "power); see measurement.scope, results.basis and measurement_source."
-)
-
-
-def provenance(command: list[str] | None) -> dict[str, Any]:
-    """1.1's provenance keys, then ours."""
+def provenance(command: list[str] | None) -> Provenance:
     dois = dataset_dois()
+    return Provenance(
+        dataset_doi=dois[0],
+        rtx4090_deep_dive_doi=dois[1],
+        paper_ssrn="not recorded by this tool (see the published page, quantenergy.tech)",
+        code=f"ecocompute {__version__}: an independent implementation",
+        dataset_dois=list(dois),
+        tool=f"ecocompute {__version__}",
+        reference_data=f"ecocompute/{SITE_FILE}; ecocompute/data/published_reference.json",
+        command=command or None,
+    )
+
+
+def _envelope(p: RunParams) -> dict[str, object]:
+    """The fields every report shares (model fields, as keyword arguments)."""
     return {
-        "dataset_doi": dois[0],
-        "rtx4090_deep_dive_doi": dois[1],
-        "paper_ssrn": "not recorded by this tool (see the published page, quantenergy.tech)",
-        "code": f"ecocompute {__version__}: an independent implementation",
-        "dataset_dois": dois,
-        "tool": f"ecocompute {__version__}",
-        "reference_data": f"ecocompute/{SITE_FILE}; ecocompute/data/published_reference.json",
-        **({"command": command} if command else {}),
-    }
-
-
-def envelope(
-    params: RunParams, sections: dict[str, Any], command: list[str] | None
-) -> dict[str, Any]:
-    """The fields every report shares, around one run's sections."""
-    report: dict[str, Any] = {
+        "ecocompute_format": FORMAT,
         "schema_version": SCHEMA_VERSION,
         "benchmark": BENCHMARK,
         "follows_mlcommons_energy_reporting_conventions": True,
         "certified_benchmark_result": False,
-        "scenario": params.scenario,
-        "scenario_note": (
-            f"Nominal MLPerf-style label for batch {params.batch_size}; the run is not "
-            "driven by MLPerf LoadGen."
-        ),
+        "scenario": p.scenario,
+        "scenario_note": f"Nominal MLPerf-style label for batch {p.batch_size}; the run is "
+        "not driven by MLPerf LoadGen.",
         "timestamp_utc": utc_now(),
         "notice": NOTICE,
-        "share_url": None,
-        "system_under_test": {
-            "host": platform.platform(),
-            "hostname": socket.gethostname(),  # which machine of a fleet ran it
-            **sections["system_under_test"],
-        },
-        "workload": {
-            "model_name": params.model_name,
-            "precision": params.precision,
-            "batch_size": params.batch_size,
-            "context_length": params.context_length,
-            "max_new_tokens": params.tokens,
-            **sections["workload"],
-        },
-        "measurement": {
-            "sample_rate_hz": int(params.sample_rate_hz),
-            "tokens_per_run": params.tokens,
-            "iterations": params.iterations,
-            "warmup": params.warmup,
-            "scope": SCOPE,
-            **sections["measurement"],
-        },
-        "software": sections["software"],
-        "measurement_source": sections["measurement_source"],
-        **{k: sections[k] for k in ("measurement_source_reason",) if k in sections},
-        "results": sections["results"],
-        "provenance": provenance(command),
     }
-    if sections.get("quality") is not None:
-        report["quality"] = sections["quality"]
-    return report
+
+
+def gpu(g: GpuRecord, before: BeforeSession | None = None) -> Gpu:
+    if g.cuda_index is None:  # the published path: NVML's four fields
+        return Gpu(nvml_index=g.nvml_index, name=g.name, uuid=g.uuid, pci_bus_id=g.pci_bus_id)
+    return Gpu(
+        nvml_index=g.nvml_index,
+        name=g.name,
+        uuid=g.uuid,
+        pci_bus_id=g.pci_bus_id,
+        cuda_index=g.cuda_index,
+        power_limit_watts=g.power_limit_w,
+        power_limit_default_watts=g.power_limit_default_w,
+        memory_total_mib=g.memory_total_mib,
+        matched_by=g.matched_by,
+        board_part_number=g.board_part_number,
+        vbios_version=g.vbios_version,
+        max_sm_clock_mhz=g.max_sm_clock_mhz,
+        max_memory_clock_mhz=g.max_memory_clock_mhz,
+        before_session=before,
+    )
+
+
+def _int8_threshold(p: RunParams) -> float | None:
+    if p.precision is Precision.INT8 and p.spec().library == BITSANDBYTES:
+        return p.llm_int8_threshold
+    return None
+
+
+# -- a measured run ---------------------------------------------------------------------
+
+
+def _measured(run: MeasuredRun, command: list[str] | None) -> Report:
+    p, hw = run.params, run.hardware
+    counted_b = round(run.params_count / 1e9, 6)
+    nominal, source = nominal_params_b(p.model_name, p.params_b, counted_b)
+    before = {
+        i: BeforeSession(
+            idle_power_watts=b.idle_power_w,
+            idle_seconds=b.idle_seconds,
+            temperature_c=b.state.temperature_c,
+            memory_temperature_c=b.state.memory_temperature_c,
+            memory_used_mib=b.memory_used_mib,
+        )
+        for i, b in run.before.items()
+    }
+    quantization = run.quantization.get(p.precision)
+    return Report(
+        **_envelope(p),  # type: ignore[arg-type]
+        system_under_test=SystemUnderTest(
+            host=platform.platform(),
+            hostname=socket.gethostname(),
+            gpu=hw.names or "unnamed GPU",
+            gpu_arch=run.arch,  # type: ignore[arg-type]
+            gpu_arch_source=f"NVML product name '{hw.gpu_name}'",
+            accelerator_count=len(hw.gpus),
+            gpus=[gpu(g, before.get(g.nvml_index)) for g in hw.gpus],
+            cuda_visible_devices=hw.cuda_visible_devices,
+            memory_bandwidth_gbs=run.bandwidth_gbs,
+        ),
+        workload=Workload(
+            model_name=p.model_name,
+            precision=str(p.precision),  # type: ignore[arg-type]
+            batch_size=p.batch_size,
+            context_length=p.context_length,
+            max_new_tokens=p.tokens,
+            params_b=nominal,
+            params_b_source=source,  # type: ignore[arg-type]
+            params_b_counted=counted_b,
+            prompt_tokens=run.prompt_tokens,
+            weights=run.checkpoint.weights,  # type: ignore[arg-type]
+            weights_note=run.checkpoint.weights_note,
+            llm_int8_threshold=_int8_threshold(p),
+            quantization=quantization,  # type: ignore[arg-type]
+        ),
+        measurement=_measurement(run),
+        software=Software(
+            **software_block(
+                torch_cuda=run.versions.get("cuda"), nvidia_driver=hw.nvidia_driver, measured=True
+            )
+        ),
+        measurement_source=MEASURED_SOURCE,
+        results=results_of(run),
+        provenance=provenance(command),
+        quality=quality_of(run),
+    )
+
+
+def _measurement(run: MeasuredRun) -> Measurement:
+    p = run.params
+    key = p.spec().key
+    session = None
+    if run.session is not None:
+        formats = list(run.session.formats)
+        session = Session(
+            formats=formats,
+            this_format=key,
+            siblings={f: f"../{f}/energy.json" for f in formats if f != key},
+            rotation="round k measures the models in the order FP16, "
+            + ", ".join(formats)
+            + " rotated by k places; trials[].slot is each trial's place",
+            note="This report holds the session's FP16 trials and this format's; the sibling "
+            "reports hold the same FP16 trials (same indices) with their own format's. Each "
+            "delta pairs a format's trial with its round's FP16 trial.",
+        )
+    timing = None
+    if run.timing is not None:
+        t = run.timing
+        notes = []
+        if t.reused_models:
+            notes.append("the models were already resident from the sweep's previous point")
+        if run.session is not None:
+            notes.append("the whole session's stages, shared by every format's report")
+        timing = Timing(
+            load_s=t.load_s,
+            prepare_s=t.prepare_s,
+            measure_s=t.measure_s,
+            session_s=t.load_s + t.prepare_s + t.measure_s,
+            reused_models=t.reused_models,
+            note="; ".join(notes) or None,
+        )
+    edges = run.counter_edges
+    return Measurement(
+        method=method_text(run.counter, run.power_field, p.sample_rate_hz),
+        sample_rate_hz=int(p.sample_rate_hz),
+        tokens_per_run=p.tokens,
+        iterations=p.iterations,
+        warmup=p.warmup,
+        iterations_note=(
+            f"{run.rounds} measured decode runs per format after {p.warmup} warm-ups "
+            f"(iterations {p.iterations} is the "
+            f"{'minimum' if run.stopping.rule == 'ci_target' else 'planned count'}); "
+            f"each run is one trial; pairs are FP16 and {p.precision} trials of the same round."
+        ),
+        scope=SCOPE,
+        energy_source="nvml_energy_counter" if run.counter else "sampled_power",
+        power_field=run.power_field,  # type: ignore[arg-type]
+        order=run.order,  # type: ignore[arg-type]
+        order_note=ORDER_NOTES[run.order],
+        idle_seconds=p.idle_seconds,
+        max_gpu_memory_gib=p.max_gpu_memory_gib,
+        min_valid_sample_fraction=MIN_VALID_SAMPLE_FRACTION,
+        counter_edges=CounterEdges(
+            mode=edges.mode,  # type: ignore[arg-type]
+            step_period_ms=edges.step_period_ms,
+            fallback_edges=edges.fallback_edges,
+        ),
+        ci_method=CI_METHOD if p.precision.quantized else None,
+        stopping=Stopping(
+            rule=run.stopping.rule,  # type: ignore[arg-type]
+            target_ci_pts=run.stopping.target_ci_pts,
+            rounds=run.stopping.rounds,
+            stopped_because=run.stopping.stopped_because,
+        ),
+        session=session,
+        timing=timing,
+        decode=_decode(run),
+    )
+
+
+def _decode(run: MeasuredRun) -> Decode:
+    p = run.params
+    per = run.decode_per_format
+    fields = {
+        **run.decode,
+        "batch_size": p.batch_size,
+        "prompt": "12 seeded random token ids"
+        if run.checkpoint.weights == "synthetic"
+        else "a fixed English instruction (ecocompute.llm.loading.PROMPT_TEXT)",
+    }
+    if per:
+        order = sorted(per, key=lambda fmt: fmt is not Precision.FP16)  # FP16 first
+        fields["per_format"] = {str(f): FormatDecode(**per[f]) for f in order}
+        seconds = [per[f].get("compile_s") for f in order]
+        if all(isinstance(s, (int, float)) for s in seconds):
+            fields["compile_s"] = sum(float(s) for s in seconds if s is not None)
+            fields["compile_note"] = (
+                "seconds compiling the decode step of this report's formats ("
+                + ", ".join(str(f) for f in order)
+                + "), each before any measured window; per_format gives each format's"
+            )
+    return Decode.model_validate(fields)
+
+
+def method_text(counter: bool, power_field: str | None, rate_hz: float) -> str:
+    field_name = (
+        "instant power (NVML field 186)"
+        if power_field == POWER_FIELD_INSTANT
+        else "nvmlDeviceGetPowerUsage (a 1 s average on Ampere and newer)"
+    )
+    sampled = (
+        f"{rate_hz:g} Hz sampling of {field_name}, trapezoidal integration over the same "
+        "synchronized window"
+    )
+    if counter:
+        return (
+            "NVML total-energy counter (nvmlDeviceGetTotalEnergyConsumption) read at the "
+            "edges of each torch.cuda.synchronize()-bracketed decode window, summed over "
+            f"the GPUs the model occupies; cross-checked by {sampled}"
+        )
+    return f"{sampled} (no energy counter on this GPU)"
+
+
+def _window(c: Window) -> WindowConditions:
+    return WindowConditions(
+        nvml_index=c.nvml_index,
+        temperature_c=list(c.temperature_c),
+        memory_temperature_c=list(c.memory_temperature_c),
+        sm_clock_mhz_mean=c.sm_clock_mhz_mean,
+        memory_clock_mhz_mean=c.memory_clock_mhz_mean,
+        clock_samples=c.clock_samples,
+        clock_events_seen=list(c.clock_events_seen),  # type: ignore[arg-type]
+        throttled_s=dict(c.throttled_s),
+        power_of_limit_pct_mean=c.power_of_limit_pct_mean,
+        power_of_limit_pct_max=c.power_of_limit_pct_max,
+    )
+
+
+def trial_record(t: Trial, held: bool) -> TrialRecord:
+    r = t.reading
+    idle = None
+    if held:
+        idle = () if t.left_idle is None else t.left_idle.per_gpu_j
+    return derive.trial(
+        index=t.index,
+        pair=t.pair,
+        format=str(t.precision),  # type: ignore[arg-type]
+        duration_s=r.duration_s,
+        tokens=t.tokens,
+        energy_joules=r.energy_j,
+        energy_source="nvml_energy_counter" if r.counter_j is not None else "sampled_power",
+        counter_energy_joules=r.counter_j,
+        sampled_energy_joules=r.sampled_j,
+        samples=r.samples,
+        dropped_samples=r.dropped,
+        per_gpu_energy_joules=r.per_gpu_j,
+        slot=t.slot,
+        idle_gpus_energy_joules=idle,
+        conditions=[_window(c) for c in r.conditions],
+    )
+
+
+def results_of(run: MeasuredRun) -> Results:
+    """The measured results: raw records, then everything derived from them."""
+    p = run.params
+    held = bool(run.held_gpus)
+    idle = None
+    if run.idle is not None:
+        idle = IdleWindow(
+            duration_s=run.idle.reading.duration_s,
+            nvml_indices=list(run.idle.nvml_indices),
+            energy_joules_by_gpu=list(run.idle.reading.per_gpu_j),
+        )
+    facts = {
+        str(fmt): derive.FormatFacts(
+            format=p.spec(fmt).key,
+            library=p.spec(fmt).library,
+            nvml_indices=tuple(gpus),
+            weights_mib=run.weights_mib.get(fmt),
+        )
+        for fmt, gpus in run.format_gpus.items()
+    }
+    inputs = derive.Measured(
+        precision=str(p.precision),  # type: ignore[arg-type]
+        trials=tuple(trial_record(t, held) for t in run.trials),
+        facts=facts,  # type: ignore[arg-type]
+        idle_window=idle,
+        batch_size=p.batch_size,
+        bandwidth_gbs=run.bandwidth_gbs,
+        held_nvml_indices=tuple(run.held_gpus),
+    )
+    return derive.derive_results(inputs, measured_note(run))
+
+
+def measured_note(run: MeasuredRun) -> str:
+    p, hw = run.params, run.hardware
+    indices = ", ".join(str(g.nvml_index) for g in hw.gpus)
+    source = "the NVML energy counter" if run.counter else "integrated NVML power samples"
+    note = (
+        f"Measured on this machine: GPU-package energy of "
+        f"{', '.join(sorted({g.name for g in hw.gpus}))} (GPU {indices} by NVML index) "
+        f"from {source}, {len(run.trials)} trials ({run.rounds} per format, {run.order}), "
+        f"{p.tokens} new tokens each at batch {p.batch_size} ({run.decode.get('regime')} "
+        f"decode), after {p.warmup} warm-ups per format; {run.checkpoint.weights} weights; "
+        f"torch {run.versions.get('torch')}."
+    )
+    if run.checkpoint.weights == "synthetic" and _int8_threshold(p) is not None:
+        note += " Synthetic weights understate the INT8 outlier-path penalty."
+    compute = p.spec().compute_dtype
+    if compute != "float16":
+        note += (
+            f" {p.spec().key} computes in {compute}; the FP16 baseline in float16 (both "
+            "decode the same weights)."
+        )
+    if run.session is not None:
+        others = ", ".join(f for f in run.session.formats if f != p.spec().key)
+        note += f" One session with {others}: the FP16 trials are shared with their reports."
+    if len(set(run.format_gpus.values())) > 1:
+        note += " " + format_gpus_note(run.format_gpus, bool(run.held_gpus))
+    return note
+
+
+def quality_of(run: MeasuredRun) -> Quality:
+    q = run.quality
+    if q.unavailable_reason is not None:
+        return quality_unavailable(q.requested, q.unavailable_reason, q.text_path)
+    fp16 = q.scores[Precision.FP16]
+    quantized = [f for f in q.scores if f.quantized]
+    score = q.scores[quantized[0]] if quantized else fp16
+    return Quality(
+        basis="measured",
+        requested=True,
+        value=score.perplexity,
+        fp16_value=fp16.perplexity,
+        delta_vs_fp16_pct=(score.perplexity / fp16.perplexity - 1.0) * 100.0,
+        tokens_evaluated=score.tokens_scored,
+        mean_nll=score.mean_nll,
+        fp16_mean_nll=fp16.mean_nll,
+        windows=score.windows,
+        seq_len=q.seq_len,
+        corpus=Corpus(**corpus_record(q.text_path)),
+        delta_note=(
+            "perplexity of the same weights at the quantized format vs FP16, same corpus "
+            "and windows; comparable between runs whose corpus sha256 agrees"
+            if quantized
+            else "FP16 alone: value is the FP16 perplexity"
+        ),
+    )
+
+
+def quality_unavailable(requested: bool, why: str, text: str | None) -> Quality:
+    """No score: why in note (not requested) or error (requested, but no score)."""
+    return Quality(
+        basis="unavailable",
+        requested=requested,
+        corpus=Corpus(**corpus_record(text)) if requested else None,
+        note=None if requested else why,
+        error=why if requested else None,
+    )
+
+
+# -- a published-path run ---------------------------------------------------------------
+
+
+def _published(run: PublishedRun, command: list[str] | None) -> Report:
+    p, fig, hw = run.params, run.figure, run.hardware
+    note = fig.note
+    if run.arch.headline_default and fig.basis != "unavailable":
+        note = f"{run.arch.source}. {note}"
+    note = f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). {note}."
+    if p.decode != "eager":
+        note += f" --decode {p.decode} was asked for, but {EAGER_NOTE}: this is eager's."
+    delta = fig.vs_fp16_energy_pct
+    return Report(
+        **_envelope(p),  # type: ignore[arg-type]
+        system_under_test=SystemUnderTest(
+            host=platform.platform(),
+            hostname=socket.gethostname(),
+            gpu=hw.names or "none: no local GPU (the figure is derived)",
+            gpu_arch=run.arch.arch,  # type: ignore[arg-type]
+            gpu_arch_source=run.arch.source,
+            accelerator_count=max(1, len(hw.gpus)),
+            local_accelerator_count=len(hw.gpus),
+            accelerator_count_note=None
+            if hw.gpus
+            else "no local GPU: 1 is the single card of the published measurement the figure "
+            "comes from (1.1 requires >= 1)",
+            gpus=[gpu(g) for g in hw.gpus],
+        ),
+        workload=Workload(
+            model_name=p.model_name,
+            precision=str(p.precision),  # type: ignore[arg-type]
+            batch_size=p.batch_size,
+            context_length=p.context_length,
+            max_new_tokens=p.tokens,
+            params_b=run.params_b,
+            params_b_source=run.params_b_source,  # type: ignore[arg-type]
+            weights="not loaded",
+            llm_int8_threshold=_int8_threshold(p),
+        ),
+        measurement=Measurement(
+            method=fig.method,
+            sample_rate_hz=int(p.sample_rate_hz),
+            tokens_per_run=p.tokens,
+            iterations=p.iterations,
+            warmup=p.warmup,
+            iterations_note="No decode ran. tokens_per_run, iterations and warmup record the "
+            "requested protocol; the published figures followed the published protocol.",
+            scope=SCOPE,
+            energy_source="none",
+            order="none",
+            decode=Decode(
+                regime="eager",
+                requested_regime=p.decode if p.decode != "eager" else None,  # type: ignore[arg-type]
+                note=EAGER_NOTE,
+            ),
+        ),
+        software=Software(
+            **software_block(torch_cuda=None, nvidia_driver=hw.nvidia_driver, measured=False)
+        ),
+        measurement_source=NO_LOCAL_GPU,
+        measurement_source_reason=run.reason.text,
+        results=Results(
+            basis=fig.basis,  # type: ignore[arg-type]
+            note=note,
+            fallback_reason=run.reason.code,  # type: ignore[arg-type]
+            reference_card=fig.reference_card,
+            reference_curve=reference_curve(run),
+            energy_per_token_mj=fig.energy_per_token_mj,
+            fp16_energy_per_token_mj=fig.fp16_energy_per_token_mj,
+            vs_fp16_energy_pct=None if delta is None else round(delta, 1),
+            vs_fp16_energy_pct_exact=delta,
+        ),
+        provenance=provenance(command),
+    )
+
+
+def reference_curve(run: PublishedRun) -> ReferenceCurve | None:
+    """The curve that gave a derived delta, so that a reader can draw it under the point
+    and check the figure; None where none did (FP16, no figure)."""
+    fig = run.figure
+    curve = fig.curve
+    if curve is None or fig.vs_fp16_energy_pct is None:
+        return None
+    return ReferenceCurve(
+        source=SITE_CURVES if curve.origin == ORIGIN_PUBLISHED else "this project's own fit",
+        origin=curve.origin,  # type: ignore[arg-type]
+        arch=curve.arch,
+        precision=curve.precision,
+        A=curve.a_pct,
+        S=curve.s_pct,
+        Nstar=curve.nstar_b,
+        fitted_range_b=list(curve.fitted_range_b),
+        s_cap_pct=curve.s_cap_pct,
+        borrowed_from=curve.borrowed_from,
+        capped=curve.capped_at(fig.params_b),
+    )

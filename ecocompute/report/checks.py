@@ -1,49 +1,449 @@
-"""Every check a report file must pass, in one place: its schema, then what the schema
-cannot say (report/numbers.py: finite numbers of a sane size, valid text, shallow
-nesting; report/consistency.py: figures that recompute from its trials).
+"""Whether a report's figures follow from what it measured, and whether what it says of
+its machine, time and protocol hangs together: every check beyond the model's types.
 
-Used by the writer (a report that would fail is an error, never a file), by `validate`
-and by every reader of reports (results/collect.py), so all of them agree.
+A report of format 2.0 is checked exactly: its raw records (trials, idle window, the
+formats' facts) are taken out and its results derived again (report/derive.py); every
+figure must be the same float. A report of an older format of this tool holds figures
+rounded to 3-4 decimals, so each figure must lie within its own rounding (and a relative
+1e-4 for the rounding of what it derives from) of the figure derived again from its
+rounded trials. A derived report's delta must follow from its two energies and from the
+curve, size and basis it names. The rules that derive nothing: the GPUs it names (each
+once, their arch class), its timestamp (real, not in the future), one protocol (tokens,
+batch), its trials' tokens, energies, sources and per-GPU energies, no round copied from
+another, powers no GPU can draw.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import math
+from collections.abc import Sequence
 from typing import Any
 
-from ecocompute.report.consistency import consistency_problems
-from ecocompute.report.numbers import unsafe_values
-from ecocompute.report.schema import (
-    PUBLISHED_PRECISIONS,
-    published_facts_errors,
-    sweep_errors,
-    validation_errors,
-)
+from ecocompute.published.archs import UNKNOWN, arch_from_product_name
+from ecocompute.report import derive
+from ecocompute.report.model import Report
+from ecocompute.report.results_model import Results, Trial
+
+FUTURE_SLACK = dt.timedelta(days=1)  # clocks differ; a report a day ahead is impossible
+MAX_POWER_PER_GPU_W = 5_000.0  # far beyond any accelerator's package power (H200: 700 W)
 
 
-def energy_report_problems(document: Any, *, thorough: bool = False) -> list[str]:
-    """Why a document is not a valid energy report; empty when it is. The arithmetic is
-    checked only on a document of the right shape and sane values. thorough: the schema
-    by jsonschema alone (the writer's check), not its compiled fast path."""
-    problems = unsafe_values(document)
+def report_problems(report: Report, *, exact: bool | None = None) -> list[str]:
+    """Every way a report contradicts itself, as "$.json.path: why"; empty when none.
+    exact: derived figures must be the same floats (default: for format 2.0)."""
+    exact = report.ecocompute_format is not None if exact is None else exact
+    problems = timestamp_problems(report.timestamp_utc)
+    if report.measured:
+        if not report.ours:  # the published container's: one run, no trials
+            return problems + gpu_problems(report) + delta_from_energies(report.results, exact)
+        return problems + measured_problems(report, exact)
+    return problems + derived_problems(report, exact)
+
+
+# -- a measured report --------------------------------------------------------------------
+
+
+def measured_problems(report: Report, exact: bool) -> list[str]:
+    res, work = report.results, report.workload
+    problems = gpu_problems(report) + protocol_problems(report)
+    if not res.trials:
+        return [*problems, "$.results.trials: none, but a measured report holds its trials"]
+    if work.precision not in res.per_format or "FP16" not in res.per_format:
+        return [*problems, "$.results.per_format: lacks FP16 or the report's own format"]
+    problems += trial_rules(report, res.trials)
     if problems:
-        return problems
-    problems = validation_errors(document, thorough=thorough)
-    if problems:
-        return problems
-    return consistency_problems(document)
+        return problems  # derived figures of broken trials would only repeat the news
+    inputs = derive.measured_inputs(
+        res, work.precision, work.batch_size, report.system_under_test.memory_bandwidth_gbs
+    )
+    again = derive.derive_results(inputs, res.note or "")
+    if exact:
+        return compare(res, again)
+    # an older format: most figures lie within their own rounding of the figure derived
+    # again; only where one does not, is the rounding of what it derives from worked out
+    first = compare(res, again, {})
+    return first and compare(res, again, rounding_bounds(inputs, again))
 
 
-def written_report_problems(document: Any) -> list[str]:
-    """What the writer checks before a report becomes a file: everything `validate`
-    checks, and, where its precision is one the published format names, that the
-    published container's consumers accept it (the published schema's facts)."""
-    problems = energy_report_problems(document, thorough=True)
-    if problems or document["workload"]["precision"] not in PUBLISHED_PRECISIONS:
-        return problems
-    facts = published_facts_errors(document, thorough=True)
-    return [f"published format: {p}" for p in facts]
+def trial_rules(report: Report, trials: Sequence[Trial]) -> list[str]:
+    """What a trial's readings must satisfy that nothing derives."""
+    work = report.workload
+    expected = None if work.max_new_tokens is None else work.max_new_tokens * work.batch_size
+    gpus_of = {fmt: s.nvml_indices for fmt, s in report.results.per_format.items()}
+    problems = []
+    if len({t.index for t in trials}) != len(trials):
+        problems.append("$.results.trials: two trials share an index")
+    for k, t in enumerate(trials):
+        where = f"$.results.trials[{k}]"
+        if t.energy_joules <= 0:
+            problems.append(
+                f"{where}.energy_joules: {t.energy_joules:g} J, but a GPU decoding draws power"
+            )
+        if expected is not None and t.tokens != expected:
+            problems.append(
+                f"{where}.tokens: {t.tokens}, but the workload generates {work.max_new_tokens} "
+                f"new tokens x batch {work.batch_size} = {expected} per trial"
+            )
+        primary = (
+            t.counter_energy_joules
+            if t.energy_source == "nvml_energy_counter"
+            else t.sampled_energy_joules
+        )
+        if t.energy_source == "sampled_power" and t.counter_energy_joules is not None:
+            problems.append(
+                f"{where}.counter_energy_joules: {t.counter_energy_joules:g}, but it has no counter"
+            )
+        elif primary is not None and not _close(t.energy_joules, primary, 0.0, 0.0):
+            problems.append(
+                f"{where}.energy_joules: {t.energy_joules:g}, but its {t.energy_source} "
+                f"reads {primary:g} J"
+            )
+        gpus = gpus_of.get(t.format)
+        if gpus is not None and len(t.per_gpu_energy_joules) != len(gpus):
+            problems.append(
+                f"{where}.per_gpu_energy_joules: {len(t.per_gpu_energy_joules)} GPU(s), but its "
+                f"format occupies {len(gpus)} ({gpus})"
+            )
+        elif t.per_gpu_energy_joules and not _close(
+            sum(t.per_gpu_energy_joules),
+            t.energy_joules,
+            5e-5 * (len(t.per_gpu_energy_joules) + 1),
+            1e-12,
+        ):
+            problems.append(
+                f"{where}.per_gpu_energy_joules: add up to {sum(t.per_gpu_energy_joules):.4f} J, "
+                f"the trial says {t.energy_joules:g} J"
+            )
+        power = t.energy_joules / t.duration_s
+        if power > MAX_POWER_PER_GPU_W * max(1, len(t.per_gpu_energy_joules)):
+            problems.append(
+                f"{where}.duration_s: {t.duration_s:g} s for {t.energy_joules:g} J is "
+                f"{power:,.0f} W, more than any GPU draws"
+            )
+    return problems + repeated_rounds(trials)
 
 
-def sweep_problems(document: Any) -> list[str]:
-    """Why a document is not a valid sweep.json; empty when it is."""
-    return unsafe_values(document) or sweep_errors(document)
+def repeated_rounds(trials: Sequence[Trial]) -> list[str]:
+    """A round (the trials of one pair) whose every trial repeats another round's figure
+    for figure (a round copied and re-indexed to inflate n: real windows never coincide)."""
+    rounds: dict[int, list[str]] = {}
+    for t in trials:
+        if t.pair is not None:
+            rounds.setdefault(t.pair, []).append(repr(t.model_dump(exclude={"index", "pair"})))
+    seen: dict[tuple[str, ...], int] = {}
+    problems = []
+    for pair, measured in rounds.items():
+        key = tuple(sorted(measured))
+        if key in seen:
+            problems.append(
+                f"$.results.trials: round {pair} repeats round {seen[key]} figure for figure "
+                "(a round counted twice)"
+            )
+        else:
+            seen[key] = pair
+    return problems
+
+
+# -- machine, time, protocol ---------------------------------------------------------------
+
+
+def gpu_problems(report: Report) -> list[str]:
+    """A measured report names the GPU(s) it measured, once each, in its arch class."""
+    sut = report.system_under_test
+    problems = []
+    if sut.gpus and len(sut.gpus) != sut.accelerator_count:
+        problems.append(
+            f"$.system_under_test.gpus: lists {len(sut.gpus)} GPU(s), accelerator_count says "
+            f"{sut.accelerator_count}"
+        )
+    names = " + ".join(sorted({g.name for g in sut.gpus}))
+    if sut.gpus and sut.gpu != names:
+        problems.append(
+            f"$.system_under_test.gpu: {sut.gpu!r}, but the GPUs it lists are {names!r}"
+        )
+    for key in ("uuid", "nvml_index"):
+        values = [getattr(g, key) for g in sut.gpus]
+        repeated = sorted({str(v) for v in values if values.count(v) > 1})
+        if repeated:
+            problems.append(
+                f"$.system_under_test.gpus: {key} {', '.join(repeated)} listed twice, but each "
+                "GPU is one device"
+            )
+    listed = [g.name for g in sut.gpus] or [sut.gpu]
+    said = {arch_from_product_name(n) for n in listed} - {UNKNOWN}
+    if said and sut.gpu_arch not in said:
+        problems.append(
+            f"$.system_under_test.gpu_arch: {sut.gpu_arch!r}, but a measured report's arch is "
+            f"its GPU's, and {' + '.join(sorted(set(listed)))} is {' or '.join(sorted(said))}"
+        )
+    return problems
+
+
+def timestamp_problems(stamp: str | None, now: dt.datetime | None = None) -> list[str]:
+    if stamp is None:
+        return []
+    try:
+        when = dt.datetime.strptime(stamp.split(".")[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return [f"$.timestamp_utc: {stamp!r} is no real date and time"]
+    if when.replace(tzinfo=dt.UTC) > (now or dt.datetime.now(dt.UTC)) + FUTURE_SLACK:
+        return [f"$.timestamp_utc: {stamp!r} is in the future: no run has taken place then"]
+    return []
+
+
+def protocol_problems(report: Report) -> list[str]:
+    """One protocol: tokens per run and batch size, as the workload, the measurement and
+    its decode record them."""
+    work, meas = report.workload, report.measurement
+    tokens = work.max_new_tokens
+    problems = []
+    for where, value in (
+        ("measurement.tokens_per_run", meas.tokens_per_run),
+        ("measurement.decode.tokens_per_row", meas.decode.tokens_per_row),
+    ):
+        if value is not None and tokens is not None and value != tokens:
+            problems.append(
+                f"$.{where}: {value!r}, but the workload generates {tokens!r} new tokens per run"
+            )
+    batch = meas.decode.batch_size
+    if batch is not None and batch != work.batch_size:
+        problems.append(
+            f"$.measurement.decode.batch_size: {batch!r}, but the workload's batch is "
+            f"{work.batch_size!r}"
+        )
+    return problems
+
+
+# -- a derived report ---------------------------------------------------------------------
+
+
+def derived_problems(report: Report, exact: bool) -> list[str]:
+    res = report.results
+    problems = []
+    for name in ("vs_fp16_ci95_pct", "n_pairs", "total_energy_joules"):
+        if getattr(res, name) is not None:
+            problems.append(
+                f"$.results.{name}: {getattr(res, name)!r} in a report derived from the published "
+                "dataset, which ran no trials (expected null)"
+            )
+    for name in ("trials", "pairs", "per_format"):
+        if getattr(res, name):
+            problems.append(
+                f"$.results.{name}: present in a report derived from the published dataset, "
+                "which ran no trials"
+            )
+    return problems + delta_from_energies(res, exact) + curve_problems(report, exact)
+
+
+def delta_from_energies(res: Results, exact: bool) -> list[str]:
+    """Without trials, the delta follows from the two energies."""
+    e, f = res.energy_per_token_mj, res.fp16_energy_per_token_mj
+    if e is None or f is None or f <= 0:
+        return []
+    truth = (e / f - 1.0) * 100.0
+    problems = []
+    for name, decimals in (("vs_fp16_energy_pct_exact", None), ("vs_fp16_energy_pct", 1)):
+        said = getattr(res, name)
+        if said is None:
+            continue
+        half = 0.05 if decimals == 1 else 0.0
+        tol = 0.0005 * 100.0 * (e + f) / (f * f) * f if not exact else 1e-9 * max(1.0, abs(truth))
+        if not abs(said - truth) <= half + tol + 1e-9:
+            problems.append(
+                f"$.results.{name}: {said:g}%, but its energies ({e:g} vs FP16 {f:g} mJ/token) "
+                f"give {truth:.3f}%"
+            )
+    return problems
+
+
+def curve_problems(report: Report, exact: bool) -> list[str]:
+    """A derived figure from a curve: the delta is the curve's at the report's size, its
+    basis says whether that size lies inside the range the curve was fitted over, and
+    the curve is of the report's arch class (or borrowed, and said so)."""
+    res, work = report.results, report.workload
+    c = res.reference_curve
+    if c is None or res.vs_fp16_energy_pct_exact is None or work.params_b is None:
+        return []
+    from ecocompute.published.curves import DeltaCurve
+
+    curve = DeltaCurve(
+        arch=c.arch,
+        precision=c.precision,
+        a_pct=c.A,
+        s_pct=c.S,
+        nstar_b=c.Nstar,
+        fitted_range_b=(c.fitted_range_b[0], c.fitted_range_b[1]),
+        borrowed_from=c.borrowed_from,
+        origin=c.origin,
+        s_cap_pct=c.s_cap_pct,
+    )
+    problems = []
+    truth = curve.delta_pct(work.params_b)
+    if not _close(res.vs_fp16_energy_pct_exact, truth, 0.0 if exact else 0.0005, 1e-9):
+        problems.append(
+            f"$.results.vs_fp16_energy_pct_exact: {res.vs_fp16_energy_pct_exact:g}%, but its "
+            f"curve gives {truth:.3f}% at {work.params_b:g}B"
+        )
+    lo, hi = c.fitted_range_b
+    inside = lo <= work.params_b <= hi and c.borrowed_from is None
+    if res.basis == "interpolated" and not inside:
+        problems.append(
+            f"$.results.basis: 'interpolated', but {work.params_b:g}B lies outside the curve's "
+            f"fitted range {lo:g}..{hi:g}B" + (" (a borrowed curve)" if c.borrowed_from else "")
+        )
+    if c.borrowed_from is None and c.arch != report.system_under_test.gpu_arch:
+        problems.append(
+            f"$.results.reference_curve.arch: {c.arch!r}, but the report is for "
+            f"{report.system_under_test.gpu_arch!r} and says no curve was borrowed"
+        )
+    return problems
+
+
+# -- figure against figure ----------------------------------------------------------------
+
+# The rounding an older format applied to what its figures derive from (report/legacy.py):
+# a trial's joules and seconds to 4 decimals, watts and MiB to 3 and 1, bandwidth to 1.
+HALF_J, HALF_S, HALF_W, HALF_MIB, HALF_GBS = 5e-5, 5e-5, 5e-4, 0.05, 0.05
+SAFETY = 2.0  # first-order bounds, doubled for what is not linear (sd, CV)
+LEGACY_RELATIVE = 1e-5  # float arithmetic in another order (an older writer's)
+
+
+def _close(a: float, b: float, absolute: float, relative: float) -> bool:
+    return abs(a - b) <= absolute + relative * max(abs(a), abs(b)) + 1e-12
+
+
+def _decimals(value: float) -> int:
+    text = repr(float(value))
+    if "e" in text or "." not in text:
+        return 0
+    return len(text.split(".", 1)[1])
+
+
+def _shift(
+    trials: Sequence[Trial], fields: Sequence[str], h: float, alternate: bool
+) -> tuple[Trial, ...]:
+    out = []
+    for k, t in enumerate(trials):
+        step = -h if alternate and k % 2 else h
+        update: dict[str, Any] = {}
+        for name in fields:
+            value = getattr(t, name)
+            if isinstance(value, list):
+                update[name] = [v + step for v in value]
+            elif value is not None:
+                update[name] = max(value + step, 1e-12) if name == "duration_s" else value + step
+        out.append(derive.rederived(t.model_copy(update=update)))
+    return tuple(out)
+
+
+def _perturbed(m: derive.Measured) -> list[derive.Measured]:
+    """The inputs moved by their rounding, one group at a time: all one way, and
+    alternating (what moves a spread)."""
+    import dataclasses
+
+    out = []
+    groups = [
+        (("duration_s",), HALF_S),
+        (("energy_joules", "counter_energy_joules", "per_gpu_energy_joules"), HALF_J),
+        (("sampled_energy_joules",), HALF_J),
+    ]
+    if m.held_nvml_indices:
+        groups.append((("idle_gpus_energy_joules",), HALF_J))
+    for fields, h in groups:
+        for alternate in (False, True):
+            out.append(dataclasses.replace(m, trials=_shift(m.trials, fields, h, alternate)))
+    if m.idle_window is not None:
+        w = m.idle_window
+        moved = w.model_copy(
+            update={
+                "energy_joules_by_gpu": [e + HALF_W * w.duration_s for e in w.energy_joules_by_gpu]
+            }
+        )
+        out.append(dataclasses.replace(m, idle_window=moved))
+    facts = {
+        f: dataclasses.replace(
+            x, weights_mib=None if x.weights_mib is None else x.weights_mib + HALF_MIB
+        )
+        for f, x in m.facts.items()
+    }
+    out.append(dataclasses.replace(m, facts=facts))
+    if m.bandwidth_gbs is not None:
+        out.append(dataclasses.replace(m, bandwidth_gbs=m.bandwidth_gbs + HALF_GBS))
+    return out
+
+
+def rounding_bounds(m: derive.Measured, again: Results) -> dict[str, float]:
+    """How far each derived figure may move with the rounding of what it derives from:
+    the sum over input groups of the figure's change when the group moves by its
+    rounding (first order), times SAFETY; by JSON path."""
+    base = _flat(again.model_dump(mode="json"))
+    total = dict.fromkeys(base, 0.0)
+    for moved in _perturbed(m):
+        shifted = _flat(derive.derive_results(moved, "").model_dump(mode="json"))
+        for path, value in base.items():
+            other = shifted.get(path)
+            if other is not None:
+                total[path] += SAFETY * abs(other - value)
+    return total
+
+
+_RAW = frozenset({"conditions", "idle_window", "per_gpu_energy_joules", "idle_gpus_energy_joules"})
+
+
+def _flat(x: Any, path: str = "$.results", out: dict[str, float] | None = None) -> dict[str, float]:
+    """Every derived number of a dumped model by its JSON path (raw records left out)."""
+    out = {} if out is None else out
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if k not in _RAW and v is not None and not isinstance(v, str):
+                _flat(v, f"{path}.{k}", out)
+    elif isinstance(x, list):
+        for k, v in enumerate(x):
+            _flat(v, f"{path}[{k}]", out)
+    elif isinstance(x, (int, float)) and not isinstance(x, bool):
+        out[path] = float(x)
+    return out
+
+
+def compare(stored: Results, again: Results, bounds: dict[str, float] | None = None) -> list[str]:
+    """Every figure of stored that differs from the same figure derived again: exactly
+    (bounds None: format 2.0), or beyond its own rounding plus the bound of what it
+    derives from (an older format; a figure it did not record is not compared)."""
+    problems: list[str] = []
+    _walk(
+        stored.model_dump(mode="json"), again.model_dump(mode="json"), bounds, "$.results", problems
+    )
+    return problems
+
+
+def _walk(s: Any, a: Any, bounds: dict[str, float] | None, where: str, out: list[str]) -> None:
+    legacy = bounds is not None
+    if isinstance(s, dict) and isinstance(a, dict):
+        for key in sorted(set(s) | set(a), key=str):
+            if key != "note":
+                _walk(s.get(key), a.get(key), bounds, f"{where}.{key}", out)
+        return
+    if isinstance(s, list) and isinstance(a, list):
+        if len(s) != len(a):
+            out.append(f"{where}: {len(s)} entries, but its trials give {len(a)}")
+            return
+        for k, (x, y) in enumerate(zip(s, a, strict=True)):
+            _walk(x, y, bounds, f"{where}[{k}]", out)
+        return
+    if legacy and s is None:
+        return  # an older format did not record it
+    if s == a and type(s) is type(a):
+        return
+    if legacy and _is_number(s) and _is_number(a) and not isinstance(s, int):
+        half = 0.5 * 10.0 ** -_decimals(s) if _decimals(s) else 0.5
+        bound = (bounds or {}).get(where, 0.0)
+        if _close(float(s), float(a), half + bound, LEGACY_RELATIVE):
+            return
+        out.append(f"{where}: {s:g}, but its trials give {a:.6g}")
+        return
+    out.append(f"{where}: {s!r}, but its trials give {a!r}")
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

@@ -1,7 +1,12 @@
-"""The report's contract: the JSON schemas shipped with the package, and validation.
+"""The report's contract as JSON schemas: this tool's own (format 2.0) generated from the
+report model, and the files of the formats it reads, kept as they were written.
 
 schema/ at the top of the repository is the home people read; the wheel carries a copy
 inside the package (ecocompute/schema/) so an installed tool validates without the repo.
+energy.schema.json is generated (`python -m ecocompute.report.schema > schema/energy.schema.json`;
+tests/report/test_schema.py fails when the committed file and the model differ). The
+published container's schema (its facts, draft-07) stays the published format's: every
+report we write whose precision it names is validated against it too.
 """
 
 from __future__ import annotations
@@ -9,26 +14,23 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sys
 from typing import Any
 
+from ecocompute.report.model import COMPLETE, FORMAT, MEASURED_SOURCE, NO_LOCAL_GPU, Report
 from ecocompute.report.packaged import packaged_text
 
 log = logging.getLogger(__name__)
 
-ENERGY_SCHEMA = "energy.schema.json"
+ENERGY_SCHEMA = "energy.schema.json"  # format 2.0, generated from the model
 SWEEP_SCHEMA = "sweep.schema.json"
-SCHEMA_VERSION = "ecocompute-energy/1.4"
-# The published container's formats, and the schema of its published facts (draft-07):
-# what its consumers accept, read back here as those reports' own schema.
 PUBLISHED_SCHEMA = "energy-published.schema.json"
 PUBLISHED_FORMATS = ("ecocompute-energy/1.0", "ecocompute-energy/1.1")
 PUBLISHED_PRECISIONS = ("FP16", "NF4", "INT8")
-# Every energy-report format this tool reads, and the schema each validates against:
-# 1.4 is what it writes; 1.3 is what ecocompute 0.3 wrote (1.4 without the torchao
-# formats, sessions and timing); 1.2 is what ecocompute 0.2 wrote; 1.0 and 1.1 are the
-# published container's.
-ENERGY_SCHEMAS = {
-    SCHEMA_VERSION: ENERGY_SCHEMA,
+# Every older format this tool reads, and the schema it is first checked against: this
+# tool's 1.2 (ecocompute 0.2), 1.3 (0.3) and 1.4 (0.4-0.5); the published container's.
+LEGACY_SCHEMAS = {
+    "ecocompute-energy/1.4": "energy-1.4.schema.json",
     "ecocompute-energy/1.3": "energy-1.3.schema.json",
     "ecocompute-energy/1.2": "energy-1.2.schema.json",
     **dict.fromkeys(PUBLISHED_FORMATS, PUBLISHED_SCHEMA),
@@ -36,9 +38,46 @@ ENERGY_SCHEMAS = {
 SWEEP_SCHEMA_VERSION = "ecocompute-sweep/1.0"
 
 
+def generated_schema() -> dict[str, Any]:
+    """Format 2.0's schema: the model's, with the rules its validators hold as JSON
+    schema conditions (a measured report's source; what format 2.0 requires)."""
+    schema = Report.model_json_schema()
+    required_2 = [
+        {"required": [path[0]]}
+        if len(path) == 1
+        else {"properties": {path[0]: {"required": [path[1]]}}}
+        for path in COMPLETE
+    ]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://ecocompute.example/schema/energy.schema.json",
+        **schema,
+        "title": "EcoCompute energy report, format " + FORMAT,
+        "allOf": [
+            {
+                "if": {
+                    "properties": {"ecocompute_format": {"const": FORMAT}},
+                    "required": ["ecocompute_format"],
+                },
+                "then": {"allOf": required_2},
+            },
+            {
+                "if": {"properties": {"results": {"properties": {"basis": {"const": "measured"}}}}},
+                "then": {"properties": {"measurement_source": {"const": MEASURED_SOURCE}}},
+                "else": {"properties": {"measurement_source": {"const": NO_LOCAL_GPU}}},
+            },
+        ],
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(generated_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
 def require_validator() -> None:
-    """Before a run measures anything: the library that validates every report must be
-    importable, or a measurement would be lost at the end. Raises RunError."""
+    """Before a run measures anything: the library that validates against the published
+    format's schema must be importable, or a measurement would be lost at the end.
+    Raises RunError."""
     try:
         import jsonschema  # noqa: F401
     except ImportError:
@@ -50,7 +89,7 @@ def require_validator() -> None:
         ) from None
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=8)
 def load_schema(name: str = ENERGY_SCHEMA) -> dict[str, Any]:
     text = packaged_text(f"schema/{name}")
     if text is None:
@@ -85,12 +124,9 @@ def _compiled(name: str) -> Any:
 
 
 def schema_errors(document: object, name: str, *, thorough: bool = False) -> list[str]:
-    """Every violation of schema `name` as "json.path: message"; empty when valid. Each
-    schema is checked by the draft it names ($schema).
-
-    Reading many reports, a document that the compiled schema accepts is valid
-    (tests/test_schema_speed.py shows both validators agree, document by document);
-    one it refuses, and with thorough (the writer's check) every document, goes through
+    """Every violation of schema `name` as "$.json.path: message"; empty when valid. A
+    document the compiled schema accepts is valid (both validators agree, document by
+    document: tests); one it refuses, and with thorough every document, goes through
     jsonschema, whose messages say where and why."""
     compiled = None if thorough else _compiled(name)
     if compiled is not None:
@@ -109,17 +145,6 @@ def schema_errors(document: object, name: str, *, thorough: bool = False) -> lis
     return problems
 
 
-def validation_errors(document: object, *, thorough: bool = False) -> list[str]:
-    """Every violation of the schema of the report's own format version; empty when
-    valid. A format this tool does not know is one problem."""
-    version = document.get("schema_version") if isinstance(document, dict) else None
-    name = ENERGY_SCHEMAS.get(version) if isinstance(version, str) else None
-    if name is None:
-        known = ", ".join(sorted(ENERGY_SCHEMAS))
-        return [f"$.schema_version: {version!r} is not a report format this tool reads ({known})"]
-    return schema_errors(document, name, thorough=thorough)
-
-
 def published_facts_errors(document: object, *, thorough: bool = False) -> list[str]:
     """Every way a report breaks the published format's facts (what the published
     container's consumers accept); empty when they accept it."""
@@ -128,3 +153,7 @@ def published_facts_errors(document: object, *, thorough: bool = False) -> list[
 
 def sweep_errors(document: object) -> list[str]:
     return schema_errors(document, SWEEP_SCHEMA)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(schema_text())

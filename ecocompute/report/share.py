@@ -17,39 +17,40 @@ from __future__ import annotations
 import base64
 import json
 import urllib.parse
+from collections.abc import Mapping
 from typing import Any
+
+from ecocompute.report.model import Report
 
 SHARE_FILE = "share_url.txt"
 OVERLAY_PATH = "/?tab=run&overlay="
 
 
-def overlay_point(report: dict[str, Any]) -> dict[str, Any] | None:
+def overlay_point(report: Report) -> dict[str, str | float | None] | None:
     """The point a link carries, from report fields only; None when the report has no
     delta vs FP16 to draw (basis unavailable)."""
-    res = report["results"]
-    delta = res.get("vs_fp16_energy_pct")
-    if delta is None:
+    res, work, sut = report.results, report.workload, report.system_under_test
+    if res.vs_fp16_energy_pct is None:
         return None
-    work, sut = report["workload"], report["system_under_test"]
-    card = sut["gpu"] if res["basis"] == "measured" else res.get("reference_card") or sut["gpu"]
+    card = sut.gpu if res.basis == "measured" else res.reference_card or sut.gpu
     return {
-        "m": work["model_name"],
-        "N": work["params_b"],
-        "a": sut["gpu_arch"],
-        "p": str(work["precision"]),
-        "e": round(float(delta), 2),
-        "b": res["basis"],
+        "m": work.model_name,
+        "N": work.params_b,
+        "a": sut.gpu_arch,
+        "p": work.precision,
+        "e": round(float(res.vs_fp16_energy_pct), 2),
+        "b": res.basis,
         "g": card,
     }
 
 
-def encode_overlay(point: dict[str, Any]) -> str:
+def encode_overlay(point: Mapping[str, Any]) -> str:
     """Compact JSON, base64url without padding (safe in a query string as is)."""
     compact = json.dumps(point, separators=(",", ":")).encode("utf-8")
     return base64.urlsafe_b64encode(compact).rstrip(b"=").decode("ascii")
 
 
-def share_url(site: str, point: dict[str, Any]) -> str:
+def share_url(site: str, point: Mapping[str, Any]) -> str:
     return site.rstrip("/") + OVERLAY_PATH + encode_overlay(point)
 
 
@@ -70,12 +71,11 @@ def decode_overlay(url: str) -> dict[str, Any]:
     return point
 
 
-def attach_share_url(report: dict[str, Any], site: str) -> str | None:
-    """Set report["share_url"] to the link for this report and return it; leave it null
-    and return None when there is no delta to draw."""
+def with_share_url(report: Report, site: str) -> tuple[Report, str | None]:
+    """The report with its share_url set to the link for it, and the link; the report
+    unchanged and None when there is no delta to draw."""
     point = overlay_point(report)
     if point is None:
-        return None
+        return report, None
     url = share_url(site, point)
-    report["share_url"] = url
-    return url
+    return report.model_copy(update={"share_url": url}), url

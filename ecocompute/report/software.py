@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import platform
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ecocompute import __version__
@@ -55,7 +56,7 @@ def package_versions() -> dict[str, str]:
     return {**found, "ecocompute": __version__}
 
 
-def version_of(installed: dict[str, Any], name: str) -> str | None:
+def version_of(installed: Mapping[str, Any], name: str) -> str | None:
     """A package's version in a report's packages block; None when it was not installed
     (older reports write null, 1.1 and newer 'not installed')."""
     version = installed.get(name)
@@ -130,16 +131,14 @@ STACK_PACKAGES = (
 )
 
 
-def stack_in_words(software: dict[str, Any]) -> list[str]:
+def stack_in_words(packages: Mapping[str, str], nvidia_driver: str | None) -> list[str]:
     """A report's measurement stack as "name version" parts (installed packages only),
     then the driver: ["torch 2.11.0", "transformers 5.17.0", ..., "driver 580.159.04"]."""
-    installed = software.get("packages") or {}
     parts = [
-        f"{name} {version_of(installed, name)}"
+        f"{name} {version_of(packages, name)}"
         for name, _ in STACK_PACKAGES
-        if version_of(installed, name)
+        if version_of(packages, name)
     ]
-    driver = software.get("nvidia_driver")
-    if driver and driver != DRIVER_UNAVAILABLE:
-        parts.append(f"driver {driver}")
+    if nvidia_driver and nvidia_driver != DRIVER_UNAVAILABLE:
+        parts.append(f"driver {nvidia_driver}")
     return parts

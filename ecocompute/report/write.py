@@ -1,39 +1,50 @@
-"""Writing energy.json: validated first (an invalid report is an error, never a file),
-then written atomically (temp file + rename: no partial file, an earlier one untouched)."""
+"""Writing energy.json: checked first (an invalid report is an error, never a file),
+then written atomically (temp file + rename: no partial file, an earlier one untouched).
+
+What is checked is the text itself, read back as every reader reads it
+(report/read.py): the model, its arithmetic derived again exactly, and, where its
+precision is one the published format names, the published format's facts (what the
+published container's consumers accept).
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from ecocompute.errors import ReportInvalid
 from ecocompute.report.atomic import write_text_atomic
-from ecocompute.report.checks import written_report_problems
-from ecocompute.report.numbers import dumps_strict
+from ecocompute.report.model import FORMAT, Report
+from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict
+from ecocompute.report.read import parse_report
+from ecocompute.report.schema import PUBLISHED_PRECISIONS, published_facts_errors
 
 REPORT_NAME = "energy.json"
 
 
-def check_for_writing(report: dict[str, Any]) -> None:
-    """Raises ReportInvalid when the report fails any check `validate` makes (schema,
-    finite numbers of a sane size, its own arithmetic) or one the published format's
-    consumers make (report/checks.py)."""
-    problems = written_report_problems(report)
+def report_text(report: Report) -> str:
+    """The report as the file holds it. Raises ReportInvalid with every reason when the
+    text would not read back as a valid report of format 2.0."""
+    if report.ecocompute_format != FORMAT:
+        raise ReportInvalid([f"$.ecocompute_format: this tool writes format {FORMAT} only"])
+    document = report.model_dump(mode="json")
+    try:
+        text = dumps_strict(document, indent=2) + "\n"
+    except NotReportJson as exc:
+        raise ReportInvalid([str(exc)]) from None
+    _, problems = parse_report(loads_strict(text))
+    if not problems and report.workload.precision in PUBLISHED_PRECISIONS:
+        facts = published_facts_errors(document, thorough=True)
+        problems = [f"published format: {p}" for p in facts]
     if problems:
         raise ReportInvalid(problems)
-
-
-def report_text(report: dict[str, Any]) -> str:
-    """The report as the file holds it, checked first (check_for_writing)."""
-    check_for_writing(report)
-    return dumps_strict(report, indent=2, sort_keys=False) + "\n"
+    return text
 
 
 def write_report(
-    report: dict[str, Any], output_dir: str | os.PathLike[str], *, create_dir: bool = True
+    report: Report, output_dir: str | os.PathLike[str], *, create_dir: bool = True
 ) -> Path:
-    """Validate, then write <output_dir>/energy.json atomically.
+    """Check, then write <output_dir>/energy.json atomically.
 
     create_dir False: do not recreate an output folder that existed at the start of the
     run and has vanished since (see atomic.atomic_path).

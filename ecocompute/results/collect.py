@@ -18,13 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.files import UNSEARCHABLE, files_under, read_document
 from ecocompute.report.finding import find_files
-from ecocompute.report.validate import UNSEARCHABLE, files_under, read_document
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.identity import repeats
 from ecocompute.results.record import Report, software_fingerprint, software_title, to_record
-from ecocompute.results.upgrade import upgrade
 
 __all__ = [
     "Invalid",
@@ -50,12 +48,9 @@ def report_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 
 def record_of(path: str | os.PathLike[str], document: Mapping[str, Any]) -> Report | Invalid:
-    """A parsed document of any format this tool reads (1.0, 1.1, 1.2, 1.3) as its typed
-    record, 1.2 converted to the current format first; or why it is not one."""
-    problems = energy_report_problems(document)
-    if problems:
-        return Invalid(str(path), problems)
-    record, problems = to_record(Path(path), upgrade(dict(document)))
+    """A parsed document of any format this tool reads (2.0, 1.0-1.4) as its typed
+    record, read into the report model first; or why it is not one."""
+    record, problems = to_record(Path(path), document)
     return Invalid(str(path), problems) if record is None else record
 
 

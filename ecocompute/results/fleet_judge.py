@@ -16,7 +16,7 @@ from ecocompute.boundary.interrupts import describe as describe_interrupt
 from ecocompute.errors import ReportInvalid
 from ecocompute.params import RunParams
 from ecocompute.report.atomic import write_text_atomic
-from ecocompute.report.checks import energy_report_problems
+from ecocompute.report.read import energy_report_problems
 from ecocompute.results.fleet_point import Placement, PointOutcome, PointSpec
 from ecocompute.results.records import new_record
 

@@ -1,18 +1,14 @@
-"""One typed record per report, whatever its format: everything validate, aggregate,
-plot, check and sweep read of a report, made here (to_record) and nowhere else.
+"""One typed record per report, whatever its format: what validate, aggregate, plot,
+check and sweep read of a report, made here from the report model (to_record) and
+nowhere else.
 
-Formats: 1.3 (ours), 1.2 (ecocompute 0.2, converted by upgrade.py first), 1.0 and 1.1
-(the published container's: one run, no trials, so n = 1 and no interval). A document
-has passed its format's checks (report/checks.py) before it gets here. to_record then
-reads every field a consumer uses, checks its type and vocabulary, and refuses the
-report, saying why, where it cannot make a record of it; nothing downstream reads the
-raw document. From a published-format report only the fields of that format are read:
-fields of ours in such a file (an interval, trials, a verdict) are never used, so a
-malformed one cannot be either.
+Every format this tool reads is first read into the report model (report/read.py: this
+tool's 2.0 as it is, older formats upgraded); the record is a flat view of that model.
+A published-format report (1.0, 1.1) holds one run and no trials: n = 1, no interval.
 
 Kinds: "measured" (basis measured: NVML read a GPU in the run), "derived" (a figure
-from reference data), "illustrative" (a published-format report that says it is not
-a real measurement, as the container's example of a measured report does): never
+from reference data), "illustrative" (a published-format report that says it is not a
+real measurement, as the container's example of a measured report does): never
 listed, fitted or graded as a measurement.
 """
 
@@ -27,9 +23,10 @@ from typing import Any
 from ecocompute.core.precision import Precision
 from ecocompute.core.stats import t_quantile
 from ecocompute.formats.table import format_key
-from ecocompute.published.archs import ARCH_CLASSES, arch_from_product_name
 from ecocompute.published.curves import DeltaCurve
-from ecocompute.report.labels import local_gpu
+from ecocompute.report.model import FORMAT, Software
+from ecocompute.report.model import Report as ReportModel
+from ecocompute.report.read import parse_report
 from ecocompute.report.schema import PUBLISHED_FORMATS
 from ecocompute.report.software import (
     DRIVER_UNAVAILABLE,
@@ -37,36 +34,38 @@ from ecocompute.report.software import (
     stack_in_words,
     version_of,
 )
-from ecocompute.results.reader import Reader
+from ecocompute.report.summary import local_gpu
 
 MEASURED, DERIVED, ILLUSTRATIVE = "measured", "derived", "illustrative"
-BASES = ("measured", "interpolated", "extrapolated", "unavailable")
 OURS = "ecocompute"
 # how the published container's illustrative example says what it is
 _ILLUSTRATIVE = re.compile(r"\billustrative\b|not a real measurement", re.IGNORECASE)
 _NO_LOCAL_GPU = "no local GPU"
 
 
-def software_fingerprint(software: Mapping[str, Any]) -> str:
+def software_fingerprint(software: Software | Mapping[str, Any]) -> str:
     """A short, readable label of the stack that produced a report, e.g.
     "py3.12.3 torch2.11.0 tf5.17.0 bnb0.50.2 cu13.0 drv580.159.04". Packages that were
     not installed are left out (a published-path report may have none of them)."""
-    installed = dict(software.get("packages") or {})
-    parts = [f"py{software.get('python', '?')}"]
+    sw = software.model_dump() if isinstance(software, Software) else dict(software)
+    installed = dict(sw.get("packages") or {})
+    parts = [f"py{sw.get('python', '?')}"]
     for name, short in STACK_PACKAGES:
         version = version_of(installed, name)
         if version:
             parts.append(f"{short}{version}")
-    if software.get("torch_cuda"):
-        parts.append(f"cu{software['torch_cuda']}")
-    if software.get("nvidia_driver") not in (None, DRIVER_UNAVAILABLE):
-        parts.append(f"drv{software['nvidia_driver']}")
+    if sw.get("torch_cuda"):
+        parts.append(f"cu{sw['torch_cuda']}")
+    if sw.get("nvidia_driver") not in (None, DRIVER_UNAVAILABLE):
+        parts.append(f"drv{sw['nvidia_driver']}")
     return " ".join(parts)
 
 
-def software_title(software: Mapping[str, Any]) -> str:
+def software_title(software: Software | Mapping[str, Any]) -> str:
     """The same stack in words, for a plot title."""
-    return ", ".join(stack_in_words(dict(software))) or f"Python {software.get('python', '?')}"
+    sw = software.model_dump() if isinstance(software, Software) else dict(software)
+    words = stack_in_words(sw.get("packages") or {}, sw.get("nvidia_driver"))
+    return ", ".join(words) or f"Python {sw.get('python', '?')}"
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ class Report:
     """One readable report: what the result tools use of it, typed."""
 
     path: Path
-    format: str  # its schema_version
+    format: str  # its format: "2.0" (this tool's), or the schema_version it was written as
     origin: str  # "ecocompute", or "published container, format 1.1"
     kind: str  # measured | derived | illustrative
     basis: str
@@ -110,6 +109,7 @@ class Report:
     idle_before_w: float | None = None  # the GPUs' idle power before the session
     delta_se_pct: float | None = None  # the standard error of delta_pct
     throttled_windows: int | None = None
+    model_of: ReportModel | None = None  # the report itself
 
     @property
     def measured(self) -> bool:
@@ -135,199 +135,152 @@ class Report:
         return self.format_key or self.precision
 
 
-def to_record(path: Path, doc: Mapping[str, Any]) -> tuple[Report | None, list[str]]:
-    """(the record of a checked document, []) or (None, why no record can be made)."""
-    r = Reader(doc)
-    version = r.text("schema_version", required=True) or "?"
-    published = version in PUBLISHED_FORMATS
-    basis = r.choice("results", "basis", allowed=BASES) or "unavailable"
-    precision = r.text("workload", "precision", required=True) or "?"
-    model = r.text("workload", "model_name", required=True) or "?"
-    gpu = r.text("system_under_test", "gpu")
-    source = r.text("measurement_source") or ("not given" if published else "?")
-    kind = _kind(r, published, basis, source)
-    arch = _arch(r.text("system_under_test", "gpu_arch"), gpu)
-    delta_field = "vs_fp16_energy_pct" if published else "vs_fp16_energy_pct_3dp"
-    delta = r.number("results", delta_field)
-    if delta is None:
-        delta = r.number("results", "vs_fp16_energy_pct")
-    ours: dict[str, Any] = {} if published else _ours_only(r, precision, basis)
-    software = r.obj("software")
-    reason = None if published else r.text("measurement_source_reason")
+def to_record(
+    path: Path, report: ReportModel | Mapping[str, Any]
+) -> tuple[Report | None, list[str]]:
+    """(the record of a report, []) or (None, why no record can be made). A document is
+    read into the model first (report/read.py)."""
+    if not isinstance(report, ReportModel):
+        model, problems = parse_report(dict(report))
+        if model is None:
+            return None, problems
+        report = model
+    published = report.schema_version in PUBLISHED_FORMATS and not report.ours
+    res, work, sut = report.results, report.workload, report.system_under_test
+    source = report.measurement_source or ("not given" if published else "?")
+    kind = DERIVED
+    if res.basis == "measured":
+        kind = MEASURED
+        if published and (_ILLUSTRATIVE.search(source) or _ILLUSTRATIVE.search(res.note or "")):
+            kind = ILLUSTRATIVE
+        elif published and _NO_LOCAL_GPU in source:
+            return None, [
+                f"$.results.basis: 'measured', but measurement_source says {source!r}: a figure "
+                "no local GPU measured is not a measurement"
+            ]
+    delta = (
+        res.vs_fp16_energy_pct_exact
+        if res.vs_fp16_energy_pct_exact is not None
+        else res.vs_fp16_energy_pct
+    )
+    reason = report.measurement_source_reason
+    software = report.software
+    version = FORMAT if report.ecocompute_format else report.schema_version
     record = Report(
         path=path,
         format=version,
         origin=f"published container, format {version.rsplit('/', 1)[-1]}" if published else OURS,
         kind=kind,
-        basis=basis,
-        arch=arch,
-        card=_card(r, doc, published, kind, gpu, arch),
-        model=model,
-        params_b=r.number("workload", "params_b"),
-        precision=precision,
-        protocol=_protocol(r, published, kind),
+        basis=res.basis,
+        arch=sut.gpu_arch,
+        card=_card(report, published, kind),
+        model=work.model_name,
+        params_b=work.params_b,
+        precision=work.precision,
+        protocol=_protocol(report, published, kind),
         fingerprint=software_fingerprint(software) if software else _no_software(version),
         software_title=software_title(software) if software else _no_software(version),
         source=source if reason is None else f"{source}: {reason}",
-        energy_per_token_mj=r.number("results", "energy_per_token_mj"),
-        fp16_energy_per_token_mj=r.number("results", "fp16_energy_per_token_mj"),
-        delta_pct=delta if precision != Precision.FP16 else None,
-        batch_size=r.integer("workload", "batch_size", minimum=1) or 1,
-        **ours,
+        energy_per_token_mj=res.energy_per_token_mj,
+        fp16_energy_per_token_mj=res.fp16_energy_per_token_mj,
+        delta_pct=delta if work.precision != Precision.FP16 else None,
+        batch_size=work.batch_size,
+        **({} if published else _ours_only(report)),
     )
-    return (None, r.problems) if r.problems else (record, [])
+    return record, []
 
 
-def _kind(r: Reader, published: bool, basis: str, source: str) -> str:
-    if basis != "measured":
-        return DERIVED
-    if not published:
-        return MEASURED  # our schema: measured means measurement_source direct-nvml
-    note = r.text("results", "note") or ""
-    if _ILLUSTRATIVE.search(source) or _ILLUSTRATIVE.search(note):
-        return ILLUSTRATIVE
-    if _NO_LOCAL_GPU in source:
-        r.problems.append(
-            f"$.results.basis: 'measured', but measurement_source says {source!r}: "
-            "a figure no local GPU measured is not a measurement"
-        )
-    return MEASURED
-
-
-def _arch(arch: str | None, gpu: str | None) -> str:
-    """The report's arch class; a published report may name the card there instead
-    (its 'auto' records an unknown card by name), which is then read as a name."""
-    if arch in ARCH_CLASSES:
-        return str(arch)
-    for name in (arch, gpu):
-        found = arch_from_product_name(name) if name else "unknown"
-        if found != "unknown":
-            return found
-    return "unknown"
-
-
-def _card(
-    r: Reader, doc: Mapping[str, Any], published: bool, kind: str, gpu: str | None, arch: str
-) -> str:
+def _card(report: ReportModel, published: bool, kind: str) -> str:
+    sut, res = report.system_under_test, report.results
     if kind != DERIVED:
-        return gpu or "unnamed GPU"
+        return sut.gpu or "unnamed GPU"
     if published:  # the container writes the published card it stands for as the gpu
-        return f"no GPU [{arch}, published {gpu}]" if gpu else f"no GPU [{arch}]"
-    here = local_gpu(doc)
-    ref = r.text("results", "reference_card")
-    stand_in = f"published {ref}" if ref else "no published card"
-    return f"{here or 'no GPU'} [{arch}, {stand_in}]"
+        return (
+            f"no GPU [{sut.gpu_arch}, published {sut.gpu}]"
+            if sut.gpu
+            else f"no GPU [{sut.gpu_arch}]"
+        )
+    here = local_gpu(report)
+    stand_in = f"published {res.reference_card}" if res.reference_card else "no published card"
+    return f"{here or 'no GPU'} [{sut.gpu_arch}, {stand_in}]"
 
 
-def _protocol(r: Reader, published: bool, kind: str) -> str:
+def _protocol(report: ReportModel, published: bool, kind: str) -> str:
     """New tokens per run, batch size, the decode regime of a measurement, and for a
     measurement over several GPUs their number."""
-    tokens = None if published else r.integer("workload", "max_new_tokens", minimum=1)
+    work, meas = report.workload, report.measurement
+    tokens = None if published else work.max_new_tokens
     if tokens is None:
-        tokens = r.integer("measurement", "tokens_per_run", minimum=1)
-    batch = r.integer("workload", "batch_size", minimum=1)
-    text = f"{'?' if tokens is None else tokens} tok, batch {'?' if batch is None else batch}"
+        tokens = meas.tokens_per_run
+    text = f"{'?' if tokens is None else tokens} tok, batch {work.batch_size}"
     if kind != MEASURED:
         return text
-    regime = None if published else r.text("measurement", "decode", "regime")
+    regime = None if published else meas.decode.regime
     if regime not in (None, "eager"):
         text += f", {regime}"
-    gpus = r.integer("system_under_test", "accelerator_count", minimum=1) or 1
+    gpus = report.system_under_test.accelerator_count
     return f"{text}, {gpus} GPUs" if gpus > 1 else text
 
 
-def _ours_only(r: Reader, precision: str, basis: str) -> dict[str, Any]:
-    """The fields only our formats have: interval, pairs, verdict, trial CV, curve."""
-    stats = r.obj("results", "per_format").get(precision)
-    cv = None
-    if isinstance(stats, Mapping):
-        cv = r.number("results", "per_format", precision, "cv_pct")
-    elif stats is not None:
-        r.problems.append(f"$.results.per_format.{precision}: not an object")
-    library = r.text("workload", "quantization", "library")
-    return {
-        "ci95_pct": r.interval("results", "vs_fp16_ci95_pct"),
-        "n_pairs": r.integer("results", "n_pairs"),
-        "verdict": r.text("results", "verdict"),
-        "trial_cv_pct": cv,
-        "curve": _curve(r) if basis != "measured" else None,
-        "regime": r.text("measurement", "decode", "regime") or "eager",
-        "weights": r.text("workload", "weights"),
+def _ours_only(report: ReportModel) -> dict[str, Any]:
+    """The fields only our formats have: interval, pairs, verdict, trial CV, curve, the
+    unit it ran on."""
+    res, work = report.results, report.workload
+    stats = res.per_format.get(work.precision)
+    fp16 = res.per_format.get("FP16")
+    library = work.quantization.library if work.quantization else None
+    ci = res.vs_fp16_ci95_pct
+    fields: dict[str, Any] = {
+        "ci95_pct": None if ci is None else (ci[0], ci[1]),
+        "n_pairs": res.n_pairs,
+        "verdict": res.verdict,
+        "trial_cv_pct": None if stats is None else stats.cv_pct,
+        "curve": _curve(report) if res.basis != "measured" else None,
+        "regime": report.measurement.decode.regime,
+        "weights": work.weights,
         "library": library,
-        "format_key": format_key(precision, library),
-        "throughput_tokens_per_s": _throughput(r, precision),
-        "fp16_throughput_tokens_per_s": _throughput(r, "FP16"),
-        "session_s": r.number("measurement", "timing", "session_s"),
-        **_unit_fields(r, basis),
+        "format_key": format_key(work.precision, library),
+        "throughput_tokens_per_s": None if stats is None else stats.throughput_tokens_per_s,
+        "fp16_throughput_tokens_per_s": None if fp16 is None else fp16.throughput_tokens_per_s,
+        "session_s": report.measurement.timing.session_s if report.measurement.timing else None,
+        "model_of": report,
     }
+    if res.basis == "measured":
+        gpus = report.system_under_test.gpus
+        parts = {g.board_part_number for g in gpus if g.board_part_number}
+        vbios = {g.vbios_version for g in gpus if g.vbios_version}
+        idle = [g.before_session.idle_power_watts for g in gpus if g.before_session]
+        fields.update(
+            unit="+".join(g.uuid for g in gpus) or None,
+            board_part="+".join(sorted(parts)) or None,
+            vbios="+".join(sorted(vbios)) or None,
+            idle_before_w=sum(idle) if idle and len(idle) == len(gpus) else None,
+            delta_se_pct=_delta_se(ci, res.n_pairs),
+            throttled_windows=None if res.conditions is None else res.conditions.throttled_windows,
+        )
+    return fields
 
 
-def _unit_fields(r: Reader, basis: str) -> dict[str, Any]:
-    """The unit a measured report ran on (its GPUs' UUIDs), what tells it apart, and the
-    delta's standard error (from its interval and pairs, or the between-compile model's
-    own where the report pooled several compiles)."""
-    if basis != "measured":
-        return {}
-    gpus = r.doc.get("system_under_test", {}).get("gpus") or []
-    gpus = [g for g in gpus if isinstance(g, Mapping)]
-    uuids = [str(g["uuid"]) for g in gpus if isinstance(g.get("uuid"), str)]
-    parts = {str(g["board_part_number"]) for g in gpus if g.get("board_part_number")}
-    vbios = {str(g["vbios_version"]) for g in gpus if g.get("vbios_version")}
-    idle = [
-        g["before_session"]["idle_power_watts"]
-        for g in gpus
-        if isinstance(g.get("before_session"), Mapping)
-        and isinstance(g["before_session"].get("idle_power_watts"), (int, float))
-    ]
-    throttled = r.integer("results", "conditions", "throttled_windows")
-    return {
-        "unit": "+".join(uuids) if uuids else None,
-        "board_part": "+".join(sorted(parts)) if parts else None,
-        "vbios": "+".join(sorted(vbios)) if vbios else None,
-        "idle_before_w": float(sum(idle)) if idle and len(idle) == len(gpus) else None,
-        "delta_se_pct": _delta_se(r),
-        "throttled_windows": throttled,
-    }
-
-
-def _delta_se(r: Reader) -> float | None:
-    se = r.number("results", "between_compiles", "se_pct")
-    if se is not None:
-        return se if se > 0 else None
-    ci = r.interval("results", "vs_fp16_ci95_pct")
-    n = r.integer("results", "n_pairs", minimum=0)
+def _delta_se(ci: list[float] | None, n: int | None) -> float | None:
     if ci is None or n is None or n < 2 or ci[1] <= ci[0]:
         return None
     return (ci[1] - ci[0]) / 2.0 / t_quantile(0.975, n - 1)
 
 
-def _throughput(r: Reader, precision: str) -> float | None:
-    if not isinstance(r.obj("results", "per_format").get(precision), Mapping):
-        return None
-    return r.number("results", "per_format", precision, "throughput_tokens_per_s")
-
-
-def _curve(r: Reader) -> DeltaCurve | None:
-    """The curve a derived report says gave its delta (results.reference_curve)."""
-    if not r.obj("results", "reference_curve"):
-        return None
-    where = ("results", "reference_curve")
-    a, s, nstar = (r.number(*where, k) for k in ("A", "S", "Nstar"))
-    fitted = r.interval(*where, "fitted_range_b")
-    arch, precision = r.text(*where, "arch"), r.text(*where, "precision")
-    if a is None or s is None or nstar is None or nstar <= 0 or fitted is None:
-        r.problems.append("$.results.reference_curve: not a complete curve (A, S, Nstar, range)")
+def _curve(report: ReportModel) -> DeltaCurve | None:
+    c = report.results.reference_curve
+    if c is None:
         return None
     return DeltaCurve(
-        arch=arch or "?",
-        precision=precision or "?",
-        a_pct=a,
-        s_pct=s,
-        nstar_b=nstar,
-        fitted_range_b=fitted,
-        borrowed_from=r.text(*where, "borrowed_from"),
-        origin=r.text(*where, "origin") or "published",
-        s_cap_pct=r.number(*where, "s_cap_pct"),
+        arch=c.arch,
+        precision=c.precision,
+        a_pct=c.A,
+        s_pct=c.S,
+        nstar_b=c.Nstar,
+        fitted_range_b=(c.fitted_range_b[0], c.fitted_range_b[1]),
+        borrowed_from=c.borrowed_from,
+        origin=c.origin,
+        s_cap_pct=c.s_cap_pct,
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ecocompute.errors import ReportInvalid
 from ecocompute.params import RunParams
+from ecocompute.report.model import Report as ReportModel
 from ecocompute.results.record import Report, to_record
 
 
@@ -30,7 +31,7 @@ def relative(path: Path, root: Path) -> str:
     return os.path.relpath(path.resolve(), root.resolve())
 
 
-def written_record(path: Path, doc: dict[str, Any]) -> Report:
+def written_record(path: Path, doc: ReportModel | dict[str, Any]) -> Report:
     """The record of a report this sweep has just written: validated as it was written
     (report/write.py), so it is read, not checked again. Raises ReportInvalid if the
     reader refuses it, which would be a bug of the writer."""

@@ -12,8 +12,8 @@ from ecocompute import __version__
 from ecocompute.errors import InputError, ReportInvalid
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.build import SCOPE, utc_now
-from ecocompute.report.checks import sweep_problems
 from ecocompute.report.numbers import dumps_strict
+from ecocompute.report.read import sweep_problems
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.results import sweep_fits  # missing_fit_stack at call time (tests)
 from ecocompute.results.collect import Report, read_one

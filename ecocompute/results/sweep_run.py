@@ -15,9 +15,9 @@ from typing import Any
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import EcoComputeError
+from ecocompute.jobs.report_job import ReportJob
+from ecocompute.jobs.session_job import SessionJob
 from ecocompute.params import RunParams
-from ecocompute.report.job import ReportJob
-from ecocompute.report.session_job import SessionJob
 from ecocompute.results.collect import read_reports
 from ecocompute.results.records import new_record, run_fields, written_record
 from ecocompute.results.resident import ResidentModels

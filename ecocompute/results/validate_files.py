@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import TextIO
 
 from ecocompute.core.printable import printable
-from ecocompute.report.checks import sweep_problems
+from ecocompute.report.files import SWEEP_NAME, UNSEARCHABLE, read_document
 from ecocompute.report.finding import Found, find_files
+from ecocompute.report.read import sweep_problems
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
-from ecocompute.report.validate import SWEEP_NAME, UNSEARCHABLE, read_document
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.collect import Invalid, Report, record_of
 

@@ -24,7 +24,7 @@ from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.decode import make_decoder
 from ecocompute.llm.loading import Checkpoint, LoadedModel, ModelBackend, count_parameters
 from ecocompute.llm.memory import OutOfMemoryNamed, out_of_memory_named
-from ecocompute.monitor.meter import EnergyMeter
+from ecocompute.monitor.meter import EdgesRecord, EnergyMeter
 from ecocompute.params import RunParams
 from ecocompute.published.archs import arch_from_product_name
 from ecocompute.task.fit import both_fit, check_all_fit
@@ -341,9 +341,7 @@ def _used_gpus(
     return sorted((m for m in matches if m.nvml.index in read), key=lambda m: m.nvml.index)
 
 
-def _edges_record(meters: Sequence[EnergyMeter]) -> dict[str, Any]:
+def _edges_record(meters: Sequence[EnergyMeter]) -> EdgesRecord:
     """How the counter was read at window edges: the least precise meter's mode, with
     every meter's fallback edges counted."""
-    records = [meter.edges_record() for meter in meters]
-    worst = max(records, key=lambda r: r["mode"] != "interpolated between counter steps")
-    return {**worst, "fallback_edges": sum(int(r["fallback_edges"]) for r in records)}
+    return EdgesRecord.least_precise([meter.edges_record() for meter in meters])

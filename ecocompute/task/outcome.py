@@ -14,6 +14,7 @@ from typing import Any
 
 from ecocompute.core.precision import Precision
 from ecocompute.llm.loading import Checkpoint
+from ecocompute.monitor.meter import EdgesRecord
 from ecocompute.params import RunParams
 from ecocompute.task.hardware import Hardware
 from ecocompute.task.protocol import GpuBefore, IdleWindow, StoppingRecord
@@ -44,7 +45,7 @@ class MeasuredRun:
     arch: str
     power_field: str | None  # None where the GPUs disagree
     counter: bool  # every window read the NVML energy counter
-    counter_edges: dict[str, Any]
+    counter_edges: EdgesRecord
     versions: Mapping[str, str | None]  # torch, cuda
     checkpoint: Checkpoint
     params_count: int

@@ -8,6 +8,8 @@ rotated from round to round), or two (all FP16 trials, then all quantized ones).
 
 from __future__ import annotations
 
+import contextlib
+import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 from ecocompute.boundary.progress import Progress
 from ecocompute.core.precision import Precision
 from ecocompute.core.stats import DeltaEstimate, estimate_delta, paired_deltas_pct
-from ecocompute.core.units import mw_to_w
+from ecocompute.core.units import mj_to_j, mw_to_w
 from ecocompute.monitor.meter import EnergyMeter, WindowReading
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.task.trials import (
@@ -27,7 +29,13 @@ from ecocompute.task.trials import (
     run_round,
     warm_up,
 )
-from ecocompute.telemetry.base import Capabilities, EdgeState, GpuTelemetry
+from ecocompute.telemetry.base import (
+    Capabilities,
+    EdgeState,
+    GpuTelemetry,
+    TelemetryNotSupported,
+    TelemetryReadError,
+)
 
 # Seconds of idle power read on each GPU before any model of the session is loaded (or
 # --idle_seconds, where that is shorter): how the unit idles, for telling units apart.
@@ -102,28 +110,55 @@ class GpuBefore:
 
 
 def read_before_session(
-    instruments: Instruments, indices: Sequence[int], seconds: float, progress: Progress
+    instruments: Instruments,
+    indices: Sequence[int],
+    seconds: float,
+    progress: Progress,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> dict[int, GpuBefore]:
     """Idle power of each GPU over `seconds` and its temperatures, before the session
-    loads anything (nothing of this run is on the GPUs yet). Empty for 0 seconds."""
+    loads anything (nothing of this run is on the GPUs yet): the energy counter's
+    difference where every GPU has one, else the mean of power reads across the window.
+    A figure beside the measurement: a GPU whose reads fail is left out, never a reason
+    to stop the run. Empty for 0 seconds."""
     if seconds <= 0:
         return {}
     progress(f"idle power before loading: {seconds:g} s")
-    with instruments.sampler(indices) as sampler:
-        meter = instruments.meter(indices, sampler)
-        meter.calibrate()
-        reading = meter.idle(seconds)
-    states = {c.nvml_index: c for c in reading.conditions}
+    tel = instruments.telemetry
+    counter = all(instruments.caps[i].energy_counter for i in indices)
+    states = {i: tel.edge_state(i) for i in indices}
+    start: dict[int, float] = {}
+    powers: dict[int, list[float]] = {i: [] for i in indices}
+    t0 = clock()
+    for i in indices:
+        with contextlib.suppress(TelemetryReadError, TelemetryNotSupported):
+            if counter:
+                start[i] = float(tel.energy_mj(i))
+            else:
+                powers[i].append(mw_to_w(tel.power_mw(i)))
+    steps = 1 if counter else 5
+    for _ in range(steps):
+        sleep(seconds / steps)
+        if not counter:
+            for i in indices:
+                with contextlib.suppress(TelemetryReadError, TelemetryNotSupported):
+                    powers[i].append(mw_to_w(tel.power_mw(i)))
     before = {}
-    for i, joules in zip(indices, reading.per_gpu_j, strict=True):
-        c = states.get(i)
-        state = EdgeState(
-            temperature_c=None if c is None else c.temperature_c[0],
-            memory_temperature_c=None if c is None else c.memory_temperature_c[0],
-        )
-        memory = instruments.telemetry.memory_mib(i)
+    for i in indices:
+        watts = None
+        duration_s = clock() - t0
+        if counter and i in start:
+            with contextlib.suppress(TelemetryReadError, TelemetryNotSupported):
+                watts = mj_to_j(float(tel.energy_mj(i)) - start[i]) / duration_s
+        elif powers[i]:
+            watts = statistics.fmean(powers[i])
+        if watts is None or watts < 0 or duration_s <= 0:
+            continue
+        memory = tel.memory_mib(i)
         used = None if memory is None else memory[1] - memory[0]
-        before[i] = GpuBefore(i, joules / reading.duration_s, reading.duration_s, state, used)
+        state = EdgeState(states[i].temperature_c, states[i].memory_temperature_c)
+        before[i] = GpuBefore(i, watts, duration_s, state, used)
     return before
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ecocompute.boundary.progress import Progress, say
 from ecocompute.boundary.user_paths import check_link_into_folder
@@ -21,8 +20,9 @@ from ecocompute.errors import RunError
 from ecocompute.params import RunParams, check_output_dir, params_b_from_model_name
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
+from ecocompute.report.model import Prefetch, Report
 from ecocompute.report.schema import require_validator
-from ecocompute.report.share import SHARE_FILE, attach_share_url
+from ecocompute.report.share import SHARE_FILE, with_share_url
 from ecocompute.report.summary import render
 from ecocompute.report.write import REPORT_NAME, report_text
 from ecocompute.task.machine import Machine
@@ -32,7 +32,7 @@ from ecocompute.task.run import run_energy_estimate
 @dataclass(frozen=True)
 class Written:
     path: Path
-    report: dict[str, Any]
+    report: Report
     summary: str  # the human summary, already rendered (and encodable)
 
 
@@ -67,11 +67,14 @@ class ReportJob:
         prefetched = _prefetch(self.params, progress) if self.params.prefetch else None
         outcome = run_energy_estimate(self.params, progress, machine=machine)
         report = build_report(outcome, command)
-        if prefetched is not None:
-            report["provenance"]["prefetch"] = prefetched
-        # The link goes in the report before validation, so the file and
+        if prefetched is not None and report.provenance is not None:
+            provenance = report.provenance.model_copy(update={"prefetch": prefetched})
+            report = report.model_copy(update={"provenance": provenance})
+        # The link goes in the report before it is checked, so the file and
         # share_url.txt hold the same one.
-        link = _share_link(report, self.params.site) if self.params.share else None
+        link = None
+        if self.params.share:
+            report, link = _share_link(report, self.params.site)
         text = report_text(report)
         summary = render(report, printable(self.target))  # a path of any bytes prints
         if summary_encoding is not None:
@@ -82,7 +85,7 @@ class ReportJob:
         return Written(self.target, report, summary)
 
 
-def _prefetch(params: RunParams, progress: Progress) -> dict[str, Any]:
+def _prefetch(params: RunParams, progress: Progress) -> Prefetch:
     """--prefetch: the site's predicted delta, or one line saying why there is none."""
     from ecocompute.published.prefetch import (
         EstimateInputs,
@@ -103,17 +106,17 @@ def _prefetch(params: RunParams, progress: Progress) -> dict[str, Any]:
         say(skipped_line(result))
     else:
         progress(answered_line(result))
-    return result.record()
+    return Prefetch(**result.record())
 
 
-def _share_link(report: dict[str, Any], site: str) -> str | None:
-    link = attach_share_url(report, site)
+def _share_link(report: Report, site: str) -> tuple[Report, str | None]:
+    shared, link = with_share_url(report, site)
     if link is None:
         say(
-            f"share: no delta vs FP16 in this report (basis {report['results']['basis']}); "
+            f"share: no delta vs FP16 in this report (basis {report.results.basis}); "
             "no link written"
         )
-    return link
+    return shared, link
 
 
 def _write_share_file(path: Path, link: str) -> None:

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.finding import find_files
 from ecocompute.report.numbers import NotReportJson, loads_strict
 
@@ -59,12 +58,6 @@ def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, 
     if not isinstance(document, dict):
         return None, [f"not a report: top level is a JSON {type(document).__name__}, not an object"]
     return document, []
-
-
-def problems_in(path: str | os.PathLike[str]) -> list[str]:
-    """Why a file is not a valid energy report; empty when it is."""
-    document, problems = read_document(path)
-    return problems if document is None else energy_report_problems(document)
 
 
 def files_under(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]) -> list[Path]:

@@ -1,7 +1,7 @@
 """A session of several formats written as one report per format: every report is
 built, validated and rendered before the first is written, then each goes in place
 atomically in <output_dir>/<format>/energy.json. What was written is read from the
-files themselves (as report/job.py does for one report), so an interrupt or a failure
+files themselves (as jobs/report_job.py does for one report), so an interrupt or a failure
 between two renames is described truthfully: those written are complete and valid.
 """
 
@@ -13,12 +13,12 @@ from pathlib import Path
 from ecocompute.boundary.progress import Progress
 from ecocompute.boundary.user_paths import check_link_into_folder
 from ecocompute.core.printable import printable
+from ecocompute.jobs.report_job import Written, check_encodable
 from ecocompute.params import RunParams, check_output_dir
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
-from ecocompute.report.job import Written, check_encodable
 from ecocompute.report.schema import require_validator
-from ecocompute.report.session_summary import render_session
+from ecocompute.report.summary import render_session
 from ecocompute.report.write import REPORT_NAME, report_text
 from ecocompute.task.machine import Machine
 from ecocompute.task.run import run_session

@@ -1,0 +1,254 @@
+"""Reports of older formats, upgraded into the report model (report/model.py).
+
+The formats this tool reads besides its own 2.0, each first checked against its own
+schema (report/schema.py):
+- this tool's 1.2 (ecocompute 0.2), 1.3 (0.3) and 1.4 (0.4-0.5): the same sections as
+  2.0 with figures rounded to 3-4 decimals; 1.2 names a few things otherwise;
+- the published container's 1.0 and 1.1: one run and no trials, only what the published
+  format's facts require.
+The upgrade is mechanical: the numbers are the file's; what changes is where they sit
+(the three-decimal delta becomes vs_fp16_energy_pct_exact, the idle power an idle
+window, fields the model does not hold are dropped after the file's own schema checked
+them), and the report says which format it came from (provenance.upgraded_from, or
+schema_version for a published report, which names no provenance of this tool).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from ecocompute.params import nominal_params_b
+from ecocompute.published.archs import ARCH_CLASSES, arch_from_product_name
+from ecocompute.report.model import BENCHMARK, NO_LOCAL_GPU, Report
+from ecocompute.report.software import COMPARABILITY_NOTE, DRIVER_UNAVAILABLE, NOT_INSTALLED
+
+OURS_LEGACY = ("ecocompute-energy/1.2", "ecocompute-energy/1.3", "ecocompute-energy/1.4")
+PUBLISHED = ("ecocompute-energy/1.0", "ecocompute-energy/1.1")
+_OLD_SOURCE = "published-dataset ("
+
+
+def upgraded(doc: Mapping[str, Any]) -> Report:
+    """The report model of a schema-valid document of an older format. Raises
+    pydantic.ValidationError where it cannot be one (the caller says why)."""
+    new = copy.deepcopy(dict(doc))
+    version = str(new.get("schema_version"))
+    if version == "ecocompute-energy/1.2":
+        _from_12(new)
+    if version in PUBLISHED:
+        _published(new)
+    else:
+        _ours(new, version)
+    return Report.model_validate(project(Report, new))
+
+
+def _ours(doc: dict[str, Any], version: str) -> None:
+    doc["benchmark"] = BENCHMARK
+    res = doc["results"]
+    if "vs_fp16_energy_pct_3dp" in res:
+        res["vs_fp16_energy_pct_exact"] = res.pop("vs_fp16_energy_pct_3dp")
+    elif res.get("vs_fp16_energy_pct") is not None:
+        res["vs_fp16_energy_pct_exact"] = res["vs_fp16_energy_pct"]
+    source = str(doc.get("measurement_source", ""))
+    if source.startswith(NO_LOCAL_GPU) and source != NO_LOCAL_GPU:  # 0.3.0: reason inside
+        doc["measurement_source"] = NO_LOCAL_GPU
+        doc.setdefault("measurement_source_reason", source[len(NO_LOCAL_GPU) :].strip(" :()"))
+    provenance = doc.get("provenance")
+    if isinstance(provenance, dict):
+        provenance.setdefault("upgraded_from", version)
+    if res.get("basis") == "measured":
+        precision = str(doc["workload"]["precision"])
+        library = (doc["workload"].get("quantization") or {}).get("library")
+        for fmt, stats in (res.get("per_format") or {}).items():
+            stats.setdefault("format", fmt)
+            stats.setdefault("library", library if fmt == precision and library else "torch")
+            if stats.get("nvml_indices") is None:
+                stats["nvml_indices"] = [g["nvml_index"] for g in _gpus(doc)][:1] or [0]
+        res["idle_window"] = _idle_window(res)
+    quality = doc.get("quality")
+    if isinstance(quality, dict):
+        quality.setdefault("requested", quality.get("basis") == "measured")
+
+
+def _gpus(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return list((doc.get("system_under_test") or {}).get("gpus") or [])
+
+
+def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An idle window (of 1 s) that gives the file's idle powers back: per GPU where the
+    file names them (a session's held view), else from each format's idle power on its
+    GPUs (a format on one GPU names that GPU's; one over several, their sum), else the
+    report's idle power on its first GPU."""
+    held = res.get("held_gpus") or {}
+    by_gpu = {int(i): float(w) for i, w in (held.get("idle_window_watts_by_gpu") or {}).items()}
+    per = [
+        s for s in (res.get("per_format") or {}).values() if s.get("idle_power_watts") is not None
+    ]
+    for stats in sorted(per, key=lambda s: len(s.get("nvml_indices") or [0])):
+        gpus = [int(i) for i in stats.get("nvml_indices") or [0]]
+        unknown = [g for g in gpus if g not in by_gpu]
+        if unknown:
+            rest = float(stats["idle_power_watts"]) - sum(by_gpu.get(g, 0.0) for g in gpus)
+            for g in unknown:
+                by_gpu[g] = rest / len(unknown)
+    if not by_gpu and res.get("idle_power_watts") is not None:
+        first = min(
+            (
+                int(i)
+                for s in (res.get("per_format") or {}).values()
+                for i in s.get("nvml_indices") or [0]
+            ),
+            default=0,
+        )
+        by_gpu[first] = float(res["idle_power_watts"])
+    if not by_gpu:
+        return None
+    pairs = sorted(by_gpu.items())
+    return {
+        "duration_s": 1.0,
+        "nvml_indices": [i for i, _ in pairs],
+        "energy_joules_by_gpu": [max(0.0, w) for _, w in pairs],
+    }
+
+
+def _published(doc: dict[str, Any]) -> None:
+    sut = doc["system_under_test"]
+    arch = sut.get("gpu_arch")
+    if arch not in ARCH_CLASSES:  # its 'auto' may record an unknown card by its name
+        sut["gpu_arch"] = next(
+            (
+                a
+                for n in (arch, sut.get("gpu"))
+                if n and (a := arch_from_product_name(str(n))) != "unknown"
+            ),
+            "unknown",
+        )
+    res = doc["results"]
+    if res.get("vs_fp16_energy_pct") is not None:
+        res.setdefault("vs_fp16_energy_pct_exact", res["vs_fp16_energy_pct"])
+
+
+# -- ecocompute 0.2's format 1.2 -------------------------------------------------------
+
+
+def _from_12(doc: dict[str, Any]) -> None:
+    """1.2's names and types, as 1.3 writes them."""
+    measured = doc["results"].get("basis") == "measured"
+    sut = doc["system_under_test"]
+    if sut.get("gpu") is None or not sut.get("accelerator_count"):
+        sut["local_accelerator_count"] = int(sut.get("accelerator_count") or 0)
+        sut["gpu"] = sut.get("gpu") or "none: no local GPU (the figure is derived)"
+        sut["accelerator_count"] = max(1, sut["local_accelerator_count"])
+    work = doc["workload"]
+    if work.get("params_b_source") == "counted from the loaded weights" and work.get("params_b"):
+        work["params_b_counted"] = work["params_b"]
+        work["params_b"], work["params_b_source"] = nominal_params_b(
+            str(work.get("model_name", "")), None, work["params_b"]
+        )
+    doc["measurement"]["sample_rate_hz"] = round(doc["measurement"]["sample_rate_hz"])
+    sw = doc.get("software") or {}
+    sw["packages"] = {k: v or NOT_INSTALLED for k, v in (sw.get("packages") or {}).items()}
+    sw["nvidia_driver"] = sw.get("nvidia_driver") or DRIVER_UNAVAILABLE
+    sw["comparability_note"] = COMPARABILITY_NOTE
+    sw.setdefault("reference_pins", {})
+    sw.setdefault("differs_from_reference_pins", [])
+    if not measured:
+        sw.pop("matches_reference_pins", None)
+    source = str(doc.get("measurement_source", ""))
+    if source.startswith(_OLD_SOURCE) and source.endswith(")"):
+        doc["measurement_source"] = NO_LOCAL_GPU
+        doc["measurement_source_reason"] = source[len(_OLD_SOURCE) : -1]
+    res = doc["results"]
+    delta = res.get("vs_fp16_energy_pct")
+    res["vs_fp16_energy_pct_3dp"] = None if delta is None else round(delta, 3)
+    res["vs_fp16_energy_pct"] = None if delta is None else round(delta, 1)
+    if isinstance(doc.get("quality"), dict):
+        doc["quality"] = _quality_12(doc["quality"])
+
+
+def _quality_12(old: Mapping[str, Any]) -> dict[str, Any]:
+    basis = old.get("basis")
+    requested = basis != "not requested"
+    reason = old.get("reason")
+    value, fp16 = old.get("perplexity"), old.get("fp16_perplexity")
+    measured = basis == "measured" and value is not None and fp16 is not None
+    return {
+        "metric": "perplexity",
+        "basis": "measured" if measured else "unavailable",
+        "requested": requested,
+        "value": value,
+        "fp16_value": fp16,
+        "delta_vs_fp16_pct": old.get("delta_vs_fp16_pct"),
+        "tokens_evaluated": old.get("tokens_scored"),
+        # exactly what the old report implies: perplexity is exp(mean NLL)
+        "mean_nll": round(math.log(float(value)), 6) if measured and value else None,
+        "fp16_mean_nll": round(math.log(float(fp16)), 6) if measured and fp16 else None,
+        "windows": old.get("windows"),
+        "seq_len": old.get("seq_len"),
+        "corpus": old.get("corpus"),
+        "note": reason if not requested else None,
+        "error": reason if requested and not measured else None,
+    }
+
+
+# -- projection onto the model ------------------------------------------------------------
+
+
+def project(model: type[BaseModel], data: Any) -> Any:
+    """data with only the fields the model (and its nested models) holds; what the file's
+    format holds beyond them was checked by its schema and is not carried."""
+    if not isinstance(data, dict):
+        return data
+    out = {}
+    for name, field in model.model_fields.items():
+        if name not in data:
+            continue
+        out[name] = _project_value(field.annotation, data[name])
+    if model.model_config.get("extra") == "allow":
+        out.update({k: v for k, v in data.items() if k not in out})
+    return out
+
+
+def _project_value(annotation: Any, value: Any) -> Any:
+    for candidate in _models_in(annotation):
+        if isinstance(value, dict):
+            return project(candidate, value)
+        if isinstance(value, list):
+            return [project(candidate, v) if isinstance(v, dict) else v for v in value]
+    inner = _dict_value_model(annotation)
+    if inner is not None and isinstance(value, dict):
+        return {k: project(inner, v) if isinstance(v, dict) else v for k, v in value.items()}
+    return value
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The models an annotation holds directly (or in an Optional), or as a list's items."""
+    found = []
+    args = (
+        (annotation,)
+        if typing.get_origin(annotation) in (dict, list)
+        else (annotation, *typing.get_args(annotation))
+    )
+    for arg in args:
+        origin = typing.get_origin(arg)
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            found.append(arg)
+        elif origin is list:
+            found += [
+                a for a in typing.get_args(arg) if isinstance(a, type) and issubclass(a, BaseModel)
+            ]
+    return found
+
+
+def _dict_value_model(annotation: Any) -> type[BaseModel] | None:
+    for arg in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(arg) is dict:
+            value = typing.get_args(arg)[1]
+            if isinstance(value, type) and issubclass(value, BaseModel):
+                return value
+    return None

@@ -1,0 +1,393 @@
+"""The report as one typed model: what `energy_estimate` writes as energy.json, the one
+contract between the run, the file, and every tool that reads reports.
+
+Format 2.0 (`ecocompute_format`), a superset of the published container's 1.1 report:
+1.1's fields with 1.1's names and types, plus this tool's. The model is built from a
+run (report/build.py), derives its figures from its trials unrounded (report/derive.py),
+generates this tool's schema (schema/energy.schema.json, report/schema.py), and every
+older format this tool reads is upgraded into it (report/legacy.py). Energy is
+GPU-package energy as NVML reports it (not wall power). Units are in the field names.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from ecocompute.report.results_model import (
+    ClockEvent,
+    Format,
+    Index,
+    NonNegative,
+    Results,
+    Strict,
+)
+
+FORMAT = "2.0"  # this tool's own format: never one of the published container's versions
+SCHEMA_VERSION = "ecocompute-energy/1.4"  # what the published format's readers key on
+BENCHMARK = "ecocompute-llm-decode-energy"
+MEASURED_SOURCE = "direct-nvml"
+NO_LOCAL_GPU = "ecocompute-dataset (no local GPU)"  # the published container's phrase
+ArchClass = Literal["turing", "ampere", "ada", "hopper", "blackwell", "volta", "unknown"]
+Regime = Literal["eager", "graphs", "compiled"]
+
+__all__ = ["FORMAT", "ClockEvent", "Report"]
+
+
+class BeforeSession(Strict):
+    idle_power_watts: NonNegative
+    idle_seconds: Annotated[float, Field(gt=0)]
+    temperature_c: float | None = None
+    memory_temperature_c: float | None = None
+    memory_used_mib: int | None = None
+
+
+class Gpu(Strict):
+    """One GPU: NVML's four fields; a measured GPU also what tells its unit apart."""
+
+    nvml_index: Index
+    name: str
+    uuid: str
+    pci_bus_id: str
+    cuda_index: Index | None = None
+    power_limit_watts: NonNegative | None = None
+    power_limit_default_watts: NonNegative | None = None
+    memory_total_mib: int | None = None
+    matched_by: str | None = None
+    board_part_number: str | None = Field(
+        None,
+        description="NVML's board part number: on the H200, 692-2G520-0282-000 and -001 "
+        "fell in two classes of FP16 power (docs/units.md)",
+    )
+    vbios_version: str | None = None
+    max_sm_clock_mhz: int | None = None
+    max_memory_clock_mhz: int | None = None
+    before_session: BeforeSession | None = Field(
+        None,
+        description="this GPU before the session loaded any model: idle power (energy "
+        "counter) and temperatures; memory_used_mib says what was already on it",
+    )
+
+
+class SystemUnderTest(Strict):
+    host: str | None = None
+    hostname: str | None = None
+    gpu: Annotated[str, Field(min_length=1)] = Field(
+        description="the measured GPU's product name; without a local GPU, a phrase saying so"
+    )
+    gpu_arch: ArchClass
+    gpu_arch_source: str | None = None
+    accelerator_count: Annotated[int, Field(ge=1)] = Field(
+        description="GPUs measured; without a local GPU 1, the published measurement's card"
+    )
+    local_accelerator_count: Index | None = None
+    accelerator_count_note: str | None = None
+    gpus: list[Gpu] = Field(default_factory=list)
+    cuda_visible_devices: str | None = None
+    memory_bandwidth_gbs: NonNegative | None = Field(
+        None, description="the first measured GPU's peak memory bandwidth, GB/s (NVML)"
+    )
+
+
+class Quantization(Strict):
+    """What made the format: the library and its settings (as the quantizer records it)."""
+
+    model_config = Strict.model_config | {"extra": "allow"}
+    library: str
+    library_version: str | None = None
+    method: str | None = None
+
+
+class Workload(Strict):
+    model_name: str
+    precision: Format
+    batch_size: Annotated[int, Field(ge=1)]
+    context_length: Annotated[int, Field(ge=1)] | None = None
+    max_new_tokens: Annotated[int, Field(ge=1)] | None = None
+    params_b: float | None = Field(
+        None, description="the nominal size in billions (1.1, not 1.100048)"
+    )
+    params_b_source: (
+        Literal[
+            "flag or parameters file", "model name", "preset", "counted from the loaded weights"
+        ]
+        | None
+    ) = None
+    params_b_counted: float | None = None
+    prompt_tokens: int | None = None
+    weights: Literal["pretrained", "synthetic", "not loaded"] | None = None
+    weights_note: str | None = None
+    llm_int8_threshold: float | None = None
+    quantization: Quantization | None = None
+
+
+class Stopping(Strict):
+    rule: Literal["fixed", "ci_target"]
+    target_ci_pts: float | None
+    rounds: Index
+    stopped_because: str
+
+
+class CounterEdges(Strict):
+    mode: Literal["interpolated between counter steps", "plain reads", "no counter"]
+    step_period_ms: float | None
+    fallback_edges: Index
+
+
+class KernelFingerprint(Strict):
+    sha256: str | None
+    kernels: Index | None = None
+    distinct_functions: Index | None = None
+    source: str
+
+
+class FormatDecode(Strict):
+    """What the regime's preparation did for one format (the compiled regime's compile)."""
+
+    kernel_fingerprint: KernelFingerprint | None = None
+    compile_s: NonNegative | None = None
+    fullgraph: bool | None = None
+    graph_break: str | None = None
+    inductor_cache: str | None = None
+    fx_graph_cache: dict[str, int] | None = None
+    dynamo_graphs: Index | None = None
+    token_check: dict[str, Any] | None = None
+
+
+class Compiler(Strict):
+    backend: str
+    mode: str
+    dynamic: bool | None = None
+    torch: str
+    triton: str | None = None
+    inductor_cache_dir: str | None = None
+    inductor_cache_dir_from: str | None = None
+
+
+class Decode(Strict):
+    """How each decode ran. A derived report says the regime of the published figures
+    (eager), and requested_regime when the run asked for another."""
+
+    regime: Regime = "eager"
+    requested_regime: Regime | None = None
+    note: str | None = None
+    cache: str | None = None
+    decode: str | None = None
+    prefill: str | None = None
+    captured: str | None = None
+    graph_replays_per_decode: Index | None = None
+    tokens_per_row: int | None = None
+    token_choice: str | None = None
+    graph_captured: bool | None = None
+    batch_size: int | None = None
+    prompt: str | None = None
+    compiler: Compiler | None = None
+    compile_s: NonNegative | None = None
+    compile_note: str | None = None
+    per_format: dict[Format, FormatDecode] | None = None
+
+
+class Session(Strict):
+    formats: list[str]
+    this_format: str
+    siblings: dict[str, str] = Field(description="format -> its report, relative to this one")
+    shared_fp16_trials: Literal[True] = True
+    rotation: str | None = None
+    note: str | None = None
+
+
+class Timing(Strict):
+    """Seconds per stage on the host's monotonic clock, outside every measured window."""
+
+    load_s: NonNegative
+    prepare_s: NonNegative
+    measure_s: NonNegative
+    session_s: NonNegative
+    reused_models: bool
+    note: str | None = None
+
+
+class Measurement(Strict):
+    method: str
+    sample_rate_hz: Annotated[int, Field(ge=1)]
+    tokens_per_run: Annotated[int, Field(ge=1)] | None = None
+    iterations: Index | None = None
+    warmup: Index | None = None
+    iterations_note: str | None = None
+    scope: str | None = None
+    energy_source: Literal["nvml_energy_counter", "sampled_power", "none"] | None = None
+    power_field: Literal["instant", "average"] | None = None
+    order: (
+        Literal["interleaved", "rotated", "alternating blocks", "single format", "none"] | None
+    ) = None
+    order_note: str | None = None
+    idle_seconds: NonNegative | None = None
+    max_gpu_memory_gib: float | None = None
+    min_valid_sample_fraction: float | None = None
+    counter_edges: CounterEdges | None = None
+    ci_method: str | None = None
+    stopping: Stopping | None = None
+    session: Session | None = None
+    timing: Timing | None = None
+    decode: Decode = Field(default_factory=Decode)
+
+
+class Software(Strict):
+    OMIT_NULL = ("matches_reference_pins",)
+    python: str
+    packages: dict[str, str] = Field(
+        description="installed versions; 'not installed' for one that is not"
+    )
+    torch_cuda: str | None
+    nvidia_driver: str = Field(description="the driver's version, or 'unavailable'")
+    comparability_note: str
+    reference_pins: dict[str, str]
+    matches_reference_pins: bool | None = None
+    differs_from_reference_pins: list[str]
+
+
+class Prefetch(Strict):
+    api_base: str
+    url: str
+    answered: bool
+    predicted_vs_fp16_pct: float | None
+    fetched_utc: str | None
+    error: str | None
+
+
+class Provenance(Strict):
+    dataset_doi: str
+    rtx4090_deep_dive_doi: str
+    paper_ssrn: str
+    code: str
+    dataset_dois: list[str]
+    tool: str
+    reference_data: str
+    command: list[str] | None = None
+    upgraded_from: str | None = Field(
+        None, description="the format this report was converted from (numbers unchanged)"
+    )
+    prefetch: Prefetch | None = None
+
+
+class Corpus(Strict):
+    name: str
+    bytes: Index
+    sha256: str
+    source: str
+    license: str | None = None
+
+
+class Quality(Strict):
+    """Perplexity of the format and of FP16 on the corpus, or why there is none."""
+
+    OMIT_NULL = ("note", "delta_note", "error")
+    metric: Literal["perplexity"] = "perplexity"
+    basis: Literal["measured", "unavailable"]
+    requested: bool
+    value: float | None = None
+    fp16_value: float | None = None
+    delta_vs_fp16_pct: float | None = None
+    tokens_evaluated: Index | None = None
+    mean_nll: float | None = None
+    fp16_mean_nll: float | None = None
+    windows: Index | None = None
+    seq_len: Index | None = None
+    corpus: Corpus | None = None
+    note: str | None = None
+    delta_note: str | None = None
+    error: str | None = None
+
+
+# What every report this tool writes holds, beyond what older formats required (a report
+# upgraded from one of them may lack these; report/legacy.py).
+COMPLETE = (
+    ("scenario_note",),
+    ("timestamp_utc",),
+    ("notice",),
+    ("software",),
+    ("provenance",),
+    ("system_under_test", "host"),
+    ("workload", "context_length"),
+    ("workload", "max_new_tokens"),
+    ("workload", "weights"),
+    ("measurement", "tokens_per_run"),
+    ("measurement", "iterations"),
+    ("measurement", "warmup"),
+    ("measurement", "iterations_note"),
+    ("measurement", "scope"),
+    ("measurement", "energy_source"),
+    ("measurement", "order"),
+)
+
+
+class Report(Strict):
+    """One energy report. What this tool writes is format 2.0 (ecocompute_format), every
+    field of COMPLETE present; the reports of older formats it reads are upgraded into
+    this model (report/legacy.py), ecocompute_format absent and provenance.upgraded_from
+    naming their format."""
+
+    ecocompute_format: Literal["2.0"] | None = Field(
+        None, description="this tool's own format; absent in reports of older formats"
+    )
+    schema_version: str = Field(description="the published format's version it follows")
+    benchmark: str
+    follows_mlcommons_energy_reporting_conventions: bool | None = None
+    certified_benchmark_result: Literal[False] | None = None
+    scenario: Literal["SingleStream", "Offline"]
+    scenario_note: str | None = None
+    timestamp_utc: str | None = None
+    notice: str | None = None
+    share_url: str | None = None
+    system_under_test: SystemUnderTest
+    workload: Workload
+    measurement: Measurement
+    software: Software | None = None
+    measurement_source: str | None = None
+    measurement_source_reason: str | None = None
+    results: Results
+    provenance: Provenance | None = None
+    quality: Quality | None = None
+
+    OMIT_NULL = ("quality", "measurement_source_reason")
+
+    @property
+    def measured(self) -> bool:
+        return self.results.basis == "measured"
+
+    @property
+    def ours(self) -> bool:
+        """Written by this tool (format 2.0, or one of its older formats upgraded)."""
+        return self.ecocompute_format is not None or self.benchmark == BENCHMARK
+
+    @model_validator(mode="after")
+    def _complete_and_sourced(self) -> Report:
+        if self.ecocompute_format is not None:
+            for path in COMPLETE:
+                node: object = self
+                for key in path:
+                    node = getattr(node, key)
+                if node is None:
+                    raise ValueError(f"{'.'.join(path)}: required in format {FORMAT}")
+        if self.ours:
+            self._check_source()
+        return self
+
+    def _check_source(self) -> None:
+        """A measured report says direct-nvml and gives no reason; a derived one holds
+        exactly the published container's phrase, with the reason beside it."""
+        if self.measured:
+            if self.measurement_source != MEASURED_SOURCE:
+                raise ValueError(
+                    f"basis measured, but measurement_source {self.measurement_source!r}"
+                )
+            if self.measurement_source_reason is not None:
+                raise ValueError("a measured report gives no measurement_source_reason")
+            return
+        if self.measurement_source != NO_LOCAL_GPU:
+            raise ValueError(f"a derived report's measurement_source is {NO_LOCAL_GPU!r}")
+        if self.measurement_source_reason is None:
+            raise ValueError("a derived report says why in measurement_source_reason")
+        if self.software is not None and self.software.matches_reference_pins is not None:
+            raise ValueError("a derived report ran no measurement stack to match pins")

@@ -1,0 +1,87 @@
+"""A parsed document as the report model, with every reason it is not a valid report:
+the one reader of validate, aggregate, plot, check, the sweep and the fleet.
+
+Keyed on the version: a document that names ecocompute_format is this tool's 2.0 and is
+validated by the model itself, then checked exactly; one of an older format is checked
+against its own schema, upgraded into the model (report/legacy.py) and checked within
+its rounding (report/checks.py). The JSON itself was read strictly before
+(report/numbers.py: no NaN, no huge numbers, no repeated key, shallow nesting).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic import ValidationError
+
+from ecocompute.report.checks import report_problems
+from ecocompute.report.files import read_document
+from ecocompute.report.legacy import upgraded
+from ecocompute.report.model import FORMAT, Report
+from ecocompute.report.numbers import unsafe_values
+from ecocompute.report.schema import LEGACY_SCHEMAS, schema_errors, sweep_errors
+
+MAX_LISTED = 20
+
+
+def validation_messages(exc: ValidationError) -> list[str]:
+    """pydantic's errors as "$.json.path: message" lines."""
+    lines = []
+    for error in exc.errors()[:MAX_LISTED]:
+        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+        lines.append(f"{path.removesuffix('.')}: {error['msg']}")
+    return lines
+
+
+def parse_report(document: Any) -> tuple[Report | None, list[str]]:
+    """(the report, []) or (None, why it is not one). Never raises for a bad document."""
+    if not isinstance(document, dict):
+        return None, [f"not a report: a JSON {type(document).__name__}, not an object"]
+    problems = unsafe_values(document)
+    if problems:
+        return None, problems
+    own = document.get("ecocompute_format")
+    if own is not None:
+        if own != FORMAT:
+            return None, [
+                f"$.ecocompute_format: {own!r} is not a format this tool reads ({FORMAT})"
+            ]
+        try:
+            report = Report.model_validate(document)
+        except ValidationError as exc:
+            return None, validation_messages(exc)
+        problems = report_problems(report)
+        return (None, problems) if problems else (report, [])
+    version = document.get("schema_version")
+    schema = LEGACY_SCHEMAS.get(version) if isinstance(version, str) else None
+    if schema is None:
+        known = ", ".join([FORMAT + " (ecocompute_format)", *sorted(LEGACY_SCHEMAS)])
+        return None, [
+            f"$.schema_version: {version!r} is not a report format this tool reads ({known})"
+        ]
+    problems = schema_errors(document, schema)
+    if problems:
+        return None, problems
+    try:
+        report = upgraded(document)
+    except ValidationError as exc:
+        return None, validation_messages(exc)
+    problems = report_problems(report, exact=False)
+    return (None, problems) if problems else (report, [])
+
+
+def energy_report_problems(document: Any) -> list[str]:
+    """Why a document is not a valid energy report; empty when it is."""
+    return parse_report(document)[1]
+
+
+def sweep_problems(document: Any) -> list[str]:
+    """Why a document is not a valid sweep.json; empty when it is."""
+    return unsafe_values(document) or sweep_errors(document)
+
+
+def problems_in(path: str | os.PathLike[str]) -> list[str]:
+    """Why a file is not a valid energy report; empty when it is."""
+    document, problems = read_document(path)
+    return problems if document is None else energy_report_problems(document)

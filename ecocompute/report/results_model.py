@@ -1,0 +1,296 @@
+"""The results of a report, typed: what was measured (each trial's window, as it was read)
+and what the report derives from it (per-format figures, pairs, the interval, the
+verdict), in one model.
+
+A trial holds its raw readings (duration, tokens, energies, samples, the GPUs' state);
+every other figure in results is derived from the trials by report/derive.py, unrounded,
+so that a report is checked by deriving it again, exactly (report/checks.py). Units are
+in the names: _s seconds, _joules, _mj millijoules, _watts, _pct percent.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+Format = Literal["FP16", "NF4", "INT8", "INT4", "FP8"]
+Verdict = Literal["saves", "costs", "inconclusive"]
+Throttle = Literal["power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake"]
+ClockEvent = Literal[
+    "gpu_idle",
+    "applications_clocks",
+    "power_cap",
+    "hw_slowdown",
+    "sync_boost",
+    "sw_thermal",
+    "hw_thermal",
+    "hw_power_brake",
+    "display_clocks",
+]
+NonNegative = Annotated[float, Field(ge=0)]
+Index = Annotated[int, Field(ge=0)]
+Interval = Annotated[list[float], Field(min_length=2, max_length=2)]
+MaybePair = Annotated[list[float | None], Field(min_length=2, max_length=2)]
+
+
+def _no_pair() -> list[float | None]:
+    return [None, None]
+
+
+class Strict(BaseModel):
+    """Every model of a report: no field it does not name, no NaN or infinity, immutable.
+    Fields named in OMIT_NULL are left out of the file where they hold nothing (the
+    published format types them as strings or booleans where present: null is refused)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+    OMIT_NULL: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if self.OMIT_NULL and isinstance(data, dict):
+            for name in self.OMIT_NULL:
+                if data.get(name, 0) is None:
+                    del data[name]
+        return data
+
+
+class WindowConditions(Strict):
+    """One GPU over one trial's window: temperatures just outside its edges, the clocks
+    and clock-event reasons the sampler read beside power, NVML's cumulative throttle
+    counters over the window, power against the enforced limit."""
+
+    nvml_index: Index
+    temperature_c: MaybePair = Field(
+        default_factory=_no_pair,
+        description="GPU temperature just before the window opened and just after it closed",
+    )
+    memory_temperature_c: MaybePair = Field(default_factory=_no_pair)
+    sm_clock_mhz_mean: float | None = None
+    memory_clock_mhz_mean: float | None = None
+    clock_samples: Index = 0
+    clock_events_seen: list[ClockEvent] = Field(
+        default_factory=list, description="every clock-event reason some read showed"
+    )
+    throttled_s: dict[str, NonNegative] = Field(
+        default_factory=dict,
+        description="seconds the clocks were held down per reason over the window, from "
+        "NVML's cumulative clock-event counters read at its edges",
+    )
+    power_of_limit_pct_mean: float | None = Field(
+        None, description="the window's mean power as a share of the enforced limit"
+    )
+    power_of_limit_pct_max: float | None = Field(
+        None, description="the highest power sample in the window as a share of the limit"
+    )
+    throttles: list[Throttle] = Field(
+        default_factory=list,
+        description="the throttle reasons this window met: a counter that moved or a read "
+        "that showed it",
+    )
+
+
+class Trial(Strict):
+    """One measured decode: its window as the meter read it (raw), and the figures of it
+    that derive from those readings (energy per token, power, throughput)."""
+
+    index: Index
+    pair: Index | None = Field(None, description="its round (None: FP16 measured alone)")
+    format: Format
+    duration_s: Annotated[float, Field(gt=0)]
+    tokens: Annotated[int, Field(ge=1)]
+    energy_joules: NonNegative = Field(
+        description="the primary figure: the counter's, else the samples'"
+    )
+    energy_source: Literal["nvml_energy_counter", "sampled_power"]
+    counter_energy_joules: NonNegative | None = None
+    sampled_energy_joules: NonNegative
+    samples: Index
+    dropped_samples: Index
+    per_gpu_energy_joules: list[NonNegative] = Field(
+        description="by the primary source, one per GPU its format occupies"
+    )
+    slot: Index | None = Field(None, description="its place in a rotated round (sessions)")
+    idle_gpus_energy_joules: list[NonNegative] | None = Field(
+        None,
+        description="a session whose formats occupy different GPUs: the energy, over this "
+        "window, of each GPU it held that this format does not occupy "
+        "(results.held_gpus.per_format.<format>.idle_nvml_indices, in that order)",
+    )
+    conditions: list[WindowConditions] = Field(default_factory=list)
+    # derived from the readings above (report/derive.py)
+    energy_per_token_mj: NonNegative
+    avg_power_watts: NonNegative
+    throughput_tokens_per_s: NonNegative
+    sampled_vs_counter_pct: float | None = None
+    held_energy_joules: NonNegative | None = None
+    held_energy_per_token_mj: NonNegative | None = None
+
+
+class IdleWindow(Strict):
+    """Idle power with the models resident, read on every GPU of the session (raw)."""
+
+    duration_s: Annotated[float, Field(gt=0)]
+    nvml_indices: list[Index]
+    energy_joules_by_gpu: list[NonNegative] = Field(description="in nvml_indices' order")
+
+
+class FormatStats(Strict):
+    """One format's trials, summarised (derived), with the facts of the format itself."""
+
+    format: str = Field(
+        description="the format's key: the precision, with the library where not its default"
+    )
+    library: str
+    nvml_indices: list[Index] = Field(description="the GPUs its weights occupy")
+    weights_mib: NonNegative | None = Field(
+        None, description="the model's parameters and buffers as stored (packed data, scales)"
+    )
+    # derived
+    n_trials: Annotated[int, Field(ge=1)]
+    energy_per_token_mj: NonNegative
+    energy_per_token_mj_sd: NonNegative | None
+    cv_pct: float | None
+    throughput_tokens_per_s: NonNegative
+    avg_power_watts: NonNegative
+    total_energy_joules: NonNegative
+    tokens_generated: Index
+    sampled_energy_per_token_mj: NonNegative
+    idle_power_watts: NonNegative | None = None
+    energy_above_idle_per_token_mj: float | None = None
+    idle_share_pct: float | None = None
+    bandwidth_limit_tokens_per_s: NonNegative | None = Field(
+        None,
+        description="batch 1: the card's peak memory bandwidth over weights_mib, tokens per "
+        "second if every token read the weights once and nothing else",
+    )
+    of_bandwidth_limit_pct: NonNegative | None = None
+
+
+class Pair(Strict):
+    pair: Index
+    fp16_energy_per_token_mj: NonNegative
+    energy_per_token_mj: NonNegative
+    delta_pct: float
+
+
+class HeldFormatStats(Strict):
+    n_trials: Annotated[int, Field(ge=1)]
+    idle_nvml_indices: list[Index]
+    energy_per_token_mj: NonNegative
+    total_energy_joules: NonNegative
+    idle_gpus_energy_per_token_mj: NonNegative
+    idle_gpus_power_watts: NonNegative
+    idle_gpus_idle_window_watts: NonNegative | None
+
+
+class HeldView(Strict):
+    """A session whose formats occupy different GPUs: energy per token of every GPU the
+    session held, each trial's idle GPUs counted against its format (derived)."""
+
+    nvml_indices: list[Index]
+    definition: str
+    summary_leads_with: Literal["used_gpus", "held_gpus"]
+    summary_lead_reason: str
+    per_format: dict[Format, HeldFormatStats]
+    energy_per_token_mj: NonNegative
+    fp16_energy_per_token_mj: NonNegative
+    vs_fp16_energy_pct: float | None
+    vs_fp16_ci95_pct: Interval | None
+    n_pairs: Index | None
+    verdict: Verdict | None
+    pairs: list[Pair]
+
+
+class FormatConditions(Strict):
+    windows: Index
+    throttled_windows: Index
+    throttled_trials: list[Index]
+    throttles: list[Throttle]
+    power_of_limit_pct_max: float | None
+    power_of_limit_pct_mean: float | None
+    temperature_c_range: Interval | None
+    memory_temperature_c_range: Interval | None
+    sm_clock_mhz_mean: float | None
+    memory_clock_mhz_mean: float | None
+
+
+class Conditions(Strict):
+    """The GPUs' state over the measured windows (derived from the trials' conditions):
+    every window that ran throttled is counted and named; the figures include them."""
+
+    windows: Index
+    throttled_windows: Index
+    throttles: list[Throttle]
+    per_format: dict[Format, FormatConditions]
+    note: str
+
+
+class ReferenceCurve(Strict):
+    """A derived report: the fitted curve that gave its delta vs FP16."""
+
+    source: str
+    origin: Literal["published", "project"]
+    arch: str
+    precision: str
+    A: float
+    S: float
+    Nstar: Annotated[float, Field(gt=0)]
+    fitted_range_b: Interval
+    s_cap_pct: float | None
+    borrowed_from: str | None
+    capped: bool
+
+
+CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
+
+
+class Results(Strict):
+    """A measured report's trials and what derives from them, or a derived report's
+    figure (no trials). The headline is the report's own format against FP16."""
+
+    basis: Literal["measured", "interpolated", "extrapolated", "unavailable"]
+    note: str | None = None
+    fallback_reason: (
+        Literal[
+            "no_gpu",
+            "nvml_unavailable",
+            "power_unsupported",
+            "dry_run",
+            "measurement_failed",
+            "stack_missing",
+        ]
+        | None
+    ) = None
+    reference_card: str | None = None
+    reference_curve: ReferenceCurve | None = None
+    # what was measured (raw)
+    trials: list[Trial] = Field(default_factory=list)
+    idle_window: IdleWindow | None = None
+    # derived (measured: from the trials; derived reports: from the curve)
+    energy_per_token_mj: NonNegative | None
+    fp16_energy_per_token_mj: NonNegative | None = None
+    vs_fp16_energy_pct: float | None = Field(
+        None, description="one decimal, as the published format"
+    )
+    vs_fp16_energy_pct_exact: float | None = Field(
+        None, description="the same delta unrounded: what every tool here reads"
+    )
+    vs_fp16_ci95_pct: Interval | None = None
+    ci_method: str | None = None
+    n_pairs: Index | None = None
+    verdict: Verdict | None = None
+    total_energy_joules: NonNegative | None = None
+    tokens_generated: Index = 0
+    avg_power_watts: NonNegative | None = None
+    throughput_tokens_per_s: NonNegative | None = None
+    idle_power_watts: NonNegative | None = None
+    vs_fp16_above_idle_pct: float | None = None
+    sampled_vs_counter_pct: float | None = None
+    sampled_vs_counter_max_abs_pct: NonNegative | None = None
+    dropped_samples: Index | None = None
+    per_format: dict[Format, FormatStats] = Field(default_factory=dict)
+    pairs: list[Pair] = Field(default_factory=list)
+    held_gpus: HeldView | None = None
+    conditions: Conditions | None = None
