@@ -326,7 +326,8 @@ def estimate_report(
     backend: ModelBackend | None = None,
     command: list[str] | None = None,
 ) -> dict[str, Any]:
-    """run_energy_estimate on stand-ins, built into its report dict (not validated)."""
+    """run_energy_estimate on stand-ins, built into its report, as the file's JSON
+    document (not yet checked)."""
     from ecocompute.boundary.progress import Progress
     from ecocompute.report.build import build_report
     from ecocompute.task.run import run_energy_estimate
@@ -337,4 +338,4 @@ def estimate_report(
         backend=backend if backend is not None else ModelBackend(),
     )
     outcome = run_energy_estimate(params, progress or Progress(quiet=True), machine=machine)
-    return build_report(outcome, command)
+    return build_report(outcome, command).model_dump(mode="json")  # the file's document

@@ -224,3 +224,78 @@ def write(doc: dict[str, Any], folder: Path) -> Path:
     path = folder / "energy.json"
     path.write_text(json.dumps(doc))
     return path
+
+
+# --- format 2.0: reports made from any trials by the writer's own derivation -----------
+
+
+@functools.lru_cache(maxsize=1)
+def _v2_base() -> str:
+    """A measured NF4 report of format 2.0 (the CPU stand-ins), whose results are
+    replaced."""
+    from ecocompute.params import resolve
+
+    from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
+
+    params = resolve(
+        None,
+        {
+            "model_name": "synthetic:tiny-test",
+            "precision": "NF4",
+            "tokens": "4",
+            "iterations": "2",
+            "warmup": "0",
+            "idle_seconds": "0.5",
+            "sample_rate_hz": "50",
+        },
+    )
+    doc = estimate_report(
+        params,
+        open_telemetry=FakeTelemetry,
+        accelerator=CpuAccelerator(),
+        backend=StandInQuantBackend(),
+    )
+    return json.dumps(doc)
+
+
+def made_trial(index, pair, fmt, energies, duration_s, tokens, *, idle=None, counter=True,
+               sampled_ratio=1.001, dropped=0):  # fmt: skip
+    """A trial as the writer derives it from its readings (report/derive.py)."""
+    from ecocompute.report import derive
+
+    total = sum(energies)
+    sampled = total * sampled_ratio
+    return derive.trial(
+        index=index,
+        pair=pair,
+        format=fmt,
+        duration_s=duration_s,
+        tokens=tokens,
+        energy_joules=total if counter else sampled,
+        energy_source="nvml_energy_counter" if counter else "sampled_power",
+        counter_energy_joules=total if counter else None,
+        sampled_energy_joules=sampled,
+        samples=max(1, int(10 * duration_s)),
+        dropped_samples=dropped,
+        per_gpu_energy_joules=energies if counter else [sampled / len(energies)] * len(energies),
+        idle_gpus_energy_joules=idle,
+    )
+
+
+def v2_document(results, precision: str, tokens: int, gpus: int = 1) -> dict[str, Any]:
+    """A whole report of format 2.0 around these results (from derive.derive_results)."""
+    doc = json.loads(_v2_base())
+    doc["results"] = results.model_dump(mode="json")
+    rounds = len(results.pairs) if precision != "FP16" else len(results.trials)
+    doc["measurement"]["iterations"] = doc["measurement"]["stopping"]["rounds"] = rounds
+    doc["workload"]["precision"] = precision
+    doc["workload"]["max_new_tokens"] = doc["measurement"]["tokens_per_run"] = tokens
+    doc["measurement"]["decode"]["tokens_per_row"] = tokens
+    doc["workload"]["quantization"] = None
+    gpu = doc["system_under_test"]["gpus"][0]
+    doc["system_under_test"]["gpus"] = [
+        {**gpu, "nvml_index": i, "cuda_index": i, "uuid": f"GPU-{i}", "before_session": None}
+        for i in range(gpus)
+    ]
+    doc["system_under_test"]["accelerator_count"] = gpus
+    return json.loads(json.dumps(doc))

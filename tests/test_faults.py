@@ -31,7 +31,7 @@ from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter, WindowEdges
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.params import MAX_PARAMETERS_BYTES
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.read import validation_errors
 from ecocompute.report.files import MAX_REPORT_BYTES
 
 from .conftest import derived_source

@@ -20,7 +20,8 @@ from ecocompute.boundary.progress import Progress
 from ecocompute.cli import main
 from ecocompute.errors import InputError
 from ecocompute.params import read_parameters_file, resolve
-from ecocompute.report.schema import sweep_errors, validation_errors
+from ecocompute.report.read import validation_errors
+from ecocompute.report.schema import sweep_errors
 from ecocompute.results.fleet_cluster import visible_gpus
 from ecocompute.results.fleet_judge import Verdict, judge
 from ecocompute.results.fleet_options import FleetOptions

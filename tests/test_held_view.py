@@ -19,7 +19,7 @@ from ecocompute.boundary.progress import Progress
 from ecocompute.llm.loading import ModelBackend
 from ecocompute.params import resolve
 from ecocompute.report.read import energy_report_problems
-from ecocompute.report.consistency import consistency_problems
+from ecocompute.report.read import energy_report_problems as consistency_problems
 from ecocompute.jobs.session_job import SessionJob
 from ecocompute.report.summary import render
 

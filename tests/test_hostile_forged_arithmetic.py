@@ -15,20 +15,16 @@ from __future__ import annotations
 
 import copy
 import json
-import types
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ecocompute.cli import main
-from ecocompute.core.precision import Precision
-from ecocompute.params import RunParams
-from ecocompute.report.consistency import consistency_problems
-from ecocompute.report.trial_results import results_block
+from ecocompute.report.read import energy_report_problems as consistency_problems
 
 from .conftest import REPO
-from .made_reports import write
+from .made_reports import made_trial, v2_document, write
 
 VALIDATION = REPO / "docs" / "validation"
 NATIVE = VALIDATION / "h200-real-weights" / "nf4" / "energy.json"  # written as 1.3
@@ -198,83 +194,49 @@ def test_a_measured_report_only_a_day_ahead_of_this_clock_stands():
     """Clocks differ between machines: a report timestamped an hour from now is kept."""
     import datetime as dt
 
-    from ecocompute.report.consistency_system import timestamp_problems
+    from ecocompute.report.checks import timestamp_problems
 
     soon = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert timestamp_problems({"timestamp_utc": soon}) == []
+    assert timestamp_problems(soon) == []
 
 
 # --- the writer's own reports: a round copied, and any figures ------------------------
 
 
-def _reading(energy_j, duration_s, *, sampled_ratio=1.001, counter=True, dropped=0, gpus=1):
-    counter_j = energy_j if counter else None
-    sampled_j = energy_j * sampled_ratio
-    primary = energy_j if counter else sampled_j
-    return types.SimpleNamespace(
-        energy_j=primary,
-        duration_s=duration_s,
-        counter_j=counter_j,
-        sampled_j=sampled_j,
-        sampled_vs_counter_pct=None if counter_j is None else (sampled_j / counter_j - 1) * 100,
-        samples=max(1, int(10 * duration_s)),
-        dropped=dropped,
-        per_gpu_j=[primary / gpus] * gpus,
-        conditions=(),
-        throttles=(),
-    )
-
-
 def _document(readings, precision: str, tokens: int, idle_w=None, gpus: int = 1) -> dict:
-    """A measured report's checked parts, made by the writer's own results_block."""
-    from ecocompute.task.trials import Trial
+    """A whole report of format 2.0 of these readings ((energy J, duration s, options)
+    per trial), derived by the writer's own code."""
+    from ecocompute.report import derive
+    from ecocompute.report.results_model import IdleWindow
 
-    fmt = Precision(precision)
+    def one(index, pair, fmt, reading):
+        energy, duration, extra = reading
+        return made_trial(index, pair, fmt, [energy / gpus] * gpus, duration, tokens, **extra)
+
     trials = []
-    if fmt.quantized:
+    if precision != "FP16":
         for k, (f, q) in enumerate(readings):
-            trials.append(Trial(2 * k, k, Precision.FP16, tokens, f))
-            trials.append(Trial(2 * k + 1, k, fmt, tokens, q))
+            trials += [one(2 * k, k, "FP16", f), one(2 * k + 1, k, precision, q)]
     else:
-        trials = [Trial(k, None, fmt, tokens, r) for k, r in enumerate(readings)]
-    idle = None
+        trials = [one(k, None, "FP16", r) for k, r in enumerate(readings)]
+    window = None
     if idle_w is not None:
-        idle = types.SimpleNamespace(
-            power_w=idle_w * gpus,
-            power_by_gpu_w=lambda: {i: idle_w for i in range(gpus)},
+        window = IdleWindow(
+            duration_s=2.0, nvml_indices=list(range(gpus)), energy_joules_by_gpu=[2 * idle_w] * gpus
         )
-    run = types.SimpleNamespace(
-        params=RunParams(precision=Precision(fmt)),
-        idle=idle,
-        trials=trials,
-        format_gpus={Precision.FP16: list(range(gpus)), fmt: list(range(gpus))},
-        weights_mib={},
-        bandwidth_gbs=None,
-        held_gpus=(),  # every format on the same GPUs: no view of the held ones
-    )
-    doc = {
-        "timestamp_utc": "2026-11-30T02:09:17Z",
-        "system_under_test": {
-            "gpu": "NVIDIA H200",
-            "gpu_arch": "hopper",
-            "accelerator_count": gpus,
-            "gpus": [
-                {"nvml_index": i, "name": "NVIDIA H200", "uuid": f"GPU-{i}"} for i in range(gpus)
-            ],
-        },
-        "workload": {"precision": precision, "max_new_tokens": tokens, "batch_size": 1},
-        "measurement": {"iterations": len(readings), "tokens_per_run": tokens},
-        "results": results_block(run, "made"),  # type: ignore[arg-type]
+    facts = {
+        f: derive.FormatFacts(f, "torch" if f == "FP16" else "bitsandbytes", tuple(range(gpus)))
+        for f in {"FP16", precision}
     }
-    return json.loads(json.dumps(doc))
+    inputs = derive.Measured(precision, tuple(trials), facts, window, 1, None)
+    return v2_document(derive.derive_results(inputs, "made"), precision, tokens, gpus)
 
 
 def test_a_round_copied_and_reindexed_is_found():
     """The writer's own arithmetic over the copy: every figure agrees, n is one more, the
     interval narrower; only the repeated measurement gives it away."""
     rounds = [
-        (_reading(600.0 + 7 * k, 4.5 + 0.01 * k), _reading(780.0 - 3 * k, 5.9 + 0.02 * k))
-        for k in range(5)
+        ((600.0 + 7 * k, 4.5 + 0.01 * k, {}), (780.0 - 3 * k, 5.9 + 0.02 * k, {})) for k in range(5)
     ]
     honest = _document(rounds, "NF4", 256)
     assert consistency_problems(honest) == []
@@ -284,30 +246,29 @@ def test_a_round_copied_and_reindexed_is_found():
     ]
 
 
-# energy per token from 1 mJ (10 W at 10,000 tokens/s) to 100 J; windows of 1 ms to 3 h
+# energy per token from 1 mJ to 100 J; windows of 1 ms to 3 h, at most 700 W per GPU
 _mj_per_token = st.floats(min_value=1.0, max_value=1e5, allow_nan=False)
 _duration = st.floats(min_value=1e-3, max_value=1e4, allow_nan=False)
 
 
 @st.composite
 def _readings(draw, gpus: int, tokens: int):
-    counter = draw(st.booleans())
-    return _reading(
-        draw(_mj_per_token) * tokens / 1000.0,
-        draw(_duration),
-        sampled_ratio=draw(st.floats(min_value=0.5, max_value=1.5)),
-        counter=counter,
-        dropped=draw(st.integers(min_value=0, max_value=20)),
-        gpus=gpus,
-    )
+    energy = draw(_mj_per_token) * tokens / 1000.0
+    duration = max(draw(_duration), energy / (700.0 * gpus))
+    extra = {
+        "counter": draw(st.booleans()),
+        "sampled_ratio": draw(st.floats(min_value=0.5, max_value=1.5)),
+        "dropped": draw(st.integers(min_value=0, max_value=20)),
+    }
+    return energy, duration, extra
 
 
 @settings(max_examples=200, **DETERMINISTIC)
 @given(data=st.data())
-def test_the_writers_rounding_of_any_figures_always_passes(data):
+def test_the_writers_own_reports_of_any_figures_always_pass(data):
     """Any energies, durations, tokens, idle power, counter or not, drops, one or two
-    GPUs, through the writer's own results_block: its rounding never reads as an
-    inconsistency."""
+    GPUs, derived by the writer's own code into a report of format 2.0: it reads back and
+    derives again to the same floats."""
     gpus = data.draw(st.integers(min_value=1, max_value=2))
     precision = data.draw(st.sampled_from(["NF4", "INT8", "FP16"]))
     n = data.draw(st.integers(min_value=1, max_value=8))
@@ -319,10 +280,9 @@ def test_the_writers_rounding_of_any_figures_always_passes(data):
             (data.draw(_readings(gpus, tokens)), data.draw(_readings(gpus, tokens)))
             for _ in range(n)
         ]
-    # real windows never repeat one another to the tenth of a millisecond and
-    # millijoule (a repeated round is a forgery, found above): distinct rounds only
+    # real windows never repeat one another (a repeated round is a forgery, found above)
     flat = readings if precision == "FP16" else [r for pair in readings for r in pair]
-    assume(len({(round(r.duration_s, 4), round(r.energy_j, 4)) for r in flat}) == len(flat))
+    assume(len({(r[0], r[1]) for r in flat}) == len(flat))
     idle_w = data.draw(st.one_of(st.none(), st.floats(min_value=0.0, max_value=1000.0)))
     doc = _document(readings, precision, tokens, idle_w, gpus)
     assert consistency_problems(doc) == []

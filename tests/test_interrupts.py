@@ -21,7 +21,7 @@ import pytest
 from ecocompute.boundary import interrupts
 from ecocompute.cli import main
 from ecocompute.errors import Interrupted
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.read import validation_errors
 
 from .conftest import REPO
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, install_fakes

@@ -7,7 +7,7 @@ import pytest
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.params import resolve
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.read import validation_errors
 from ecocompute.report.summary import render
 
 from .conftest import derived_source

@@ -35,7 +35,7 @@ from ecocompute.cli import main
 from ecocompute.errors import MeasurementRefused, TelemetryUnavailable
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter, WindowEdges
 from ecocompute.monitor.sampler import PowerSampler, integrate_trapezoid
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.read import validation_errors
 from ecocompute.telemetry.base import TelemetryReadError
 
 from .fakes import CpuAccelerator, FakeClock, FakeTelemetry, drive, install_fakes

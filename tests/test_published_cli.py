@@ -22,7 +22,8 @@ import pytest
 from ecocompute.cli import main
 from ecocompute.published.archs import SHORT_NAMES, arch_from_product_name
 from ecocompute.published.prefetch import EstimateInputs, estimate_url, prediction_in, prefetch
-from ecocompute.report.schema import published_facts_errors, validation_errors
+from ecocompute.report.read import validation_errors
+from ecocompute.report.schema import published_facts_errors
 from ecocompute.report.share import (
     SHARE_FILE,
     decode_overlay,

@@ -17,7 +17,7 @@ pytest.importorskip("jsonschema")
 from jsonschema import Draft7Validator
 
 from ecocompute.cli import main
-from ecocompute.report.checks import written_report_problems
+from ecocompute.report.write import written_problems as written_report_problems
 from ecocompute.report.schema import PUBLISHED_SCHEMA, load_schema, published_facts_errors
 
 from .conftest import REPO, read_report

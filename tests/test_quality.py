@@ -7,7 +7,7 @@ import pytest
 from ecocompute.boundary.progress import Progress
 from ecocompute.llm.quality_probe import corpus_record, corpus_text
 from ecocompute.params import resolve
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.read import validation_errors
 
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
 

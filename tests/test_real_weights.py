@@ -24,7 +24,7 @@ from ecocompute.core.precision import Precision
 from ecocompute.llm.gguf_checkpoint import ORIGIN_FILE, convert
 from ecocompute.llm.loading import load, resolve_checkpoint
 from ecocompute.llm.quality_probe import perplexity
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.read import validation_errors
 
 from .fakes import CpuAccelerator, FakeTelemetry, install_fakes
 

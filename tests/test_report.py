@@ -10,7 +10,7 @@ import pytest
 from ecocompute.errors import ReportInvalid, RunError
 from ecocompute.params import resolve
 from ecocompute.report.build import build_report
-from ecocompute.report.schema import validation_errors
+from ecocompute.report.read import validation_errors
 from ecocompute.report.write import write_report
 from ecocompute.task.hardware import Hardware
 from ecocompute.task.published_path import FallbackReason, published_run

@@ -67,8 +67,13 @@ def parse_report(document: Any) -> tuple[Report | None, list[str]]:
         report = upgraded(document)
     except ValidationError as exc:
         return None, validation_messages(exc)
-    problems = report_problems(report, exact=False)
+    problems = [_in_file(p) for p in report_problems(report, exact=False)]
     return (None, problems) if problems else (report, [])
+
+
+def _in_file(problem: str) -> str:
+    """A reason about an upgraded report, in the names its own file uses."""
+    return problem.replace(".vs_fp16_energy_pct_exact:", ".vs_fp16_energy_pct_3dp:")
 
 
 def energy_report_problems(document: Any) -> list[str]:
@@ -85,3 +90,9 @@ def problems_in(path: str | os.PathLike[str]) -> list[str]:
     """Why a file is not a valid energy report; empty when it is."""
     document, problems = read_document(path)
     return problems if document is None else energy_report_problems(document)
+
+
+def validation_errors(document: Any) -> list[str]:
+    """Every reason a document is not a valid energy report (its schema or model, then
+    its arithmetic); empty when valid."""
+    return parse_report(document)[1]

@@ -56,7 +56,20 @@ def size_words(work: Workload) -> str:
     return "size unknown" if work.params_b is None else f"{work.params_b:g}B params"
 
 
-def render(report: Report, path: str) -> str:
+def as_report(report: Report | Mapping[str, Any]) -> Report:
+    """The model of a report given as its JSON document (of any format this tool reads),
+    or the model itself."""
+    if isinstance(report, Report):
+        return report
+    if report.get("ecocompute_format") is not None:
+        return Report.model_validate(dict(report))
+    from ecocompute.report.legacy import upgraded
+
+    return upgraded(report)
+
+
+def render(document: Report | Mapping[str, Any], path: str) -> str:
+    report = as_report(document)
     sut, work, res = report.system_under_test, report.workload, report.results
     lines = [
         "EcoCompute energy estimate",
@@ -322,9 +335,10 @@ def held_lines(precision: str, res: Results) -> list[str]:
 # -- a session of several formats -------------------------------------------------------
 
 
-def render_session(reports: Sequence[Report], paths: Sequence[str]) -> str:
+def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Sequence[str]) -> str:
     """What the formats share (model, card, FP16, protocol, software, scope) once, then
     one line per format, then every report's path."""
+    reports = [as_report(r) for r in documents]
     first = reports[0]
     sut, work, res = first.system_under_test, first.workload, first.results
     lines = [

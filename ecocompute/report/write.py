@@ -10,21 +10,33 @@ published container's consumers accept).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from ecocompute.errors import ReportInvalid
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.model import FORMAT, Report
 from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict
-from ecocompute.report.read import parse_report
+from ecocompute.report.read import parse_report, validation_messages
 from ecocompute.report.schema import PUBLISHED_PRECISIONS, published_facts_errors
 
 REPORT_NAME = "energy.json"
 
 
-def report_text(report: Report) -> str:
-    """The report as the file holds it. Raises ReportInvalid with every reason when the
-    text would not read back as a valid report of format 2.0."""
+def report_text(report: Report | Mapping[str, Any]) -> str:
+    """The report (the model, or its JSON document) as the file holds it. Raises
+    ReportInvalid with every reason when the text would not read back as a valid report
+    of format 2.0."""
+    if not isinstance(report, Report):
+        if report.get("ecocompute_format") != FORMAT:
+            raise ReportInvalid([f"$.ecocompute_format: this tool writes format {FORMAT} only"])
+        try:
+            report = Report.model_validate(dict(report))
+        except ValidationError as exc:
+            raise ReportInvalid(validation_messages(exc)) from None
     if report.ecocompute_format != FORMAT:
         raise ReportInvalid([f"$.ecocompute_format: this tool writes format {FORMAT} only"])
     document = report.model_dump(mode="json")
@@ -41,8 +53,20 @@ def report_text(report: Report) -> str:
     return text
 
 
+def written_problems(document: Any) -> list[str]:
+    """What the writer checks of a document: every reason a reader would refuse it, and,
+    where its precision is one the published format names, the published facts."""
+    report, problems = parse_report(document)
+    if report is None or report.workload.precision not in PUBLISHED_PRECISIONS:
+        return problems
+    return [f"published format: {p}" for p in published_facts_errors(document, thorough=True)]
+
+
 def write_report(
-    report: Report, output_dir: str | os.PathLike[str], *, create_dir: bool = True
+    report: Report | Mapping[str, Any],
+    output_dir: str | os.PathLike[str],
+    *,
+    create_dir: bool = True,
 ) -> Path:
     """Check, then write <output_dir>/energy.json atomically.
 
