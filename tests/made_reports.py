@@ -109,6 +109,10 @@ def _format_stats(
         "tokens_generated": tokens,
         "sampled_energy_per_token_mj": round(mean, 3),  # the samples agree with the counter
         "nvml_indices": gpus,
+        # no idle window is made up: the figures that derive from one are not recorded
+        "idle_power_watts": None,
+        "energy_above_idle_per_token_mj": None,
+        "idle_share_pct": None,
     }
 
 
@@ -209,6 +213,7 @@ def measured(
     res["total_energy_joules"] = target["total_energy_joules"]
     res["tokens_generated"] = target["tokens_generated"]
     res["avg_power_watts"] = target["avg_power_watts"]
+    res["idle_power_watts"] = res["vs_fp16_above_idle_pct"] = None  # no idle window made up
     res["throughput_tokens_per_s"] = target["throughput_tokens_per_s"]
     res["dropped_samples"] = 0
     res["sampled_vs_counter_pct"] = res["sampled_vs_counter_max_abs_pct"] = 0.0

@@ -80,8 +80,8 @@ EAGER_NOTE = (
 
 def build_report(outcome: MeasuredRun | PublishedRun, command: list[str] | None) -> Report:
     if isinstance(outcome, MeasuredRun):
-        return _measured(outcome, command)
-    return _published(outcome, command)
+        return measured_report(outcome, command)
+    return published_report(outcome, command)
 
 
 def utc_now() -> str:
@@ -148,7 +148,7 @@ def _int8_threshold(p: RunParams) -> float | None:
 # -- a measured run ---------------------------------------------------------------------
 
 
-def _measured(run: MeasuredRun, command: list[str] | None) -> Report:
+def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
     p, hw = run.params, run.hardware
     counted_b = round(run.params_count / 1e9, 6)
     nominal, source = nominal_params_b(p.model_name, p.params_b, counted_b)
@@ -460,7 +460,7 @@ def quality_unavailable(requested: bool, why: str, text: str | None) -> Quality:
 # -- a published-path run ---------------------------------------------------------------
 
 
-def _published(run: PublishedRun, command: list[str] | None) -> Report:
+def published_report(run: PublishedRun, command: list[str] | None) -> Report:
     p, fig, hw = run.params, run.figure, run.hardware
     note = fig.note
     if run.arch.headline_default and fig.basis != "unavailable":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -369,11 +370,25 @@ def _decimals(value: float) -> int:
 
 
 def _shift(
-    trials: Sequence[Trial], fields: Sequence[str], h: float, alternate: bool
+    trials: Sequence[Trial], fields: Sequence[str], h: float, pattern: str
 ) -> tuple[Trial, ...]:
-    out = []
-    for k, t in enumerate(trials):
-        step = -h if alternate and k % 2 else h
+    """Every trial's fields moved by h ("same"), by +h and -h in turn within each format
+    ("spread": what moves a spread), or by +h for FP16 and -h for the others ("formats":
+    what moves a ratio of two formats)."""
+    out, rank = [], dict.fromkeys({t.format for t in trials}, 0)
+    means = {
+        f: statistics.fmean(t.energy_per_token_mj for t in trials if t.format == f) for f in rank
+    }
+    for t in trials:
+        if pattern == "spread":
+            step = -h if rank[t.format] % 2 else h
+        elif pattern == "deviations":  # the worst case of a spread, to first order
+            step = h if t.energy_per_token_mj >= means[t.format] else -h
+        elif pattern == "formats":
+            step = h if t.format == "FP16" else -h
+        else:
+            step = h
+        rank[t.format] += 1
         update: dict[str, Any] = {}
         for name in fields:
             value = getattr(t, name)
@@ -399,8 +414,8 @@ def _perturbed(m: derive.Measured) -> list[derive.Measured]:
     if m.held_nvml_indices:
         groups.append((("idle_gpus_energy_joules",), HALF_J))
     for fields, h in groups:
-        for alternate in (False, True):
-            out.append(dataclasses.replace(m, trials=_shift(m.trials, fields, h, alternate)))
+        for pattern in ("same", "spread", "deviations", "formats"):
+            out.append(dataclasses.replace(m, trials=_shift(m.trials, fields, h, pattern)))
     if m.idle_window is not None:
         w = m.idle_window
         moved = w.model_copy(
@@ -479,8 +494,8 @@ def _walk(s: Any, a: Any, bounds: dict[str, float] | None, where: str, out: list
         for k, (x, y) in enumerate(zip(s, a, strict=True)):
             _walk(x, y, bounds, f"{where}[{k}]", out)
         return
-    if legacy and s is None:
-        return  # an older format did not record it
+    if legacy and (s is None or (isinstance(s, str) and not where.endswith(".verdict"))):
+        return  # an older format did not record it, or words it otherwise
     if s == a and type(s) is type(a):
         return
     if legacy and _is_number(s) and _is_number(a) and not isinstance(s, int):
