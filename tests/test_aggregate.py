@@ -176,7 +176,20 @@ def test_derived_figures_that_differ_are_separate_rows(tmp_path, capsys):
     assert main(argv) == 0
     doc = json.loads((tmp_path / "a" / "energy.json").read_text())
     res = doc["results"]  # as an older version of the curves would have made it
-    res.update(energy_per_token_mj=1999.977, vs_fp16_energy_pct=26.1, vs_fp16_energy_pct_3dp=26.125)
+    curve = res["reference_curve"]
+    curve["A"] -= 5.5
+    from ecocompute.published.curves import DeltaCurve
+
+    delta = DeltaCurve(
+        arch=curve["arch"], precision=curve["precision"], a_pct=curve["A"], s_pct=curve["S"],
+        nstar_b=curve["Nstar"], fitted_range_b=tuple(curve["fitted_range_b"]),
+        borrowed_from=curve["borrowed_from"], origin=curve["origin"], s_cap_pct=curve["s_cap_pct"],
+    ).delta_pct(doc["workload"]["params_b"])  # fmt: skip
+    res.update(
+        energy_per_token_mj=res["fp16_energy_per_token_mj"] * (1 + delta / 100),
+        vs_fp16_energy_pct=round(delta, 1),
+        vs_fp16_energy_pct_exact=delta,
+    )
     write(doc, tmp_path / "older")
     groups = group_reports(read_reports([tmp_path])[0])
     assert len(groups) == 2 and all(g.n == 1 for g in groups)

@@ -27,7 +27,7 @@ def test_estimate_without_a_gpu_is_the_labelled_published_figure(tmp_path):
     assert {s: signal.getsignal(s) for s in before} == before  # nothing installed
     assert result.basis in ("interpolated", "extrapolated") and not result.measured
     assert result.verdict is None and result.interval_pct is None
-    assert result.delta_pct == result.report["results"]["vs_fp16_energy_pct_3dp"]
+    assert result.delta_pct == result.report.results.vs_fp16_energy_pct_exact
     (path,) = result.write(tmp_path / "o")
     assert path == tmp_path / "o" / "energy.json"
     assert ecocompute.read_report(path).basis == result.basis

@@ -139,7 +139,7 @@ def test_validate_exit_codes_and_paths(run_cli, tmp_path):
     done = run_cli("validate", str(good), str(bad))
     assert done.returncode == 1
     assert "$.results.basis" in done.stdout
-    assert "$.workload: 'precision' is a required property" in done.stdout
+    assert "$.workload.precision: Field required" in done.stdout
 
 
 def test_reference_path_does_not_import_torch():

@@ -270,7 +270,7 @@ def test_a_session_of_several_formats_in_the_compiled_regime(tmp_path):
     backend = StandInQuantBackend()
     machine = fake_machine(lambda: FakeTelemetry(), CpuAccelerator(), lambda: backend)
     written = SessionJob(_params(tmp_path)).run(Progress(quiet=True), machine=machine)
-    docs = [w.report for w in written.reports]
+    docs = [w.document for w in written.reports]
     assert [d["workload"]["precision"] for d in docs] == ["NF4", "INT4"]
     for doc, fmt in zip(docs, ["NF4", "INT4"], strict=True):
         assert energy_report_problems(doc) == []

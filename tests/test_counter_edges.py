@@ -87,4 +87,4 @@ def test_meter_window_energy_is_accurate_despite_counter_steps():
     for r in readings:
         truth_j = 200.0 * r.duration_s
         assert r.counter_j == pytest.approx(truth_j, rel=0.03)
-    assert meter.edges_record()["mode"] == "interpolated between counter steps"
+    assert meter.edges_record().mode == "interpolated between counter steps"

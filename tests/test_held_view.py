@@ -53,7 +53,7 @@ def session(tmp_path_factory):
     gpus = FakeGpus(max_memory_gib=float(CAP_GIB), sync_s=0.02)
     machine = fake_machine(lambda: telemetry, gpus, ModelBackend)
     written = SessionJob(params).run(Progress(quiet=True), machine=machine)
-    return {w.report["workload"]["precision"]: w.report for w in written.reports}, written
+    return {w.document["workload"]["precision"]: w.document for w in written.reports}, written
 
 
 def test_each_format_uses_its_own_gpus_and_every_report_is_valid_alone(session):
@@ -113,7 +113,8 @@ def _edit(doc: dict, path: str, value) -> dict:
     node = forged
     for key in parents:
         node = node[int(key)] if isinstance(node, list) else node[key]
-    node[last] = value(node[last]) if callable(value) else value
+    key: int | str = int(last) if isinstance(node, list) else last
+    node[key] = value(node[key]) if callable(value) else value
     return forged
 
 
@@ -129,7 +130,7 @@ FORGERIES = [
     ("held_gpus/per_format/{fmt}/energy_per_token_mj", lambda v: v * 0.9, "energy_per_token"),
     ("held_gpus/per_format/{fmt}/idle_nvml_indices", lambda v: [], "idle_nvml_indices"),
     ("held_gpus/per_format/{fmt}/idle_gpus_idle_window_watts", lambda v: v + 9, "idle_window"),
-    ("held_gpus/idle_window_watts_by_gpu/1", lambda v: v + 9, "idle"),
+    ("idle_window/energy_joules_by_gpu/1", lambda v: v + 9, "idle"),
     ("held_gpus/pairs/0/delta_pct", lambda v: v - 50.0, "delta_pct"),
     ("held_gpus/vs_fp16_energy_pct", lambda v: v - 50.0, "vs_fp16_energy_pct"),
     ("held_gpus/energy_per_token_mj", lambda v: v / 2, "energy_per_token_mj"),

@@ -23,7 +23,7 @@ from ecocompute.results.aggregate import csv_text
 from ecocompute.results.collect import Invalid, read_one
 from ecocompute.results.sweep_doc import write_sweep
 
-from .made_reports import measured, write
+from .made_reports import _v2_base, measured, write
 from .test_faults import listing
 
 
@@ -102,7 +102,7 @@ def test_every_reader_refuses_non_finite_and_huge_numbers(tmp_path, capsys, name
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, 1e300])
 def test_every_writer_refuses_non_finite_and_huge_numbers(tmp_path, value):
-    doc = measured()
+    doc = json.loads(_v2_base())  # a report of the format the writer writes
     doc["results"]["avg_power_watts"] = value
     with pytest.raises(ReportInvalid, match=r"\$\.results\.avg_power_watts"):
         report_text(doc)

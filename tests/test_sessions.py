@@ -119,7 +119,7 @@ def test_ci_target_stops_on_the_least_precise_format(tmp_path):
     backend = StandInQuantBackend()
     _, _, written = _run(tmp_path, backend, iterations="2", ci_target_pts="1e5", max_rounds="3")
     for w in written.reports:
-        stopping = w.report["measurement"]["stopping"]
+        stopping = w.document["measurement"]["stopping"]
         assert stopping["rule"] == "ci_target" and stopping["rounds"] == 2
 
 

@@ -35,6 +35,11 @@ class Written:
     report: Report
     summary: str  # the human summary, already rendered (and encodable)
 
+    @property
+    def document(self) -> dict[str, object]:
+        """The report as its file holds it (JSON)."""
+        return self.report.model_dump(mode="json")
+
 
 class ReportJob:
     """One report's life: its target and, from before the run, the identity of whatever

@@ -160,8 +160,12 @@ def materialise(model_name: str, init_device: str) -> Path:
     seeded, in float16, then saved with save_pretrained.
     """
     import torch
-    import transformers
-    from transformers import AutoModelForCausalLM
+
+    from ecocompute.llm.library_messages import library_messages_to_debug
+
+    with library_messages_to_debug():  # torchao logs while transformers imports it
+        import transformers
+        from transformers import AutoModelForCausalLM
 
     name, preset = preset_for(model_name)
     folder = cache_root() / f"{name}-seed{SEED}-transformers{transformers.__version__}"
@@ -171,9 +175,9 @@ def materialise(model_name: str, init_device: str) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder.parent))
     try:
         torch.manual_seed(SEED)
-        with torch.device(init_device):
+        with library_messages_to_debug(), torch.device(init_device):
             model = AutoModelForCausalLM.from_config(build_config(preset), dtype=torch.float16)
-        model.save_pretrained(staging)
+            model.save_pretrained(staging)
         del model
         try:
             os.replace(staging, folder)

@@ -75,6 +75,7 @@ def trial_rules(report: Report, trials: Sequence[Trial]) -> list[str]:
     work = report.workload
     expected = None if work.max_new_tokens is None else work.max_new_tokens * work.batch_size
     gpus_of = {fmt: s.nvml_indices for fmt, s in report.results.per_format.items()}
+    held = report.results.held_gpus.nvml_indices if report.results.held_gpus else None
     problems = []
     if len({t.index for t in trials}) != len(trials):
         problems.append("$.results.trials: two trials share an index")
@@ -120,6 +121,19 @@ def trial_rules(report: Report, trials: Sequence[Trial]) -> list[str]:
                 f"{where}.per_gpu_energy_joules: add up to {sum(t.per_gpu_energy_joules):.4f} J, "
                 f"the trial says {t.energy_joules:g} J"
             )
+        if t.idle_gpus_energy_joules is not None and not held:
+            problems.append(
+                f"{where}.idle_gpus_energy_joules: present, but the report has no "
+                "results.held_gpus"
+            )
+        elif held and gpus is not None and t.idle_gpus_energy_joules is not None:
+            idle = [i for i in held if i not in gpus]
+            if len(t.idle_gpus_energy_joules) != len(idle):
+                problems.append(
+                    f"{where}.idle_gpus_energy_joules: {len(t.idle_gpus_energy_joules)} GPU(s), "
+                    f"but of results.held_gpus.nvml_indices {held} its format leaves "
+                    f"{len(idle)} idle ({idle})"
+                )
         power = t.energy_joules / t.duration_s
         if power > MAX_POWER_PER_GPU_W * max(1, len(t.per_gpu_energy_joules)):
             problems.append(
@@ -173,17 +187,36 @@ def format_rules(report: Report) -> list[str]:
     return problems
 
 
+def _measurement_of(t: Trial) -> tuple[object, ...]:
+    """What a trial measured: every reading but its index and round."""
+    return (
+        t.format,
+        t.duration_s,
+        t.tokens,
+        t.energy_joules,
+        t.energy_source,
+        t.counter_energy_joules,
+        t.sampled_energy_joules,
+        t.samples,
+        t.dropped_samples,
+        tuple(t.per_gpu_energy_joules),
+        t.slot,
+        None if t.idle_gpus_energy_joules is None else tuple(t.idle_gpus_energy_joules),
+        repr(t.conditions),
+    )
+
+
 def repeated_rounds(trials: Sequence[Trial]) -> list[str]:
     """A round (the trials of one pair) whose every trial repeats another round's figure
     for figure (a round copied and re-indexed to inflate n: real windows never coincide)."""
-    rounds: dict[int, list[str]] = {}
+    rounds: dict[int, list[tuple[object, ...]]] = {}
     for t in trials:
         if t.pair is not None:
-            rounds.setdefault(t.pair, []).append(repr(t.model_dump(exclude={"index", "pair"})))
-    seen: dict[tuple[str, ...], int] = {}
+            rounds.setdefault(t.pair, []).append(_measurement_of(t))
+    seen: dict[tuple[object, ...], int] = {}
     problems = []
     for pair, measured in rounds.items():
-        key = tuple(sorted(measured))
+        key = tuple(sorted(measured, key=repr))
         if key in seen:
             problems.append(
                 f"$.results.trials: round {pair} repeats round {seen[key]} figure for figure "
@@ -473,6 +506,8 @@ def compare(stored: Results, again: Results, bounds: dict[str, float] | None = N
     """Every figure of stored that differs from the same figure derived again: exactly
     (bounds None: format 2.0), or beyond its own rounding plus the bound of what it
     derives from (an older format; a figure it did not record is not compared)."""
+    if bounds is None and stored == again:
+        return []  # the common case, decided without a walk
     problems: list[str] = []
     _walk(
         stored.model_dump(mode="json"), again.model_dump(mode="json"), bounds, "$.results", problems

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from ecocompute.params import nominal_params_b
 from ecocompute.published.archs import ARCH_CLASSES, arch_from_product_name
 from ecocompute.report.model import BENCHMARK, NO_LOCAL_GPU, Report
+from ecocompute.report.schema import PUBLISHED_SCHEMA, load_schema
 from ecocompute.report.software import COMPARABILITY_NOTE, DRIVER_UNAVAILABLE, NOT_INSTALLED
 
 OURS_LEGACY = ("ecocompute-energy/1.2", "ecocompute-energy/1.3", "ecocompute-energy/1.4")
@@ -117,6 +118,17 @@ def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _published(doc: dict[str, Any]) -> None:
+    """Only what the published format defines is read: a field of this tool's in a
+    published report (trials, an interval, a held view) was checked by no rule of its
+    format, so it is dropped, never trusted; the published provenance is free-form and
+    not carried."""
+    named = _named_by(load_schema(PUBLISHED_SCHEMA), doc)
+    doc.clear()
+    doc.update(named)
+    doc.pop("provenance", None)
+    quality = doc.get("quality")
+    if isinstance(quality, dict):
+        quality.setdefault("requested", quality.get("basis") == "measured")
     sut = doc["system_under_test"]
     arch = sut.get("gpu_arch")
     if arch not in ARCH_CLASSES:  # its 'auto' may record an unknown card by its name
@@ -131,6 +143,14 @@ def _published(doc: dict[str, Any]) -> None:
     res = doc["results"]
     if res.get("vs_fp16_energy_pct") is not None:
         res.setdefault("vs_fp16_energy_pct_exact", res["vs_fp16_energy_pct"])
+
+
+def _named_by(schema: Mapping[str, Any], value: Any) -> Any:
+    """value with, in each object whose schema lists its properties, only those."""
+    properties = schema.get("properties")
+    if not isinstance(value, dict) or not isinstance(properties, dict):
+        return value
+    return {k: _named_by(properties[k], v) for k, v in value.items() if k in properties}
 
 
 # -- ecocompute 0.2's format 1.2 -------------------------------------------------------

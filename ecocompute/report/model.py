@@ -46,6 +46,19 @@ class BeforeSession(Strict):
 class Gpu(Strict):
     """One GPU: NVML's four fields; a measured GPU also what tells its unit apart."""
 
+    OMIT_NULL = (
+        "cuda_index",
+        "power_limit_watts",
+        "power_limit_default_watts",
+        "memory_total_mib",
+        "matched_by",
+        "board_part_number",
+        "vbios_version",
+        "max_sm_clock_mhz",
+        "max_memory_clock_mhz",
+        "before_session",
+    )
+
     nvml_index: Index
     name: str
     uuid: str
@@ -71,6 +84,7 @@ class Gpu(Strict):
 
 
 class SystemUnderTest(Strict):
+    OMIT_NULL = ("local_accelerator_count", "accelerator_count_note", "memory_bandwidth_gbs")
     host: str | None = None
     hostname: str | None = None
     gpu: Annotated[str, Field(min_length=1)] = Field(
@@ -100,6 +114,7 @@ class Quantization(Strict):
 
 
 class Workload(Strict):
+    OMIT_NULL = ("llm_int8_threshold", "quantization", "params_b_counted", "weights_note")
     model_name: str
     precision: Format
     batch_size: Annotated[int, Field(ge=1)]
@@ -145,6 +160,17 @@ class KernelFingerprint(Strict):
 class FormatDecode(Strict):
     """What the regime's preparation did for one format (the compiled regime's compile)."""
 
+    OMIT_NULL = (
+        "kernel_fingerprint",
+        "compile_s",
+        "fullgraph",
+        "graph_break",
+        "inductor_cache",
+        "fx_graph_cache",
+        "dynamo_graphs",
+        "token_check",
+    )
+
     kernel_fingerprint: KernelFingerprint | None = None
     compile_s: NonNegative | None = None
     fullgraph: bool | None = None
@@ -168,6 +194,25 @@ class Compiler(Strict):
 class Decode(Strict):
     """How each decode ran. A derived report says the regime of the published figures
     (eager), and requested_regime when the run asked for another."""
+
+    OMIT_NULL = (
+        "requested_regime",
+        "note",
+        "cache",
+        "decode",
+        "prefill",
+        "captured",
+        "graph_replays_per_decode",
+        "tokens_per_row",
+        "token_choice",
+        "graph_captured",
+        "batch_size",
+        "prompt",
+        "compiler",
+        "compile_s",
+        "compile_note",
+        "per_format",
+    )
 
     regime: Regime = "eager"
     requested_regime: Regime | None = None
@@ -209,6 +254,15 @@ class Timing(Strict):
 
 
 class Measurement(Strict):
+    OMIT_NULL = (
+        "ci_method",
+        "counter_edges",
+        "stopping",
+        "idle_seconds",
+        "max_gpu_memory_gib",
+        "min_valid_sample_fraction",
+        "order_note",
+    )
     method: str
     sample_rate_hz: Annotated[int, Field(ge=1)]
     tokens_per_run: Annotated[int, Field(ge=1)] | None = None
@@ -234,17 +288,30 @@ class Measurement(Strict):
 
 
 class Software(Strict):
-    OMIT_NULL = ("matches_reference_pins",)
-    python: str
-    packages: dict[str, str] = Field(
-        description="installed versions; 'not installed' for one that is not"
+    """The stack the figures came from. The published format requires none of these
+    fields; format 2.0 requires all but matches_reference_pins (COMPLETE)."""
+
+    OMIT_NULL = (
+        "python",
+        "packages",
+        "nvidia_driver",
+        "comparability_note",
+        "reference_pins",
+        "matches_reference_pins",
+        "differs_from_reference_pins",
     )
-    torch_cuda: str | None
-    nvidia_driver: str = Field(description="the driver's version, or 'unavailable'")
-    comparability_note: str
-    reference_pins: dict[str, str]
+    python: str | None = None
+    packages: dict[str, str] | None = Field(
+        None, description="installed versions; 'not installed' for one that is not"
+    )
+    torch_cuda: str | None = None
+    nvidia_driver: str | None = Field(
+        None, description="the driver's version, or 'unavailable'"
+    )
+    comparability_note: str | None = None
+    reference_pins: dict[str, str] | None = None
     matches_reference_pins: bool | None = None
-    differs_from_reference_pins: list[str]
+    differs_from_reference_pins: list[str] | None = None
 
 
 class Prefetch(Strict):
@@ -257,6 +324,7 @@ class Prefetch(Strict):
 
 
 class Provenance(Strict):
+    OMIT_NULL = ("command", "upgraded_from", "prefetch")
     dataset_doi: str
     rtx4090_deep_dive_doi: str
     paper_ssrn: str
@@ -275,17 +343,17 @@ class Corpus(Strict):
     name: str
     bytes: Index
     sha256: str
-    source: str
+    source: str | None = None
     license: str | None = None
 
 
 class Quality(Strict):
     """Perplexity of the format and of FP16 on the corpus, or why there is none."""
 
-    OMIT_NULL = ("note", "delta_note", "error")
+    OMIT_NULL = ("note", "delta_note", "error", "requested")
     metric: Literal["perplexity"] = "perplexity"
     basis: Literal["measured", "unavailable"]
-    requested: bool
+    requested: bool | None = Field(None, description="whether the run was asked to measure it")
     value: float | None = None
     fp16_value: float | None = None
     delta_vs_fp16_pct: float | None = None
@@ -307,6 +375,14 @@ COMPLETE = (
     ("timestamp_utc",),
     ("notice",),
     ("software",),
+    ("software", "python"),
+    ("software", "packages"),
+    ("software", "nvidia_driver"),
+    ("software", "comparability_note"),
+    ("software", "reference_pins"),
+    ("software", "differs_from_reference_pins"),
+    ("quality", "requested"),
+    ("quality", "corpus", "source"),
     ("provenance",),
     ("system_under_test", "host"),
     ("workload", "context_length"),
@@ -367,9 +443,12 @@ class Report(Strict):
             for path in COMPLETE:
                 node: object = self
                 for key in path:
+                    if node is None:  # an optional section that is absent
+                        break
                     node = getattr(node, key)
-                if node is None:
-                    raise ValueError(f"{'.'.join(path)}: required in format {FORMAT}")
+                else:
+                    if node is None:
+                        raise ValueError(f"{'.'.join(path)}: required in format {FORMAT}")
         if self.ours:
             self._check_source()
         return self

@@ -95,6 +95,13 @@ class Trial(Strict):
     """One measured decode: its window as the meter read it (raw), and the figures of it
     that derive from those readings (energy per token, power, throughput)."""
 
+    OMIT_NULL = (
+        "slot",
+        "idle_gpus_energy_joules",
+        "held_energy_joules",
+        "held_energy_per_token_mj",
+    )
+
     index: Index
     pair: Index | None = Field(None, description="its round (None: FP16 measured alone)")
     format: Format
@@ -249,6 +256,20 @@ CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
 class Results(Strict):
     """A measured report's trials and what derives from them, or a derived report's
     figure (no trials). The headline is the report's own format against FP16."""
+
+    OMIT_NULL = (
+        "reference_curve",
+        "idle_window",
+        "held_gpus",
+        "conditions",
+        "idle_power_watts",
+        "vs_fp16_above_idle_pct",
+        "sampled_vs_counter_pct",
+        "sampled_vs_counter_max_abs_pct",
+        "dropped_samples",
+        "ci_method",
+        "n_pairs",
+    )
 
     basis: Literal["measured", "interpolated", "extrapolated", "unavailable"]
     note: str | None = None

@@ -42,12 +42,7 @@ def generated_schema() -> dict[str, Any]:
     """Format 2.0's schema: the model's, with the rules its validators hold as JSON
     schema conditions (a measured report's source; what format 2.0 requires)."""
     schema = Report.model_json_schema()
-    required_2 = [
-        {"required": [path[0]]}
-        if len(path) == 1
-        else {"properties": {path[0]: {"required": [path[1]]}}}
-        for path in COMPLETE
-    ]
+    required_2 = [_required_at(path) for path in COMPLETE]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://ecocompute.example/schema/energy.schema.json",
@@ -68,6 +63,18 @@ def generated_schema() -> dict[str, Any]:
             },
         ],
     }
+
+
+def _required_at(path: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON schema condition that path's last field is present (and not null)
+    wherever its parents are objects."""
+    rule: dict[str, Any] = {
+        "required": [path[-1]],
+        "properties": {path[-1]: {"not": {"type": "null"}}},
+    }
+    for key in reversed(path[:-1]):
+        rule = {"properties": {key: {"if": {"type": "object"}, "then": rule}}}
+    return rule
 
 
 def schema_text() -> str:

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from ecocompute.errors import ReportInvalid
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.model import FORMAT, Report
-from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict
+from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict, unsafe_values
 from ecocompute.report.read import parse_report, validation_messages
 from ecocompute.report.schema import PUBLISHED_PRECISIONS, published_facts_errors
 
@@ -31,6 +31,9 @@ def report_text(report: Report | Mapping[str, Any]) -> str:
     ReportInvalid with every reason when the text would not read back as a valid report
     of format 2.0."""
     if not isinstance(report, Report):
+        unsafe = unsafe_values(report)
+        if unsafe:
+            raise ReportInvalid(unsafe)
         if report.get("ecocompute_format") != FORMAT:
             raise ReportInvalid([f"$.ecocompute_format: this tool writes format {FORMAT} only"])
         try:
