@@ -17,10 +17,11 @@ import argparse
 import json
 import sys
 
-from ecocompute.report.atomic import write_text_atomic
-from ecocompute.report.schema import validation_errors
-from ecocompute.report.files import files_under, read_document
 from ecocompute.results.upgrade import PREVIOUS, upgrade, without_empty_text
+
+from ecocompute.report.atomic import write_text_atomic
+from ecocompute.report.files import files_under, read_document
+from ecocompute.report.schema import validation_errors
 
 
 def main() -> int:

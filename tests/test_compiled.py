@@ -16,10 +16,10 @@ import pytest
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import DecodeCaptureFailed
+from ecocompute.jobs.session_job import SessionJob
 from ecocompute.llm.decode import make_decoder
 from ecocompute.params import resolve
 from ecocompute.report.read import energy_report_problems
-from ecocompute.jobs.session_job import SessionJob
 from ecocompute.results.aggregate import group_reports
 from ecocompute.results.collect import read_reports
 from ecocompute.results.sweep import sweep

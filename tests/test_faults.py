@@ -31,8 +31,8 @@ from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION, EnergyMeter, WindowEdges
 from ecocompute.monitor.sampler import PowerSampler
 from ecocompute.params import MAX_PARAMETERS_BYTES
-from ecocompute.report.read import validation_errors
 from ecocompute.report.files import MAX_REPORT_BYTES
+from ecocompute.report.read import validation_errors
 
 from .conftest import derived_source
 from .fakes import (

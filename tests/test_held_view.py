@@ -16,11 +16,11 @@ import re
 import pytest
 
 from ecocompute.boundary.progress import Progress
+from ecocompute.jobs.session_job import SessionJob
 from ecocompute.llm.loading import ModelBackend
 from ecocompute.params import resolve
 from ecocompute.report.read import energy_report_problems
 from ecocompute.report.read import energy_report_problems as consistency_problems
-from ecocompute.jobs.session_job import SessionJob
 from ecocompute.report.summary import render
 
 from .fake_gpus import FakeGpus

@@ -17,8 +17,8 @@ pytest.importorskip("jsonschema")
 from jsonschema import Draft7Validator
 
 from ecocompute.cli import main
-from ecocompute.report.write import written_problems as written_report_problems
 from ecocompute.report.schema import PUBLISHED_SCHEMA, load_schema, published_facts_errors
+from ecocompute.report.write import written_problems as written_report_problems
 
 from .conftest import REPO, read_report
 from .published_reports import all_examples, measured_report, minimal

@@ -11,9 +11,9 @@ import pytest
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import RunError
+from ecocompute.jobs.session_job import SessionJob
 from ecocompute.params import resolve
 from ecocompute.report.read import energy_report_problems
-from ecocompute.jobs.session_job import SessionJob
 from ecocompute.task.trials import round_order
 
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, fake_machine

@@ -123,8 +123,7 @@ def trial_rules(report: Report, trials: Sequence[Trial]) -> list[str]:
             )
         if t.idle_gpus_energy_joules is not None and not held:
             problems.append(
-                f"{where}.idle_gpus_energy_joules: present, but the report has no "
-                "results.held_gpus"
+                f"{where}.idle_gpus_energy_joules: present, but the report has no results.held_gpus"
             )
         elif held and gpus is not None and t.idle_gpus_energy_joules is not None:
             idle = [i for i in held if i not in gpus]

@@ -305,9 +305,7 @@ class Software(Strict):
         None, description="installed versions; 'not installed' for one that is not"
     )
     torch_cuda: str | None = None
-    nvidia_driver: str | None = Field(
-        None, description="the driver's version, or 'unavailable'"
-    )
+    nvidia_driver: str | None = Field(None, description="the driver's version, or 'unavailable'")
     comparability_note: str | None = None
     reference_pins: dict[str, str] | None = None
     matches_reference_pins: bool | None = None
