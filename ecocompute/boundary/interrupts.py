@@ -21,8 +21,8 @@ removed). The signal is recorded instead, and raised by the next check(), when:
   inside the import system): unraisable_hook records it again, never printed, never
   lost.
 
-The run calls check() at its safe points: between warm-ups and trials, before each
-format's load, between a sweep's points, before a write (critical()'s end).
+The run calls check() at its safe points: once its formats are loaded, between warm-ups
+and trials, between a sweep's points, before a write (critical()'s end).
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecocompute.boundary.interrupts import check as check_interrupt
 from ecocompute.boundary.progress import Progress
 from ecocompute.core.precision import Precision
 from ecocompute.errors import CannotMeasure, MeasurementRefused, TelemetryUnavailable
@@ -294,7 +293,6 @@ def _phase(
 
 
 def _load(s: Bench, checkpoint: Checkpoint, spec: FormatSpec) -> LoadedModel:
-    check_interrupt()  # a safe point: between formats
     s.progress(f"loading {s.params.model_name} at {spec.label}")
     since = time.monotonic()
     loaded = s.backend.load(checkpoint, spec, s.accelerator, s.params.llm_int8_threshold)
