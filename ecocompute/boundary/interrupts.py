@@ -1,5 +1,5 @@
 """SIGINT, SIGTERM and SIGHUP in the command line's process: a handler that records the
-signal and raises it, safe points that check the record, and atomic writes.
+signal and raises it, and safe points that check the record.
 
 While a command runs (handled(), entered by cli/dispatch.py; never by the Python API)
 a signal is raised where it lands: KeyboardInterrupt for SIGINT, errors.Interrupted for
@@ -7,22 +7,19 @@ SIGTERM and SIGHUP (both BaseExceptions, so no `except Exception` swallows them)
 is Python's own rule for Ctrl-C, and what ends promptly the long steps no check could
 cut short (the first import of torch, a model load, a torch.compile of a minute): every
 `with` and `finally` on the way up runs (samplers stopped, NVML shut down, a temp file
-removed). The signal is recorded instead, and raised by the next check(), when:
+removed; report/atomic.py writes by temp file and rename). Instead:
 
-- it lands inside critical(): a few statements that must not be cut in two (creating a
-  temp file and noting its name). check() runs as the section ends;
-- it repeats an interrupt already raised: a held-down Ctrl-C is a burst of SIGINTs a
-  few milliseconds apart, and each raised anew would cut the unwinding of the one
-  before (the `finally` that removes a temp file, the one line that says what
-  happened). Signals less than REPEAT_S after the one before are that interrupt: not
-  raised again. One after a quiet REPEAT_S is raised, in case a library swallowed the
-  first;
-- it was raised where Python can only print it (a __del__, a weakref callback, e.g.
-  inside the import system): unraisable_hook records it again, never printed, never
-  lost.
-
-The run calls check() at its safe points: once its formats are loaded, between warm-ups
-and trials, between a sweep's points, before a write (critical()'s end).
+- inside critical(), a few statements that must not be cut in two (creating a temp file
+  and noting its name), the signal is recorded and raised as the section ends;
+- raised where Python can only print it (a __del__, a weakref callback, e.g. inside the
+  import system), it is recorded again by unraisable_hook, never printed, never lost,
+  and raised by the next check(): once the formats are loaded, between warm-ups and
+  trials, between a sweep's points, before a write (critical()'s end);
+- a repeat is dropped: a held-down Ctrl-C is a burst of SIGINTs a few milliseconds
+  apart, and each raised anew would cut the unwinding of the one before (the `finally`
+  that removes a temp file, the one line that says what happened). Signals less than
+  REPEAT_S after the one before, once an interrupt is raised, are that interrupt. One
+  after a quiet REPEAT_S is raised, in case a library swallowed the first.
 """
 
 from __future__ import annotations
