@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import threading
@@ -24,6 +25,8 @@ import pytest
 from ecocompute.boundary import interrupts
 from ecocompute.cli import entry
 from ecocompute.errors import Interrupted
+
+from .conftest import REPO
 
 
 @pytest.fixture(autouse=True)
@@ -154,17 +157,19 @@ def test_check_raises_nothing_for_the_python_api_nor_off_the_main_thread(handled
         interrupts.check()
 
 
-def test_a_signal_the_parent_ignored_stays_ignored_and_the_rest_come_back():
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
+@pytest.mark.parametrize("ignored", interrupts.SIGNALS)
+def test_a_signal_the_parent_ignored_stays_ignored_and_the_rest_come_back(ignored):
+    """nohup ignores SIGHUP, a shell's background job SIGINT: the run goes on."""
+    signal.signal(ignored, signal.SIG_IGN)
+    before = {s: signal.getsignal(s) for s in interrupts.SIGNALS}
     hook = sys.unraisablehook
     with interrupts.handled():
-        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
-        assert signal.getsignal(signal.SIGTERM) is interrupts.on_signal
+        for s in interrupts.SIGNALS:
+            assert signal.getsignal(s) == (signal.SIG_IGN if s == ignored else interrupts.on_signal)
         assert sys.unraisablehook is interrupts.unraisable_hook
-        signal.raise_signal(signal.SIGHUP)  # ignored: nothing happens
+        signal.raise_signal(ignored)  # nothing happens
     assert sys.unraisablehook is hook
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert {s: signal.getsignal(s) for s in interrupts.SIGNALS} == before
 
 
 def test_each_command_starts_with_no_interrupt(clock):
@@ -338,3 +343,39 @@ def test_unraisable_noise_goes_to_the_debug_log(caplog):
     with caplog.at_level("DEBUG", logger=interrupts.__name__):
         interrupts.unraisable_hook(noise)
     assert "ignored in 'obj': ValueError: x" in caplog.text
+
+
+MAIN_WITH_AN_EXEC = """
+import threading, time
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()  # SIGINT not blocked
+from ecocompute.cli import entry, reports_commands
+
+def command(args):
+    exec("import signal; signal.raise_signal(signal.SIGINT)")  # out of an exec()
+    return 0
+
+reports_commands._cmd_validate = command
+raise SystemExit(entry.main(["validate", "x"]))
+"""
+
+
+def test_a_ctrl_c_out_of_an_exec_still_exits_130_under_python_m(tmp_path):
+    """CPython marks a KeyboardInterrupt that left an exec() "unhandled", and `python -m`
+    then kills itself by SIGINT at exit (-2), after the line and the status were ours.
+    A process of its own: the interpreter's exit is the point."""
+    (tmp_path / "runs_the_cli").mkdir()
+    (tmp_path / "runs_the_cli" / "__main__.py").write_text(MAIN_WITH_AN_EXEC)
+    done = subprocess.run(
+        [sys.executable, "-m", "runs_the_cli"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        timeout=120,
+    )
+    assert done.returncode == 130, done
+    assert (
+        done.stderr.startswith("ecocompute: interrupted by SIGINT")
+        and "Traceback" not in done.stderr
+    )

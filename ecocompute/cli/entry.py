@@ -59,6 +59,11 @@ def main(
             _signal.signal(signum, _signal.SIG_IGN if exiting else handler)
         if exiting:
             _signal.pthread_sigmask(_signal.SIG_BLOCK, list(previous))
+            # A KeyboardInterrupt that left an exec() (a dataclass or namedtuple being
+            # made, code torch.compile generates) marks it "unhandled" in CPython, and
+            # `python -m` then kills itself with SIGINT at exit, after our line and exit
+            # status (-2, not 130). Executing a string clears that mark.
+            exec("")
         else:
             sys.stderr = stderr  # _run made it tolerant (printing.tolerant_stderr)
 
