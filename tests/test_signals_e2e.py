@@ -142,10 +142,14 @@ def test_a_signal_just_after_the_rename_says_the_report_is_complete(tmp_path, sy
     )
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 143, stderr
-    assert stderr.splitlines() == [
+    said = (
         f"ecocompute: SIGTERM arrived just after {out / 'energy.json'} was written; that "
         "report is complete and valid"
-    ]
+    )
+    # one line of ours, the last; a library's warnings may come before it (torchao's,
+    # while the first process of a session builds the synthetic checkpoint)
+    assert [ln for ln in stderr.splitlines() if ln.startswith("ecocompute")] == [said]
+    assert stderr.splitlines()[-1] == said and "Traceback" not in stderr
     assert stdout == ""
     data = (out / "energy.json").read_bytes()
     assert data != before.data and energy_report_problems(json.loads(data)) == []
