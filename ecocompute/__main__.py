@@ -5,15 +5,9 @@ even entry.py is imported: a signal from here on ends the run with its one-line 
 import _signal
 
 _arrived: list[int] = []
-
-
-def _note(signum: int, frame: object) -> None:
-    _arrived.append(signum)
-
-
 for _signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
     if _signal.getsignal(_signum) != _signal.SIG_IGN:
-        _signal.signal(_signum, _note)
+        _signal.signal(_signum, lambda signum, frame: _arrived.append(signum))
 
 from ecocompute.cli.entry import main  # noqa: E402 - only once the signals are held
 

@@ -107,7 +107,7 @@ class MeasurementRefused(CannotMeasure):
 
 
 class Interrupted(BaseException):
-    """SIGTERM arrived (SIGINT is Python's KeyboardInterrupt; see interrupts.py). A
+    """SIGTERM or SIGHUP arrived (SIGINT is KeyboardInterrupt: boundary/interrupts.py). A
     BaseException, like KeyboardInterrupt, so no `except Exception` can swallow it."""
 
     def __init__(self, signum: int, name: str) -> None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,18 @@ def _no_leaked_progress_setting(monkeypatch):
     """`--quiet` sets HF_HUB_DISABLE_PROGRESS_BARS for its process; tests that call
     main() in-process get it put back afterwards."""
     monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+
+
+@pytest.fixture
+def default_signal_handlers():
+    """Python's own handlers of SIGINT, SIGTERM and SIGHUP while a test runs, whatever
+    this process inherited (a shell's background job has SIGINT ignored, and the CLI
+    leaves an ignored signal ignored), and the inherited ones back afterwards."""
+    names = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    before = {s: signal.getsignal(s) for s in names}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    yield
+    for s, h in before.items():
+        signal.signal(s, h)

@@ -181,13 +181,15 @@ def test_a_failed_point_comes_back_with_its_exit_status_and_last_line():
     assert outcome.argv[3:6] == ("energy_estimate", "--parameters_file", outcome.argv[5])
 
 
-def test_a_cancelled_point_gets_sigint():
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "import time\ntry:\n time.sleep(60)\nexcept KeyboardInterrupt:\n"
-         " raise SystemExit(130)"],
-    )  # fmt: skip
+def test_a_cancelled_point_gets_sigint(tmp_path):
+    ready = tmp_path / "ready"  # cancelled only once the point can take its SIGINT
+    script = (
+        "import pathlib, sys, time\ntry:\n pathlib.Path(sys.argv[1]).touch()\n time.sleep(60)\n"
+        "except KeyboardInterrupt:\n raise SystemExit(130)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(ready)])
     try:
-        assert _wait(proc, lambda: True, grace_s=30) is True
+        assert _wait(proc, ready.exists, grace_s=30) is True
         assert proc.returncode == 130  # SIGINT, handled, not SIGKILL
     finally:
         if proc.poll() is None:

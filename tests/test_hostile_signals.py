@@ -1,248 +1,208 @@
-"""Issue 13, class 6: signals at any moment, from the first millisecond to the last.
+"""SIGINT, SIGTERM and SIGHUP at every stage of a run, in this process: samplers stopped,
+NVML closed, no energy.json written for the run, any earlier one untouched, exit 130 /
+143 / 129; past the report's rename, the report stays and the line says so. And the temp
+files a run killed outright (SIGKILL) leaves: the next write there removes them, and
+only stale temp files of ours.
 
-- Ctrl-C at random moments of whole runs (200 of them, 0-300 ms after start: start-up,
-  every import, the run, the write, the exit): never a traceback from our code, never
-  swallowed, the earlier report intact unless a complete new one replaced it.
-- SIGTERM at random moments, likewise; SIGHUP is handled like SIGTERM (exit 129).
-- A signal just after the rename exits with its message (the report is complete).
-- An interrupt during an import is deferred, not lost; one raised where Python can only
-  print it (a __del__) is delivered again, not swallowed.
-- A run killed outright (SIGKILL) leaves a temp file; the next write there removes it,
-  and only stale temp files of ours.
-
-The random-moment runs are measured by benchmarks/ctrl_c_at_random.py (one JSON line
-per try) and judged here.
+Real processes signalled mid-trial, in a burst and just after the rename:
+test_signals_e2e.py (marked e2e).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
-import textwrap
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from ecocompute.cli import entry
+from ecocompute.boundary import interrupts
+from ecocompute.cli import main
 from ecocompute.report.atomic import LEGACY_STALE_S, remove_stale_temps
-from ecocompute.report.read import energy_report_problems
+from ecocompute.report.read import validation_errors
 
 from .conftest import REPO
-from .test_faults import MEASURE, assert_untouched, previous_report
-from .test_interrupts import StderrWatch
+from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, install_fakes
+from .test_faults import MEASURE, Snapshot, assert_untouched, listing, previous_report
 
 pytestmark = pytest.mark.slow
 
-OURS = "ecocompute: "
-# Python's own start-up (site, runpy, finding the package) runs before the first line of
-# ecocompute: a Ctrl-C there is Python's, with Python's traceback (entry.py says so).
-# Its frames: frozen modules, the standard library, and "<string>" (a .pth line that
-# site.py executes, the source namedtuple evaluates).
-PYTHON_STARTUP = re.compile(
-    r'  File "(<frozen [\w.]+>|<string>|[^"]*/lib/python3\.\d+/[^"]*)", line'
-)
+
+@pytest.fixture(autouse=True)
+def _cache(synthetic_cache, monkeypatch):
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(synthetic_cache))
 
 
-def random_moments(
-    runs: int, sig: str, max_ms: float = 300.0, *extra: str, timeout: float = 600
-) -> list[dict]:
-    """benchmarks/ctrl_c_at_random.py's tries (one dict each); extra: more of its flags."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "benchmarks" / "ctrl_c_at_random.py"),
-            *("--runs", str(runs), "--max_ms", str(max_ms), "--parallel", "2"),
-            *("--signal", sig, *extra),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+def sampler_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "ecocompute-power" and t.is_alive()]
+
+
+# --- in-process: the interrupt at every stage of a run -----------------------------
+
+
+class Trap:
+    """Raises the interrupt when the run reaches the chosen point."""
+
+    def __init__(self, point: str, signal_name: str) -> None:
+        self.point = point
+        self.signal_name = signal_name
+        self.fired = False
+        self.counts: dict[str, int] = {}
+
+    def reached(self, point: str) -> None:
+        self.counts[point] = self.counts.get(point, 0) + 1
+        name = f"{point} #{self.counts[point]}"
+        if name != self.point or self.fired:
+            return
+        self.fired = True
+        # a real signal to this process, handled before raise_signal returns: the CLI's
+        # handler must turn it into KeyboardInterrupt or Interrupted
+        sig = signal.Signals[self.signal_name]
+        assert signal.getsignal(sig) is interrupts.on_signal
+        signal.raise_signal(sig)
+
+
+class TrapBackend(StandInQuantBackend):
+    def __init__(self, trap: Trap) -> None:
+        super().__init__()
+        self.trap = trap
+
+    def preflight(self, precision, accelerator, threshold):
+        self.trap.reached("preflight")
+        super().preflight(precision, accelerator, threshold)
+
+    def load(self, checkpoint, precision, accelerator, threshold):
+        self.trap.reached(f"load {precision}")
+        loaded = super().load(checkpoint, precision, accelerator, threshold)
+        inner = loaded.model.generate
+
+        def generate(*args, **kwargs):
+            self.trap.reached("generate")  # warm-ups are #1-#2, trials from #3
+            return inner(*args, **kwargs)
+
+        loaded.model.generate = generate
+        return loaded
+
+
+class TrapTelemetry(FakeTelemetry):
+    def __init__(self, trap: Trap) -> None:
+        super().__init__()
+        self.trap = trap
+
+    def energy_mj(self, index: int) -> int:
+        self.trap.reached("counter read")
+        return super().energy_mj(index)
+
+
+class TrapAccelerator(CpuAccelerator):
+    def __init__(self, trap: Trap) -> None:
+        super().__init__()
+        self.trap = trap
+
+    def synchronize(self) -> None:
+        self.trap.reached("synchronize")  # the edges of every window
+        super().synchronize()
+
+
+# Each stage with one of the three signals, in turn: every signal unwinds through the
+# same code (the handler raises it where it lands), so each stage is met once, and each
+# signal at stages of every kind (loading, windows, writing).
+POINTS = [
+    ("preflight #1", "SIGINT"),
+    ("load FP16 #1", "SIGTERM"),
+    ("load NF4 #1", "SIGHUP"),
+    ("counter read #1", "SIGINT"),  # calibrating the energy counter, before any window
+    ("synchronize #1", "SIGTERM"),  # opening the idle window
+    ("generate #1", "SIGHUP"),  # a warm-up
+    ("generate #4", "SIGINT"),  # a measured trial (NF4, pair 0)
+    ("synchronize #8", "SIGTERM"),  # closing a trial's window
+    ("counter read #20", "SIGHUP"),  # at a window edge, after calibration (16 reads or more)
+    ("fsync", "SIGINT"),  # writing the report's temp file
+    ("before rename", "SIGTERM"),
+    ("fsync", "SIGHUP"),
+]
+STATUS = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
+
+
+@pytest.fixture(autouse=True)
+def _defaults(default_signal_handlers):
+    """Python's own handlers to start from (a background job's SIGINT is ignored)."""
+
+
+@pytest.mark.parametrize(("point", "signal_name"), POINTS)
+def test_interrupt_at_any_point_leaves_nothing(tmp_path, monkeypatch, capsys, point, signal_name):
+    trap = Trap(point, signal_name)
+    telemetry = TrapTelemetry(trap)
+    install_fakes(
+        monkeypatch.setattr, lambda: telemetry, TrapAccelerator(trap), lambda: TrapBackend(trap)
     )
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    real_fsync, real_replace = os.fsync, os.replace
 
+    def fsync(fd: int) -> None:
+        trap.reached("fsync")
+        real_fsync(fd)
 
-def judge(t: dict, sig: str) -> str:
-    """What the try did, or an AssertionError saying which promise it broke."""
-    status, err = t["status"], t["stderr"]
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    status_of = {"SIGINT": 130, "SIGTERM": 143}[sig]
-    assert t["folder"] == ["energy.json"], t  # no temp file, nothing else
-    if "Traceback" in err:
-        # only Python's own start-up, before any line of ours: nothing of ours ran
-        assert "/ecocompute/" not in err and not any(ln.startswith(OURS) for ln in lines), t
-        frames = [ln for ln in lines if ln.startswith("  File")]
-        assert frames and all(PYTHON_STARTUP.match(ln) for ln in frames), t
-        assert status in (1, -signal.Signals[sig]) and t["old_report_intact"], t
-        return "python start-up"
-    if status == -signal.Signals[sig]:
-        # killed by the signal's default action: before Python installed any handler
-        assert lines == [] and t["old_report_intact"], t
-        return "before the interpreter"
-    if status == 0:
-        # finished: a complete new report; never an interrupt swallowed mid-run
-        assert t["report_valid"], t
-        assert (
-            t["finished_first"]
-            or t["printed_first"]
-            or (len(lines) == 1 and "arrived as the command finished" in lines[0])
-        ), t
-        return "finished"
-    assert status == status_of, t
-    assert len(lines) == 1 and lines[0].startswith(OURS), t
-    if "arrived just after" in lines[0]:
-        assert t["report_valid"], t
-        return "just after the write"
-    assert t["old_report_intact"], t
-    return "interrupted"
+    def replace(src, dst) -> None:
+        if Path(dst).name == "energy.json":  # not the synthetic checkpoint's rename
+            trap.reached("before rename")
+        real_replace(src, dst)
 
-
-def test_ctrl_c_at_200_random_moments():
-    outcomes = [judge(t, "SIGINT") for t in random_moments(200, "SIGINT")]
-    assert len(outcomes) == 200
-    assert outcomes.count("interrupted") > 50  # the window is mostly the run itself
-
-
-def test_sigterm_at_random_moments():
-    outcomes = [judge(t, "SIGTERM") for t in random_moments(30, "SIGTERM")]
-    assert outcomes.count("interrupted") > 5
-
-
-def _fakes_process(out: Path, cache: Path, *extra: str, env: dict[str, str] | None = None):
-    args = [a for a in MEASURE if a != "--quiet"]
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.cli_with_fakes",
-            "energy_estimate",
-            *args,
-            "--precision",
-            "NF4",
-            *extra,
-            "--output_dir",
-            str(out),
-        ],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), "ECOCOMPUTE_CACHE": str(cache), **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-
-
-def test_sighup_mid_trial_is_handled_like_sigterm(tmp_path, synthetic_cache):
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    trap.point = point if "#" in point else f"{point} #1"
     out = tmp_path / "out"
     before = previous_report(out)
-    proc = _fakes_process(out, synthetic_cache, "--iterations", "100000")
-    watch = StderrWatch(proc)
-    try:
-        assert watch.wait_for("round 1/100000", timeout_s=120), watch.text()
-        proc.send_signal(signal.SIGHUP)
-        assert proc.wait(timeout=60) == 129
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    text = watch.text()
-    assert "Traceback" not in text
-    assert text.splitlines()[-1] == (
-        "ecocompute: interrupted by SIGHUP: no energy.json was written and any earlier one "
-        "is untouched"
+    handler = signal.getsignal(signal.SIGTERM)
+
+    status = main(["energy_estimate", *MEASURE, "--precision", "NF4", "--output_dir", str(out)])
+
+    err = capsys.readouterr().err
+    assert trap.fired, f"the run never reached {point}: {trap.counts}"
+    assert status == STATUS[signal_name]
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == (
+        f"ecocompute: interrupted by {signal_name}: no energy.json was written and any "
+        "earlier one is untouched"
     )
     assert_untouched(out, before)
+    assert sampler_threads() == []
+    assert telemetry.closed  # NVML shut down
+    assert signal.getsignal(signal.SIGTERM) == handler  # the CLI's handler is gone again
 
 
-@pytest.mark.parametrize(("name", "status"), [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
-def test_a_signal_just_after_the_rename_says_the_report_is_complete(
-    tmp_path, synthetic_cache, name, status
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_interrupt_just_after_the_rename_keeps_the_complete_report(
+    tmp_path, monkeypatch, capsys, signal_name
 ):
+    """Past the rename the new report is whole and valid: it stays, and says so."""
+    trap = Trap("after rename #1", signal_name)
+    install_fakes(monkeypatch.setattr, FakeTelemetry)
+    real_replace = os.replace
+
+    def replace(src, dst) -> None:
+        real_replace(src, dst)
+        if Path(dst).name == "energy.json":
+            trap.reached("after rename")
+
+    monkeypatch.setattr(os, "replace", replace)
     out = tmp_path / "out"
-    before = previous_report(out)
-    proc = _fakes_process(
-        out, synthetic_cache, "--quiet", env={"ECOCOMPUTE_TEST_SIGNAL_AFTER_RENAME": name}
+    before: Snapshot = previous_report(out)
+    status = main(["energy_estimate", *MEASURE, "--precision", "NF4", "--output_dir", str(out)])
+    err = capsys.readouterr().err
+    assert status == STATUS[signal_name]
+    assert err.strip().splitlines()[-1] == (
+        f"ecocompute: {signal_name} arrived just after {out / 'energy.json'} was written; "
+        "that report is complete and valid"
     )
-    stdout, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == status, stderr
-    assert stderr.splitlines() == [
-        f"ecocompute: {name} arrived just after {out / 'energy.json'} was written; that "
-        "report is complete and valid"
-    ]
-    assert stdout == ""
-    data = (out / "energy.json").read_bytes()
-    assert data != before.data and energy_report_problems(json.loads(data)) == []
-
-
-# --- deferred and redelivered interrupts (in this process, entry.main) ------------------
-
-
-def _run_entry(monkeypatch, capsys, command) -> tuple[int, str]:
-    from ecocompute import cli
-
-    monkeypatch.setattr(cli, "main", lambda argv: command())
-    status = entry.main([], exiting=False)
-    return status, capsys.readouterr().err
-
-
-def test_an_interrupt_during_an_import_is_deferred_then_raised(tmp_path, monkeypatch, capsys):
-    """The module's body is signalled halfway: the import completes (no half-made module,
-    no exec() marked "unhandled"), then the interrupt is raised outside it."""
-    module = tmp_path / "slow_to_import.py"
-    module.write_text(
-        textwrap.dedent("""
-        import os, signal, time
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.2)
-        COMPLETE = True
-    """)
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    reached: list[str] = []
-
-    def command() -> int:
-        import slow_to_import  # noqa: F401
-
-        reached.append("imported")
-        time.sleep(5)  # the deferred interrupt arrives here
-        reached.append("not interrupted")
-        return 0
-
-    status, err = _run_entry(monkeypatch, capsys, command)
-    assert status == 130 and reached == ["imported"]
-    assert sys.modules["slow_to_import"].COMPLETE
-    assert err.startswith("ecocompute: interrupted by SIGINT") and "Traceback" not in err
-
-
-def test_an_interrupt_raised_in_a_finaliser_is_delivered_again(monkeypatch, capsys):
-    """Python can only print an exception raised in __del__ ("Exception ignored") and
-    the run would carry on: it is delivered again instead."""
-    import gc
-
-    class Finalised:
-        def __del__(self) -> None:
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.05)  # the interrupt is raised here, inside __del__
-
-    reached: list[str] = []
-
-    def command() -> int:
-        Finalised()
-        gc.collect()
-        reached.append("finalised")
-        time.sleep(5)
-        reached.append("not interrupted")
-        return 0
-
-    status, err = _run_entry(monkeypatch, capsys, command)
-    assert status == 130 and reached == ["finalised"]
-    assert "Exception ignored" not in err and "Traceback" not in err
+    report = json.loads((out / "energy.json").read_bytes())
+    assert (out / "energy.json").read_bytes() != before.data
+    assert validation_errors(report) == [] and report["results"]["basis"] == "measured"
+    assert listing(out) == ["energy.json"]
 
 
 # --- temp files left by a run killed outright ----------------------------------------

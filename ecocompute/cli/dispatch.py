@@ -5,7 +5,8 @@ written), 1 the run failed after its input was accepted (and said why), 3 the re
 was written but the summary could not be printed, 129 / 130 / 143 interrupted by
 SIGHUP / SIGINT / SIGTERM (the message says whether the report had been written).
 Every failure is one line on stderr. The process starts in ecocompute/cli/entry.py, which
-holds the signals before this module is imported."""
+holds the signals before this module is imported; main() handles them while a command
+runs (boundary/interrupts.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from ecocompute import __version__
 from ecocompute.boundary.interrupts import describe as describe_interrupt
-from ecocompute.boundary.interrupts import sigterm_raises
+from ecocompute.boundary.interrupts import handled
 from ecocompute.boundary.printing import (
     flush_stdout,
     stdout_failure,
@@ -57,7 +58,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit status. Failures are one line on stderr: an
     EcoComputeError says what happened and what to do; SIGINT/SIGTERM exit 130/143 and
     say what was written; anything else is a bug, reported in one line (--verbose
-    re-raises it with its traceback)."""
+    re-raises it with its traceback). Signals are handled meanwhile (boundary/interrupts.py)."""
+    with handled():
+        return _dispatch(argv)
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
@@ -65,9 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        with sigterm_raises():
-            status: int = args.handler(args)
-            failed = flush_stdout()
+        status: int = args.handler(args)
+        failed = flush_stdout()
         if failed is not None:
             print(
                 f"ecocompute: error: could not print the output: {failed.strerror or failed}",

@@ -1,17 +1,15 @@
 """The process's entry point (`ecocompute` and `python -m ecocompute`): signals are in
 hand before anything else is imported, and to the very end.
 
-Importing the CLI takes tens of milliseconds. With Python's own SIGINT handler, a
-Ctrl-C in that time raises KeyboardInterrupt wherever the import happens to be: a
-traceback, or, inside a library's import that catches broadly, an interrupt that is
-swallowed while the run carries on. So this module imports nothing of the package at
-its top, and main() first holds SIGINT, SIGTERM and SIGHUP with a handler that only
-records them; once the CLI is imported, a recorded signal ends the process with its
-one-line message and 128 + its number. From then on SIGINT is KeyboardInterrupt and
-SIGTERM/SIGHUP raise errors.Interrupted (interrupts.on_signal: deferred while an
-import runs, never lost where Python could only print it), caught here around the
-whole command (argument parsing included); a signal that arrives after the command has
-finished is reported as such, and the interpreter's shutdown runs with them ignored.
+Importing the CLI takes tens of milliseconds. With Python's own SIGINT handler, a Ctrl-C
+in that time raises KeyboardInterrupt wherever the import happens to be: a traceback.
+So this module imports nothing of the package at its top, and main() first holds
+SIGINT, SIGTERM and SIGHUP with a handler that only notes them; once the CLI is
+imported, a noted signal ends the process with its one-line message and 128 + its
+number. The command itself runs under boundary/interrupts.py's handler (cli/dispatch.py
+installs it); afterwards the noting handler is back, so a signal that arrives as the
+command finishes is reported as such, and the interpreter's shutdown runs with the
+signals ignored and blocked.
 
 What remains is the interpreter's own start-up before the first line of this package
 runs (site, runpy: about 5-10 ms on an idle machine): a Ctrl-C there is Python's, and
@@ -31,41 +29,8 @@ import sys
 TYPE_CHECKING = False  # typing itself takes milliseconds to import
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from types import FrameType
 
 _HELD = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
-
-
-class _Recorder:
-    """A signal handler that only notes which signal came first."""
-
-    def __init__(self) -> None:
-        self.signum: int | None = None
-
-    def __call__(self, signum: int, frame: FrameType | None) -> None:
-        if self.signum is None:
-            self.signum = signum
-
-
-def _hold(recorder: _Recorder) -> dict[int, object]:
-    """Install recorder for the held signals that the parent did not ignore (`nohup`
-    ignores SIGHUP, a shell's background job SIGINT: those stay ignored)."""
-    previous: dict[int, object] = {}
-    for signum in _HELD:
-        handler = _signal.getsignal(signum)
-        if handler == _signal.SIG_IGN:
-            continue
-        previous[signum] = handler
-        _signal.signal(signum, recorder)
-    return previous
-
-
-def _message(signum: int, when: str) -> int:
-    import signal
-
-    name = signal.Signals(signum).name
-    print(f"ecocompute: interrupted by {name} {when}", file=sys.stderr)
-    return 128 + signum
 
 
 def main(
@@ -74,65 +39,70 @@ def main(
     """Run the CLI with signals held throughout; returns the exit status.
 
     exiting: the process ends when this returns (the console script, python -m), so the
-    held signals are left ignored for the interpreter's own shutdown, which would
-    otherwise put back their default action (a silent death by the signal after the
-    command had finished and said so). Pass False to call this in a longer-lived
-    process.
+    held signals are left ignored and blocked for the interpreter's own shutdown, which
+    would otherwise put back their default action (a silent death by the signal after
+    the command had finished and said so). Pass False in a longer-lived process.
     arrived: signals noted by whoever held them before this module was imported
     (__main__.py)."""
-    recorder = _Recorder()
-    previous = _hold(recorder)
-    if arrived:
-        recorder.signum = arrived[0]
+    noted: list[int] = [] if arrived is None else arrived
+    previous: dict[int, object] = {}
+    for signum in _HELD:  # those the parent ignored (nohup, a background job) stay so
+        handler = _signal.getsignal(signum)
+        if handler != _signal.SIG_IGN:
+            previous[signum] = handler
+            _signal.signal(signum, lambda signum, frame: noted.append(signum))
     stderr = sys.stderr
     try:
-        return _run(argv, recorder)
+        return _run(argv, noted)
     finally:
-        if exiting:
-            from ecocompute.boundary.interrupts import cancel_deliveries
-
-            cancel_deliveries()
         for signum, handler in previous.items():
             _signal.signal(signum, _signal.SIG_IGN if exiting else handler)
         if exiting:
-            # The interpreter's shutdown can put back a signal's default action before
-            # the process ends (seen with CPython 3.11: a SIGINT at the tail of a burst
-            # then killed a run that had finished and said so); blocked, it never lands.
             _signal.pthread_sigmask(_signal.SIG_BLOCK, list(previous))
-        if not exiting:
+            # A KeyboardInterrupt that left an exec() (a dataclass or namedtuple being
+            # made, code torch.compile generates) marks it "unhandled" in CPython, and
+            # `python -m` then kills itself with SIGINT at exit, after our line and exit
+            # status (-2, not 130). Executing a string clears that mark.
+            exec("")
+        else:
             sys.stderr = stderr  # _run made it tolerant (printing.tolerant_stderr)
 
 
-def _run(argv: Sequence[str] | None, recorder: _Recorder) -> int:
-    from ecocompute import cli
-    from ecocompute.boundary.interrupts import deferred_signal, one_interrupt, process_handlers
+def _message(signum: int, when: str) -> int:
+    import signal
+
+    print(f"ecocompute: interrupted by {signal.Signals(signum).name} {when}", file=sys.stderr)
+    return 128 + signum
+
+
+def _run(argv: Sequence[str] | None, noted: list[int]) -> int:
+    from ecocompute.boundary import interrupts
     from ecocompute.boundary.printing import tolerant_stderr
+    from ecocompute.cli import dispatch
     from ecocompute.errors import Interrupted
 
     tolerant_stderr()  # a stderr that cannot be written never fails the run
-    if recorder.signum is not None:
-        return _message(recorder.signum, "while starting: nothing was run or written")
+    if noted:
+        return _message(noted[0], "while starting: nothing was run or written")
     _tolerant_stdout()
     try:
-        with process_handlers():
-            status = cli.main(argv)
+        status = dispatch.main(argv)
     except (KeyboardInterrupt, Interrupted) as exc:
-        # outside cli.main's own handling (argument parsing, or while it was printing)
-        signum = exc.signum if isinstance(exc, Interrupted) else _signal.SIGINT
+        # outside dispatch's own handling (argument parsing, or while it was printing)
         return _message(
-            signum,
+            exc.signum if isinstance(exc, Interrupted) else _signal.SIGINT,
             "before the command could say more: every file it writes is either complete "
             "or untouched (an interrupted write leaves no partial file)",
         )
     # after an interrupt the command has told, more signals are that Ctrl-C held down
-    late = None if one_interrupt() else deferred_signal() or recorder.signum
+    state = interrupts.state
+    late = None if state.raised else state.pending or (noted[0] if noted else None)
     if late is not None:
         import signal
 
-        name = signal.Signals(late).name
         print(
-            f"ecocompute: {name} arrived as the command finished (exit status {status}); "
-            "what it wrote and printed is complete",
+            f"ecocompute: {signal.Signals(late).name} arrived as the command finished (exit "
+            f"status {status}); what it wrote and printed is complete",
             file=sys.stderr,
         )
     return status

@@ -40,7 +40,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from ecocompute.boundary.interrupts import held
+from ecocompute.boundary.interrupts import critical
 from ecocompute.boundary.user_paths import kind_of, unusable_path_reason
 from ecocompute.errors import RunError
 from ecocompute.report.temp_files import LEGACY_STALE_S as LEGACY_STALE_S  # re-exported
@@ -155,7 +155,7 @@ def atomic_path(target: Path, *, create_dir: bool = True) -> Iterator[Path]:
             real.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(real)
         prefix, tail = temp_affixes(real)
-        with held():  # an interrupt between creating the file and naming it would leak it
+        with critical():  # an interrupt between creating the file and naming it would leak it
             fd_tmp, tmp_name = tempfile.mkstemp(
                 prefix=f"{prefix}{os.getpid()}.", suffix=tail, dir=real.parent
             )

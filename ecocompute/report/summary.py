@@ -223,7 +223,8 @@ def verdict_words(precision: str, res: Results) -> str:
 
 
 def software_words(sw: Software) -> str:
-    text = ", ".join([f"python {sw.python}", *stack_in_words(sw.packages, sw.nvidia_driver)])
+    python = [f"python {sw.python}"] if sw.python else []
+    text = ", ".join([*python, *stack_in_words(sw.packages or {}, sw.nvidia_driver)])
     if sw.matches_reference_pins is False:
         text += " (differs from the container image's pins: see software in the report)"
     return text

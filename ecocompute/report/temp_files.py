@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ecocompute.boundary.interrupts import held
+from ecocompute.boundary.interrupts import critical
 
 _NAME_CHARS = 100  # of the target's name in a temp file's name (a name may be 255 bytes)
 _SUFFIX_CHARS = 16
@@ -112,7 +112,7 @@ def scratch_file(target: Path) -> Iterator[Path]:
     memfd_create = getattr(os, "memfd_create", None)
     if memfd_create is not None:
         try:
-            with held():
+            with critical():
                 scratch = memfd_create("ecocompute-" + target.name[:_NAME_CHARS])
         except OSError:
             scratch = None
@@ -132,7 +132,7 @@ def scratch_file(target: Path) -> Iterator[Path]:
         folder,
         re.compile(re.escape(THROUGH_PREFIX) + r"(\d+)\." + _MKSTEMP_RANDOM + r"\.tmp[^/]*$"),
     )
-    with held():
+    with critical():
         handle, tmp_name = tempfile.mkstemp(
             prefix=f"{THROUGH_PREFIX}{os.getpid()}.", suffix=tail, dir=folder
         )

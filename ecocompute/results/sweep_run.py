@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.interrupts import check as check_interrupt
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import EcoComputeError
 from ecocompute.jobs.report_job import ReportJob
@@ -45,6 +46,7 @@ def run_sweep(
     total = len(the_plan.runs)
     try:
         for i, params in enumerate(the_plan.runs, 1):
+            check_interrupt()  # a safe point: between points
             formats = ",".join(map(str, params.session_formats)) or str(params.precision)
             progress(
                 f"sweep {i}/{total}: {params.model_name} {formats} batch {params.batch_size} "

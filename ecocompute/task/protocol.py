@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ecocompute.boundary.interrupts import check as check_interrupt
 from ecocompute.boundary.progress import Progress
 from ecocompute.core.precision import Precision
 from ecocompute.core.stats import DeltaEstimate, estimate_delta, paired_deltas_pct
@@ -235,6 +236,7 @@ def run_phase(
     Where the formats occupy different GPUs, every format's windows read every GPU of
     the phase: each trial keeps its own GPUs' energy, and beside it that of the GPUs it
     left idle (held by the other formats' weights), read over the same window."""
+    check_interrupt()  # a safe point: the formats loaded, nothing measured yet
     indices = sorted({i for r in residents for i in r.nvml_indices})
     spread = len({r.nvml_indices for r in residents}) > 1
     with instruments.sampler(indices) as sampler:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ecocompute.boundary.interrupts import check as check_interrupt
 from ecocompute.boundary.progress import Progress
 from ecocompute.core.precision import Precision
 from ecocompute.core.units import energy_per_token_mj
@@ -89,6 +90,7 @@ def rounds_paired(trials: Sequence[Trial], precision: Precision) -> list[tuple[T
 def warm_up(arms: Sequence[Arm], warmup: int, progress: Progress) -> None:
     for k in range(warmup):
         for arm in arms:
+            check_interrupt()
             progress(f"warm-up {k + 1}/{warmup} {arm.precision}")
             arm.decode.run()
 
@@ -96,6 +98,7 @@ def warm_up(arms: Sequence[Arm], warmup: int, progress: Progress) -> None:
 def measured_trial(
     arm: Arm, expected_tokens: int, index: int, pair: int | None, slot: int | None = None
 ) -> Trial:
+    check_interrupt()  # a safe point: between trials, never inside a window
     output, edges = arm.meter.run(arm.decode.run)
     reading = arm.meter.reading(edges, arm.gpus)
     idle = arm.left_idle
