@@ -304,3 +304,56 @@ def v2_document(results, precision: str, tokens: int, gpus: int = 1) -> dict[str
     ]
     doc["system_under_test"]["accelerator_count"] = gpus
     return json.loads(json.dumps(doc))
+
+
+def v2_measured(readings, precision: str, tokens: int, idle_w=None, gpus: int = 1) -> dict:
+    """A whole report of format 2.0 of these readings ((energy J, duration s, options)
+    per trial; for a quantized format (FP16's, its own) per round), derived by the
+    writer's own code."""
+    from ecocompute.report import derive
+    from ecocompute.report.results_model import IdleWindow
+
+    def one(index, pair, fmt, reading):
+        energy, duration, extra = reading
+        return made_trial(index, pair, fmt, [energy / gpus] * gpus, duration, tokens, **extra)
+
+    trials = []
+    if precision != "FP16":
+        for k, (f, q) in enumerate(readings):
+            trials += [one(2 * k, k, "FP16", f), one(2 * k + 1, k, precision, q)]
+    else:
+        trials = [one(k, None, "FP16", r) for k, r in enumerate(readings)]
+    window = None
+    if idle_w is not None:
+        window = IdleWindow(
+            duration_s=2.0, nvml_indices=list(range(gpus)), energy_joules_by_gpu=[2 * idle_w] * gpus
+        )
+    facts = {
+        f: derive.FormatFacts(f, "torch" if f == "FP16" else "bitsandbytes", tuple(range(gpus)))
+        for f in {"FP16", precision}
+    }
+    inputs = derive.Measured(precision, tuple(trials), facts, window, 1, None)
+    return v2_document(derive.derive_results(inputs, "made"), precision, tokens, gpus)
+
+
+def v2_on_figures(
+    *,
+    params_b: float,
+    delta: float,
+    half_ci: float = 1.0,
+    n_pairs: int = 3,
+    model: str = "synthetic:made",
+    precision: str = "NF4",
+    fp16_j: float = 600.0,
+    tokens: int = 4,
+) -> dict:
+    """A measured report of format 2.0 whose paired delta is `delta` (its interval
+    half-width half_ci), for a model of params_b: the writer's own arithmetic over
+    readings made to give those figures."""
+    readings = [
+        ((fp16_j, trial_s(2 * k), {}), (fp16_j * (1 + d / 100), trial_s(2 * k + 1), {}))
+        for k, d in enumerate(pair_deltas(delta, half_ci, n_pairs))
+    ]
+    doc = v2_measured(readings, precision, tokens)
+    doc["workload"].update(model_name=model, params_b=params_b)
+    return doc

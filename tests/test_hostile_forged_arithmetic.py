@@ -24,7 +24,8 @@ from ecocompute.cli import main
 from ecocompute.report.read import energy_report_problems as consistency_problems
 
 from .conftest import REPO
-from .made_reports import made_trial, v2_document, write
+from .made_reports import v2_measured as _document
+from .made_reports import write
 
 VALIDATION = REPO / "docs" / "validation"
 NATIVE = VALIDATION / "h200-real-weights" / "nf4" / "energy.json"  # written as 1.3
@@ -201,35 +202,6 @@ def test_a_measured_report_only_a_day_ahead_of_this_clock_stands():
 
 
 # --- the writer's own reports: a round copied, and any figures ------------------------
-
-
-def _document(readings, precision: str, tokens: int, idle_w=None, gpus: int = 1) -> dict:
-    """A whole report of format 2.0 of these readings ((energy J, duration s, options)
-    per trial), derived by the writer's own code."""
-    from ecocompute.report import derive
-    from ecocompute.report.results_model import IdleWindow
-
-    def one(index, pair, fmt, reading):
-        energy, duration, extra = reading
-        return made_trial(index, pair, fmt, [energy / gpus] * gpus, duration, tokens, **extra)
-
-    trials = []
-    if precision != "FP16":
-        for k, (f, q) in enumerate(readings):
-            trials += [one(2 * k, k, "FP16", f), one(2 * k + 1, k, precision, q)]
-    else:
-        trials = [one(k, None, "FP16", r) for k, r in enumerate(readings)]
-    window = None
-    if idle_w is not None:
-        window = IdleWindow(
-            duration_s=2.0, nvml_indices=list(range(gpus)), energy_joules_by_gpu=[2 * idle_w] * gpus
-        )
-    facts = {
-        f: derive.FormatFacts(f, "torch" if f == "FP16" else "bitsandbytes", tuple(range(gpus)))
-        for f in {"FP16", precision}
-    }
-    inputs = derive.Measured(precision, tuple(trials), facts, window, 1, None)
-    return v2_document(derive.derive_results(inputs, "made"), precision, tokens, gpus)
 
 
 def test_a_round_copied_and_reindexed_is_found():

@@ -325,19 +325,26 @@ def test_decode_rejects_a_link_without_a_readable_overlay():
 
 
 def test_overlay_carries_the_reports_one_decimal_delta_and_the_cards_name():
-    report = {
-        "workload": {"model_name": "m", "params_b": 3.0, "precision": "NF4"},
-        "system_under_test": {"gpu_arch": "ada", "gpu": "NVIDIA GeForce RTX 4090"},
-        "results": {"vs_fp16_energy_pct": 0.8, "vs_fp16_energy_pct_3dp": 0.755,
-                    "basis": "measured"},
-    }  # fmt: skip
-    point = overlay_point(report)
+    from types import SimpleNamespace as NS
+
+    report = NS(
+        workload=NS(model_name="m", params_b=3.0, precision="NF4"),
+        system_under_test=NS(gpu_arch="ada", gpu="NVIDIA GeForce RTX 4090"),
+        results=NS(
+            vs_fp16_energy_pct=0.8,
+            vs_fp16_energy_pct_exact=0.755,
+            basis="measured",
+            reference_card=None,
+        ),
+    )
+    point = overlay_point(report)  # type: ignore[arg-type]
+    assert point is not None
     assert point["e"] == 0.8 and point["g"] == "NVIDIA GeForce RTX 4090"  # not 0.76
-    report["results"].update(basis="interpolated", reference_card="RTX 5090")
-    report["system_under_test"]["gpu"] = "none: no local GPU (the figure is derived)"
-    assert overlay_point(report)["g"] == "RTX 5090"  # the card, not our phrase
-    report["results"]["vs_fp16_energy_pct"] = None
-    assert overlay_point(report) is None
+    report.results.basis, report.results.reference_card = "interpolated", "RTX 5090"
+    report.system_under_test.gpu = "none: no local GPU (the figure is derived)"
+    assert overlay_point(report)["g"] == "RTX 5090"  # type: ignore[arg-type,index]
+    report.results.vs_fp16_energy_pct = None
+    assert overlay_point(report) is None  # type: ignore[arg-type]
 
 
 # --- --prefetch and --api_base -------------------------------------------------------

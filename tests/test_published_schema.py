@@ -270,6 +270,11 @@ def test_the_writer_refuses_a_report_the_published_consumers_would_not_read(tmp_
     facts is never written (a null text field in quality, as 0.3.0 wrote)."""
     doc = _dry_run(tmp_path / "d", "ada", "1.1", "NF4")
     assert written_report_problems(doc) == []
-    doc["quality"] = {"metric": "perplexity", "basis": "unavailable", "note": None}
+    doc["quality"] = {
+        "metric": "perplexity",
+        "basis": "unavailable",
+        "requested": False,
+        "note": None,
+    }
     problems = written_report_problems(doc)
     assert problems == ["published format: $.quality.note: None is not of type 'string'"]

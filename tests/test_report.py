@@ -20,7 +20,7 @@ from ecocompute.task.published_path import FallbackReason, published_run
 def report():
     params = resolve(None, {"gpu_arch": "ada", "params_b": "1.1"})
     run = published_run(params, FallbackReason("dry_run", "--dry_run"), Hardware())
-    return build_report(run, None)
+    return build_report(run, None).model_dump(mode="json")  # the document a file holds
 
 
 def test_reference_report_is_schema_valid(report):

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecocompute.report.numbers import _all_safe, unsafe_values
-from ecocompute.report.schema import ENERGY_SCHEMAS, SWEEP_SCHEMA, _compiled, schema_errors
+from ecocompute.report.schema import LEGACY_SCHEMAS, SWEEP_SCHEMA, _compiled, schema_errors
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = [
@@ -61,7 +61,7 @@ def _agree(doc, name) -> bool:
 def test_compiled_and_jsonschema_agree_on_every_bent_field(sample):
     pytest.importorskip("fastjsonschema")
     doc = json.loads((REPO / sample).read_text())
-    name = ENERGY_SCHEMAS[doc["schema_version"]]
+    name = LEGACY_SCHEMAS[doc["schema_version"]]
     assert _compiled(name) is not None  # the fast path is really in use
     assert schema_errors(doc, name) == [] and _agree(doc, name)
     checked = 0

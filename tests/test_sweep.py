@@ -16,7 +16,7 @@ from ecocompute.report.schema import sweep_errors
 from ecocompute.results.sweep import sweep
 from ecocompute.results.sweep_plan import slug
 
-from .made_reports import measured, on_curve, write
+from .made_reports import measured, on_curve, v2_on_figures, write
 
 A, S, NSTAR = 40.0, 80.0, 3.0  # crosses zero at N = 3B
 
@@ -125,12 +125,7 @@ def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path, monkeypat
 
     def build(params, command):  # a measured report on the curve, for each size
         n = sizes[params.model_name]
-        return measured(
-            params_b=n,
-            delta=round(delta_pct(n, A, S, NSTAR), 4),
-            half_ci=1.0,
-            model=params.model_name,
-        )
+        return v2_on_figures(params_b=n, delta=delta_pct(n, A, S, NSTAR), model=params.model_name)
 
     monkeypatch.setattr(job, "run_energy_estimate", run)
     monkeypatch.setattr(job, "build_report", build)

@@ -314,6 +314,14 @@ def derived_problems(report: Report, exact: bool) -> list[str]:
                 f"$.results.{name}: present in a report derived from the published dataset, "
                 "which ran no trials"
             )
+    figures = ("vs_fp16_energy_pct", "vs_fp16_energy_pct_exact", "energy_per_token_mj")
+    if res.basis == "unavailable":
+        problems += [
+            f"$.results.{name}: {getattr(res, name)!r}, but basis 'unavailable' has no figure "
+            "(expected null)"
+            for name in figures
+            if getattr(res, name) is not None
+        ]
     return problems + delta_from_energies(res, exact) + curve_problems(report, exact)
 
 

@@ -58,8 +58,19 @@ def generated_schema() -> dict[str, Any]:
             },
             {
                 "if": {"properties": {"results": {"properties": {"basis": {"const": "measured"}}}}},
-                "then": {"properties": {"measurement_source": {"const": MEASURED_SOURCE}}},
-                "else": {"properties": {"measurement_source": {"const": NO_LOCAL_GPU}}},
+                "then": {
+                    "properties": {
+                        "measurement_source": {"const": MEASURED_SOURCE},
+                        "measurement_source_reason": {"type": "null"},
+                    }
+                },
+                "else": {
+                    "required": ["measurement_source_reason"],
+                    "properties": {
+                        "measurement_source": {"const": NO_LOCAL_GPU},
+                        "measurement_source_reason": {"type": "string"},
+                    },
+                },
             },
         ],
     }
