@@ -112,7 +112,7 @@ def test_the_command_line_takes_a_list_of_formats_and_a_library():
 def test_int4_refuses_without_cuda(monkeypatch):
     q = torchao_quantizer(Precision.INT4, fake_torchao(), monkeypatch)
     with pytest.raises(RunError, match=r"^INT4 \(torchao .*\) cannot run here: .*CUDA GPU"):
-        q.preflight(CpuAccelerator(), 6.0)
+        q.preflight(CpuAccelerator())
 
 
 @pytest.mark.parametrize(
@@ -122,19 +122,19 @@ def test_int4_refuses_without_cuda(monkeypatch):
 def test_fp8_needs_compute_capability_8_9(monkeypatch, capability, ok):
     q = torchao_quantizer(Precision.FP8, fake_torchao(), monkeypatch)
     if ok:
-        q.preflight(GpuLike(capability), 6.0)  # the stand-in library's tiny op runs
+        q.preflight(GpuLike(capability))  # the stand-in library's tiny op runs
     else:
         with pytest.raises(RunError, match=r"needs compute capability 8\.9 or newer"):
-            q.preflight(GpuLike(capability), 6.0)
+            q.preflight(GpuLike(capability))
 
 
 def test_a_missing_or_old_torchao_is_one_line(monkeypatch):
     q = torchao_quantizer(Precision.INT4, fake_torchao(), monkeypatch, version=None)
     with pytest.raises(RunError, match="torchao is not installed"):
-        q.preflight(GpuLike((9, 0)), 6.0)
+        q.preflight(GpuLike((9, 0)))
     q = torchao_quantizer(Precision.INT4, fake_torchao(), monkeypatch, version="0.12.0")
     with pytest.raises(RunError, match=r"torchao 0\.12\.0 is older than 0\.18\.0"):
-        q.preflight(GpuLike((9, 0)), 6.0)
+        q.preflight(GpuLike((9, 0)))
 
 
 def test_a_library_that_fails_its_tiny_op_is_named(monkeypatch):
@@ -145,7 +145,7 @@ def test_a_library_that_fails_its_tiny_op_is_named(monkeypatch):
     with pytest.raises(
         RunError, match=r"preflight failed \(RuntimeError: no kernel image is available\)"
     ):
-        q.preflight(GpuLike((9, 0)), 6.0)
+        q.preflight(GpuLike((9, 0)))
 
 
 def _two_layer_model(in_features: int):
@@ -207,9 +207,9 @@ def test_torchao_int8_weight_only_on_real_cpu_tensors(tmp_path, monkeypatch):
     accelerator = CpuAccelerator()
     checkpoint = resolve_checkpoint("synthetic:tiny-test", accelerator)
     spec = spec_for(Precision.INT8, TORCHAO)
-    quantizer_for(spec).preflight(accelerator, 6.0)
-    fp16 = load(checkpoint, Precision.FP16, accelerator, 6.0)
-    int8 = load(checkpoint, spec, accelerator, 6.0)
+    quantizer_for(spec).preflight(accelerator)
+    fp16 = load(checkpoint, Precision.FP16, accelerator)
+    int8 = load(checkpoint, spec, accelerator)
     assert int8.spec is spec and int8.quantization is not None
     assert (
         int8.quantization["library"] == "torchao"

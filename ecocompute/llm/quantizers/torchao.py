@@ -44,7 +44,7 @@ class Torchao(Quantizer):
     library: Callable[[], Any] = staticmethod(import_torchao)
 
     # -- before loading ------------------------------------------------------------
-    def preflight(self, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+    def preflight(self, accelerator: Accelerator) -> None:
         spec = self.spec
         version = packages.installed_version("torchao")
         if version is None:
@@ -94,7 +94,7 @@ class Torchao(Quantizer):
             return lib.Int8WeightOnlyConfig(set_inductor_config=False)
         raise KeyError(precision)  # the table offers no other torchao format
 
-    def load_arguments(self, llm_int8_threshold: float) -> dict[str, Any]:
+    def load_arguments(self) -> dict[str, Any]:
         import torch
 
         return {"dtype": torch.bfloat16, "quantization_config": None}
@@ -102,10 +102,10 @@ class Torchao(Quantizer):
     # -- after loading -----------------------------------------------------------------
     def finish(self, model: Any) -> dict[str, Any]:
         """quantize_() every linear layer but the output layer; count what it did."""
-        self.quantize_block(model, model.get_output_embeddings(), 0.0)
+        self.quantize_block(model, model.get_output_embeddings())
         return self.tally(model)
 
-    def quantize_block(self, block: Any, head: Any, llm_int8_threshold: float) -> None:
+    def quantize_block(self, block: Any, head: Any) -> None:
         """quantize_() the block's linear layers but the output layer, in place."""
         lib = self.library()
         try:
@@ -142,7 +142,7 @@ class Torchao(Quantizer):
         if not any(_quantized(m) for _, m in _linears(model, head)):
             raise self.refuse("the model holds no torchao-quantized layer after quantize_()")
 
-    def record(self, llm_int8_threshold: float) -> dict[str, Any] | None:
+    def record(self) -> dict[str, Any] | None:
         precision = self.spec.precision
         record: dict[str, Any] = {
             "library": "torchao",
