@@ -13,7 +13,7 @@ from typing import Any
 
 from ecocompute.core import packages
 from ecocompute.errors import RunError, one_line
-from ecocompute.formats.table import LLM_INT8_THRESHOLD, FormatSpec
+from ecocompute.formats.table import FormatSpec
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.quantizers.base import Quantizer
 
@@ -80,21 +80,20 @@ class Bitsandbytes(Quantizer):
                 "Check the bitsandbytes and transformers versions; nothing was written."
             )
 
-    def _common(self) -> dict[str, Any]:
+    def _recorded(self, **own: object) -> dict[str, Any]:
         version = packages.installed_version("bitsandbytes")
-        return {"library": "bitsandbytes", "library_version": version}
+        return {"library": "bitsandbytes", "library_version": version, **own}
+
+    # each format's own: one small product on x's device, transformers' config, and a
+    # torch.nn.Linear's weights in its bitsandbytes layer (without the bias)
+    @abstractmethod
+    def _tiny_op(self, bnb: Any, x: Any) -> Any: ...
 
     @abstractmethod
-    def _tiny_op(self, bnb: Any, x: Any) -> Any:
-        """One small product of this format on x's device."""
+    def _config(self) -> Any: ...
 
     @abstractmethod
-    def _config(self) -> Any:
-        """transformers' BitsAndBytesConfig for this format."""
-
-    @abstractmethod
-    def _layer(self, linear: Any) -> Any:
-        """linear's weights in this format's bitsandbytes layer (without its bias)."""
+    def _layer(self, linear: Any) -> Any: ...
 
 
 class Nf4(Bitsandbytes):
@@ -133,14 +132,10 @@ class Nf4(Bitsandbytes):
         return layer
 
     def record(self) -> dict[str, Any] | None:
-        return {
-            **self._common(),
-            "method": "nf4",
-            "quant_type": "nf4",
-            "compute_dtype": "float16",
-            "double_quant": False,
-            "granularity": self.spec.granularity,
-        }
+        return self._recorded(
+            method="nf4", quant_type="nf4", compute_dtype="float16", double_quant=False,
+            granularity=self.spec.granularity,
+        )  # fmt: skip
 
 
 class LlmInt8(Bitsandbytes):
@@ -151,8 +146,8 @@ class LlmInt8(Bitsandbytes):
 
     def __init__(self, spec: FormatSpec) -> None:
         super().__init__(spec)
-        threshold = spec.llm_int8_threshold
-        self.threshold = LLM_INT8_THRESHOLD if threshold is None else threshold
+        assert spec.llm_int8_threshold is not None  # its row always holds one
+        self.threshold = spec.llm_int8_threshold
 
     def _tiny_op(self, bnb: Any, x: Any) -> Any:
         layer = bnb.nn.Linear8bitLt(
@@ -180,10 +175,7 @@ class LlmInt8(Bitsandbytes):
         return layer
 
     def record(self) -> dict[str, Any] | None:
-        return {
-            **self._common(),
-            "method": "LLM.int8()",
-            "llm_int8_threshold": self.threshold,
-            "compute_dtype": "float16",
-            "granularity": self.spec.granularity,
-        }
+        return self._recorded(
+            method="LLM.int8()", llm_int8_threshold=self.threshold, compute_dtype="float16",
+            granularity=self.spec.granularity,
+        )  # fmt: skip

@@ -24,6 +24,20 @@ from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.quantizers.base import Quantizer
 
 GROUP_SIZE = 128
+# What a report says of each format's torchao config, beside what its table row says.
+_RECORDED: dict[Precision, dict[str, object]] = {
+    Precision.INT4: {
+        "config": "Int4WeightOnlyConfig",
+        "group_size": GROUP_SIZE,
+        "packing": "tile_packed_to_4d (tinygemm)",
+    },
+    Precision.FP8: {
+        "config": "Float8DynamicActivationFloat8WeightConfig",
+        "weight_dtype": "float8_e4m3fn",
+        "activation_dtype": "float8_e4m3fn (dynamic, per row)",
+    },
+    Precision.INT8: {"config": "Int8WeightOnlyConfig"},
+}
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -126,16 +140,13 @@ class Torchao(Quantizer):
         record: dict[str, Any] = {"layers_quantized": done, "layers_linear": len(linears)}
         if skipped:
             shapes = sorted({shape for _, shape in skipped})
+            grouped = self.spec.precision is Precision.INT4
             record["layers_skipped_note"] = (
                 f"{len(skipped)} of {len(linears)} linear layers kept in bfloat16: the kernel "
                 f"refused their shapes (out, in) {', '.join(map(str, shapes[:4]))}"
-                + (f" (in_features not a multiple of {GROUP_SIZE})" if self._grouped else "")
+                + (f" (in_features not a multiple of {GROUP_SIZE})" if grouped else "")
             )
         return record
-
-    @property
-    def _grouped(self) -> bool:
-        return self.spec.precision is Precision.INT4
 
     def check(self, model: Any) -> None:
         head = model.get_output_embeddings()
@@ -143,30 +154,15 @@ class Torchao(Quantizer):
             raise self.refuse("the model holds no torchao-quantized layer after quantize_()")
 
     def record(self) -> dict[str, Any] | None:
-        precision = self.spec.precision
-        record: dict[str, Any] = {
+        return {
             "library": "torchao",
             "library_version": packages.installed_version("torchao"),
             "method": self.spec.method,
             "compute_dtype": self.spec.compute_dtype,
             "granularity": self.spec.granularity,
             "output_layer": "kept in bfloat16 (as bitsandbytes keeps it in float16)",
+            **_RECORDED[self.spec.precision],
         }
-        if precision is Precision.INT4:
-            record.update(
-                config="Int4WeightOnlyConfig",
-                group_size=GROUP_SIZE,
-                packing="tile_packed_to_4d (tinygemm)",
-            )
-        elif precision is Precision.FP8:
-            record.update(
-                config="Float8DynamicActivationFloat8WeightConfig",
-                weight_dtype="float8_e4m3fn",
-                activation_dtype="float8_e4m3fn (dynamic, per row)",
-            )
-        else:
-            record.update(config="Int8WeightOnlyConfig")
-        return record
 
 
 def _is_linear(module: Any, head: Any) -> bool:
