@@ -125,6 +125,14 @@ def _format_result(report: dict[str, Any]) -> FormatResult:
     )
 
 
+class _Unset:
+    def __repr__(self) -> str:
+        return "RunParams' default"
+
+
+_UNSET: Any = _Unset()  # not given: RunParams' own default (or the RunParams' own value)
+
+
 # Run parameters estimate() has no use for: it writes nothing and prints only on request.
 _NOT_OPTIONS = {
     "output_dir": "estimate() writes nothing: call .write(folder) on its result",
@@ -143,20 +151,13 @@ def _params(model: str | RunParams, precision: object, options: Mapping[str, Any
     for name, value in options.items():
         if name not in FIELDS or name in _NOT_OPTIONS:
             raise InputError(name, value, _NOT_OPTIONS.get(name, "not an option of estimate()"))
-    given = {**options, **({} if precision is _UNSET else {"precision": precision})}
+    given = {**options, **({} if precision is _UNSET else {"precision": precision, "formats": ()})}
     if isinstance(model, RunParams):
-        if model.share or model.prefetch:
-            raise InputError("share" if model.share else "prefetch", True, _NOT_OPTIONS["share"])
+        for name in ("share", "prefetch"):
+            if getattr(model, name):
+                raise InputError(name, True, _NOT_OPTIONS[name])
         return check_files(dataclasses.replace(model, **given))
     return check_files(RunParams(model_name=model, **given))
-
-
-class _Unset:
-    def __repr__(self) -> str:
-        return "RunParams' default"
-
-
-_UNSET: Any = _Unset()  # not given: RunParams' own default (or the RunParams' own value)
 
 
 def estimate(

@@ -13,11 +13,11 @@ from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError, RunError
 from ecocompute.formats.table import (
     BITSANDBYTES,
+    DEFAULT_LIBRARY,
     FORMATS,
     TORCHAO,
     libraries_for,
     spec_for,
-    table_rows,
 )
 from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.llm.quantizers.torchao import Torchao
@@ -94,7 +94,13 @@ def test_the_table_names_every_format_once_with_what_it_needs():
     assert spec_for(Precision.FP8).min_compute_capability == (8, 9)
     assert spec_for(Precision.INT8, TORCHAO).compute_dtype == "bfloat16"
     assert [spec.published for spec in FORMATS] == [True, True, True, False, False, False]
-    assert {row["format"] for row in table_rows()} == set(keys)
+    assert [DEFAULT_LIBRARY[p] for p in Precision] == [
+        "torch",
+        BITSANDBYTES,
+        BITSANDBYTES,
+        TORCHAO,
+        TORCHAO,  # FP16 NF4 INT8 INT4 FP8
+    ]
     with pytest.raises(InputError, match="torchao does not make NF4; bitsandbytes does"):
         spec_for(Precision.NF4, TORCHAO)
 
@@ -107,6 +113,19 @@ def test_the_command_line_takes_a_list_of_formats_and_a_library():
     assert resolve(None, {"precision": "FP16"}).session_formats == ()
     with pytest.raises(InputError, match="share"):
         resolve(None, {"precision": "NF4,INT4", "share": True})
+
+
+def test_llm_int8s_threshold_is_held_by_its_format_and_quantizer():
+    from ecocompute.llm.quantizers.bitsandbytes import LlmInt8
+
+    assert spec_for(Precision.INT8).llm_int8_threshold == 6.0  # the library's default
+    assert spec_for(Precision.NF4).llm_int8_threshold is None  # no other format has one
+    assert spec_for(Precision.INT8, TORCHAO, llm_int8_threshold=0.0).llm_int8_threshold is None
+    params = resolve(None, {"precision": "INT8", "llm_int8_threshold": "0"})
+    quantizer = quantizer_for(params.spec())
+    assert isinstance(quantizer, LlmInt8) and quantizer.threshold == 0.0
+    assert quantizer.record()["llm_int8_threshold"] == 0.0
+    assert resolve(None, {"precision": "NF4"}).spec() == spec_for(Precision.NF4)
 
 
 def test_int4_refuses_without_cuda(monkeypatch):

@@ -115,6 +115,9 @@ def test_llm_int8_and_torchao_quantize_from_memory_too():
     int8 = build(TINY, INT8, accelerator)
     quantizer_for(INT8).check(int8)
     assert int8.model.layers[0].self_attn.q_proj.weight.dtype == torch.int8
+    assert int8.model.layers[0].self_attn.q_proj.state.threshold == 6.0
+    pure = build(TINY, spec_for(Precision.INT8, llm_int8_threshold=0.0), accelerator)
+    assert pure.model.layers[0].mlp.down_proj.state.threshold == 0.0  # the format's setting
     torchao = build(TINY, INT8_TORCHAO, accelerator)
     quantizer = quantizer_for(INT8_TORCHAO)
     quantizer.check(torchao)

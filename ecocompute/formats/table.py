@@ -119,14 +119,8 @@ FORMATS: tuple[FormatSpec, ...] = (
     ),
 )  # fmt: skip
 _BY_NAME = {(spec.precision, spec.library): spec for spec in FORMATS}
-
-DEFAULT_LIBRARY: dict[Precision, str] = {
-    Precision.FP16: TORCH,
-    Precision.NF4: BITSANDBYTES,
-    Precision.INT8: BITSANDBYTES,
-    Precision.INT4: TORCHAO,
-    Precision.FP8: TORCHAO,
-}
+# A precision's first row is its default library's (INT8: bitsandbytes, not torchao).
+DEFAULT_LIBRARY = {spec.precision: spec.library for spec in reversed(FORMATS)}
 
 
 def libraries_for(precision: Precision) -> tuple[str, ...]:
@@ -149,17 +143,6 @@ def spec_for(
     if spec.llm_int8_threshold is None or llm_int8_threshold is None:
         return spec
     return dataclasses.replace(spec, llm_int8_threshold=llm_int8_threshold)
-
-
-def table_rows() -> list[dict[str, object]]:
-    """The table as records, for docs and `--help`-like listings."""
-    shown = ("method", "bits", "compute_dtype", "granularity", "needs", "graphs")
-    return [
-        {"format": spec.key, "precision": str(spec.precision), "library": spec.library}
-        | {name: getattr(spec, name) for name in shown}
-        | {"published_figures": spec.published}
-        for spec in FORMATS
-    ]
 
 
 def format_key(precision: str, library: str | None) -> str:

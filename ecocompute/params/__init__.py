@@ -12,31 +12,28 @@ from ecocompute.params.model_size import nominal_params_b, params_b_from_model_n
 from ecocompute.params.parameters_file import check_files, read_parameters_file, resolve
 from ecocompute.params.path_checks import check_http_url, check_output_dir, check_quality_text
 from ecocompute.params.run_params import (
-    DECODE_REGIMES,
     DEFAULTS,
     FIELDS,
     MAX_PARAMETERS_BYTES,
-    SITE,
     YAML_KEYS,
     RunParams,
+    flag_for,
     from_text,
     help_for,
 )
-from ecocompute.params.text_values import PRECISIONS
 
 __all__ = [
-    "DECODE_REGIMES",
     "DEFAULTS",
     "FIELDS",
     "MAX_PARAMETERS_BYTES",
-    "PRECISIONS",
-    "SITE",
     "YAML_KEYS",
+    "Flag",
     "RunParams",
     "check_files",
     "check_http_url",
     "check_output_dir",
     "check_quality_text",
+    "flag_for",
     "from_text",
     "help_for",
     "nominal_params_b",

@@ -16,7 +16,6 @@ from ecocompute.errors import InputError
 from ecocompute.params.yaml_loader import TooLongNumber
 
 PRECISIONS = tuple(p.value for p in Precision)
-TEXT = {"values": "text"}  # the validation context of flags and YAML values
 _BOOLEANS = {"true": True, "yes": True, "false": False, "no": False}
 
 
@@ -24,6 +23,8 @@ def read_as(name: str, kind: Any, value: object) -> object:
     """`value` as `kind` (the field's type) where it reads as one."""
     if isinstance(value, TooLongNumber):
         raise InputError(name, str(value), "a number far too long to be this value")
+    if kind is Precision and not isinstance(value, str):  # a YAML list is not a precision
+        raise InputError(name, value, "expected a non-empty string")
     if get_origin(kind) in (Union, UnionType):  # X | None
         kind = next(k for k in get_args(kind) if k is not NoneType)
     if kind is int and isinstance(value, float) and value.is_integer():
@@ -38,16 +39,14 @@ def read_as(name: str, kind: Any, value: object) -> object:
     return value
 
 
-def session_formats(value: object, *, text: bool) -> tuple[Precision, ...]:
+def session_formats(value: object) -> tuple[Precision, ...]:
     """One precision, or several quantized ones (a session), from "NF4" or "NF4,INT4,FP8"
-    (any case), or, typed, a Precision or a list. Raises InputError naming precision."""
-    if isinstance(value, TooLongNumber):
-        raise InputError("precision", str(value), "a number far too long to be this value")
+    (any case), a Precision or a list of them. Raises InputError naming precision."""
     if isinstance(value, Precision):
         return (value,)
     if isinstance(value, str):
         items: list[object] = [item.strip() for item in value.split(",")]
-    elif not text and isinstance(value, list | tuple) and value:
+    elif isinstance(value, list | tuple) and value:
         items = list(value)
     else:
         raise InputError("precision", value, "expected a non-empty string")
