@@ -9,12 +9,16 @@ May import: formats, published (arch classes), boundary (user paths), core, erro
 """
 
 from ecocompute.params.model_size import nominal_params_b, params_b_from_model_name
-from ecocompute.params.parameters_file import check_files, read_parameters_file, resolve
+from ecocompute.params.parameters_file import (
+    MAX_PARAMETERS_BYTES,
+    check_files,
+    read_parameters_file,
+    resolve,
+)
 from ecocompute.params.path_checks import check_http_url, check_output_dir, check_quality_text
 from ecocompute.params.run_params import (
     DEFAULTS,
     FIELDS,
-    MAX_PARAMETERS_BYTES,
     YAML_KEYS,
     RunParams,
     flag_for,

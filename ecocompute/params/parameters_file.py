@@ -12,8 +12,10 @@ from pathlib import Path
 from ecocompute.boundary.user_paths import kind_of, stat_or_none
 from ecocompute.errors import InputError
 from ecocompute.params.path_checks import check_quality_text
-from ecocompute.params.run_params import MAX_PARAMETERS_BYTES, YAML_KEYS, RunParams, from_text
+from ecocompute.params.run_params import YAML_KEYS, RunParams, from_text
 from ecocompute.params.yaml_loader import DuplicateKey, parameters_loader
+
+MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes
 
 
 def read_parameters_file(path: str | os.PathLike[str]) -> dict[str, object]:

@@ -45,7 +45,7 @@ def _allowed(error: Any, field: FieldInfo | None) -> str:
         return "expected a number, not true/false" if yes_no else "expected a finite number"
     if kind.startswith("bool_"):
         return "expected true or false"
-    if kind.startswith("string_"):
+    if kind.startswith("string_") or (kind == "literal_error" and not isinstance(value, str)):
         return "expected a non-empty string"
     if kind in ("unexpected_keyword_argument", "extra_forbidden"):
         return "not a run parameter"

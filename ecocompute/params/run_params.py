@@ -16,11 +16,17 @@ session, a point of a sweep), and checks the result again.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, NamedTuple, get_args
+from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import ConfigDict, Field, PlainValidator, ValidationInfo, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic import ValidationError as _ValidationError
-from pydantic import model_validator as _model_validator
 from pydantic.dataclasses import dataclass
 from pydantic.fields import FieldInfo
 from pydantic_core import ArgsKwargs
@@ -28,20 +34,24 @@ from pydantic_core import ArgsKwargs
 from ecocompute.core.precision import Precision
 from ecocompute.core.printable import is_text
 from ecocompute.errors import InputError
-from ecocompute.formats.table import AUTO, BACKENDS, LLM_INT8_THRESHOLD, FormatSpec, spec_for
+from ecocompute.formats.table import (
+    AUTO,
+    BACKENDS,
+    LLM_INT8_THRESHOLD,
+    FormatSpec,
+    libraries_for,
+    spec_for,
+)
 from ecocompute.params.model_size import name_size_b, params_b_problem
 from ecocompute.params.path_checks import check_http_url
 from ecocompute.params.refusals import Says, one_line
 from ecocompute.params.text_values import read_as, session_formats
 from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch_choice
 
-MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes
 # Upper bounds far beyond any real run, so that no user value can overflow the
 # arithmetic of a run or a report (a report holds no number above 1e15:
 # report/numbers.py). 1e5 B is 100 trillion parameters; 2**20 GiB is a pebibyte.
 MAX_COUNT = 10**9
-Decode = Literal["eager", "graphs", "compiled"]
-DECODE_REGIMES: tuple[str, ...] = get_args(Decode)
 SITE = "https://quantenergy.tech"  # the published EcoCompute site
 NOT_IN_YAML = ("formats", "output_dir", "dry_run", "quiet")
 STRIPPED = ("backend", "gpu_arch", "decode", "site", "api_base")  # text, not a path
@@ -146,7 +156,7 @@ class RunParams:
         "cap spreads over the next GPU(s), and the energy of every GPU it occupies is "
         "summed (default: each GPU's free memory)",
         "must be a positive GiB", gt=0, le=float(2**20), flag="GIB")
-    decode: Decode = _f("eager",
+    decode: Literal["eager", "graphs", "compiled"] = _f("eager",
         "decode regime: eager (generate(), the published protocol), graphs (static KV "
         "cache, the one-token step captured as a CUDA graph and replayed per token) or "
         "compiled (the same step compiled by torch.compile first, then captured; the "
@@ -198,7 +208,7 @@ class RunParams:
         return spec_for(chosen, self.backend, llm_int8_threshold=self.llm_int8_threshold)
 
     # -- how values come in --------------------------------------------------------------
-    @_model_validator(mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
     def _one_line(cls, data: Any, handler: Any) -> Any:
         try:
@@ -206,15 +216,17 @@ class RunParams:
         except _ValidationError as exc:
             raise one_line(exc, FIELDS) from None
 
-    @_model_validator(mode="before")
+    @model_validator(mode="before")
     @classmethod
     def _sessions(cls, data: ArgsKwargs) -> ArgsKwargs:
         """precision="NF4,INT4" (or a list): the first is the precision, all of them the
         session's formats. Text other than a path is stripped."""
-        given = {
-            k: v.strip() if type(v) is str and k in STRIPPED else v
-            for k, v in (data.kwargs or {}).items()
-        }
+        given = dict(data.kwargs or {})
+        for name in set(STRIPPED) & set(given):
+            if type(value := given[name]) is str:
+                if not value.strip():
+                    raise InputError(name, value, "expected a non-empty string")
+                given[name] = value.strip()
         if "precision" in given:
             chosen = session_formats(given["precision"])
             given["precision"] = chosen[0]
@@ -271,7 +283,7 @@ class RunParams:
         return value
 
     # -- the rules that tie fields together ----------------------------------------------
-    @_model_validator(mode="after")
+    @model_validator(mode="after")
     def _together(self) -> RunParams:
         if self.params_b is None:
             name_size_b(self.model_name)  # a size the name states is checked as --params_b is
@@ -280,7 +292,10 @@ class RunParams:
             raise InputError("formats", self.formats, why)
         session_formats(self.formats or self.precision)  # FP16, or one twice
         for precision in self.session_formats:
-            self.spec(precision)  # raises: this backend does not make it
+            if self.backend != AUTO and self.backend not in libraries_for(precision):
+                offered = " or ".join(libraries_for(precision))
+                why = f"{self.backend} does not make {precision} ({offered} does)"
+                raise InputError("backend", self.backend, why)
         if len(self.session_formats) > 1 and (self.share or self.prefetch):
             raise InputError(
                 "share" if self.share else "prefetch",

@@ -44,6 +44,8 @@ def session_formats(value: object) -> tuple[Precision, ...]:
     (any case), a Precision or a list of them. Raises InputError naming precision."""
     if isinstance(value, Precision):
         return (value,)
+    if isinstance(value, str) and not value.strip():
+        raise InputError("precision", value, "expected a non-empty string")
     if isinstance(value, str):
         items: list[object] = [item.strip() for item in value.split(",")]
     elif isinstance(value, list | tuple) and value:
