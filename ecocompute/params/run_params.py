@@ -124,8 +124,7 @@ class RunParams:
         POSITIVE, gt=0, le=MAX_COUNT, flag="N")
     gpu_arch: str = _f("auto",
         "auto (from NVML), an arch class (" + ", ".join(ARCH_CLASSES) + "), a product "
-        "name such as 'RTX 4090', or a short name such as 4090, a800, t4, h200",
-        min_length=1, flag="ARCH")
+        "name such as 'RTX 4090', or a short name such as 4090, a800, t4, h200", flag="ARCH")
     context_length: int = _f(2048, "context window the prompt plus new tokens must fit in",
         POSITIVE, gt=0, le=MAX_COUNT, flag="N")
     tokens: int = _f(256, "new tokens generated per decode run (min_new_tokens = max)",
@@ -218,11 +217,12 @@ class RunParams:
 
     @model_validator(mode="before")
     @classmethod
-    def _sessions(cls, data: ArgsKwargs) -> ArgsKwargs:
-        """precision="NF4,INT4" (or a list): the first is the precision, all of them the
-        session's formats. Text other than a path is stripped."""
+    def _normalise(cls, data: ArgsKwargs) -> ArgsKwargs:
+        """Text other than a path is stripped (and refused when blank); precision
+        "NF4,INT4" (or a list) is a session: the first is the precision, all of them the
+        session's formats."""
         given = dict(data.kwargs or {})
-        for name in set(STRIPPED) & set(given):
+        for name in [n for n in STRIPPED if n in given]:
             if type(value := given[name]) is str:
                 if not value.strip():
                     raise InputError(name, value, "expected a non-empty string")
