@@ -58,7 +58,7 @@ def second_gpu(accelerator, capture: bool) -> None:
 
     model_name = "synthetic:tiny-in-memory"
     checkpoint = resolve_checkpoint(model_name, accelerator)
-    loaded = load(checkpoint, spec_for(Precision.NF4), SecondGpuOnly(accelerator), 6.0)
+    loaded = load(checkpoint, spec_for(Precision.NF4), SecondGpuOnly(accelerator))
     plan = sorted(set(loaded.model.hf_device_map.values()))
     print(f"second GPU: NF4 on device(s) {loaded.devices}, plan {plan}")
     ids, mask = prompt_ids(checkpoint, 2, accelerator)  # on the input device, GPU 0

@@ -48,13 +48,14 @@ def measure(model_name: str, threshold: float, windows: int, seq_len: int, decod
     import torch
 
     from ecocompute.core.precision import Precision
+    from ecocompute.formats.table import spec_for
     from ecocompute.llm.cuda import CudaAccelerator
     from ecocompute.llm.loading import load, load_tokenizer, resolve_checkpoint
     from ecocompute.llm.quality_probe import corpus_text
 
     accelerator = CudaAccelerator()
     checkpoint = resolve_checkpoint(model_name, accelerator)
-    loaded = load(checkpoint, Precision.INT8, accelerator, threshold)
+    loaded = load(checkpoint, spec_for(Precision.INT8, llm_int8_threshold=threshold), accelerator)
     model = loaded.model
     if checkpoint.weights == "synthetic":
         vocab = model.config.vocab_size

@@ -19,7 +19,7 @@ def load_models(
     accel = CudaAccelerator()
     backend = ModelBackend()
     checkpoint = backend.checkpoint(model_name, accel)
-    models = {p: backend.load(checkpoint, p, accel, 6.0).model for p in precisions}
+    models = {p: backend.load(checkpoint, p, accel).model for p in precisions}
     return accel, models, backend.prompt(checkpoint, 1, accel)
 
 

@@ -7,10 +7,11 @@
 
 estimate() measures on this machine's GPU (NVML) or, where it cannot, gives the
 labelled figure derived from the published dataset, exactly as `energy_estimate` does;
-it takes the same options (keyword arguments named as the flags, without dashes).
-Several formats (precision="NF4,INT4,FP8" or a list) are one session against one FP16
-baseline. sweep() is `ecocompute sweep`; read_report() reads one report of any format
-this tool reads as its typed record.
+it takes the same parameters (keyword arguments named as the flags, without dashes,
+each a value of its type), or a RunParams whole (ecocompute.params). Several formats
+(precision="NF4,INT4,FP8" or a list) are one session against one FP16 baseline.
+sweep() is `ecocompute sweep`; read_report() reads one report of any format this tool
+reads as its typed record.
 
 Errors are the project's exception types (ecocompute.errors): InputError for bad input
 (the command line's exit 2), RunError for a run that failed (exit 1), ReportInvalid
@@ -21,15 +22,19 @@ leaves no partial file), no logging configuration, no progress unless asked.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import InputError, ReportInvalid
 from ecocompute.report.model import Report
+
+if TYPE_CHECKING:
+    from ecocompute.params import RunParams
 
 
 @dataclass(frozen=True)
@@ -119,22 +124,45 @@ def _format_result(report: Report) -> FormatResult:
     )
 
 
-def _flags(model: str, precision: str | Sequence[str], options: Mapping[str, Any]) -> dict:
-    from ecocompute.params import FIELDS
+class _Unset:
+    def __repr__(self) -> str:
+        return "RunParams' default"
 
-    unknown = sorted(set(options) - set(FIELDS))
-    if unknown:
-        raise InputError(unknown[0], options[unknown[0]], "not an option of estimate()")
-    chosen = precision if isinstance(precision, str) else ",".join(precision)
-    return {**options, "model_name": model, "precision": chosen}
+
+_UNSET: Any = _Unset()  # not given: RunParams' own default (or the RunParams' own value)
+
+
+# Run parameters estimate() has no use for: it writes nothing and prints only on request.
+_NOT_OPTIONS = {
+    "output_dir": "estimate() writes nothing: call .write(folder) on its result",
+    "quiet": "estimate() is silent unless progress=True",
+    "share": "a command-line option of energy_estimate (it writes share_url.txt)",
+    "prefetch": "a command-line option of energy_estimate (it adds the site's prediction)",
+    "formats": 'give a session\'s formats as precision ("NF4,INT4" or a list)',
+}
+
+
+def _params(model: str | RunParams, precision: object, options: Mapping[str, Any]) -> RunParams:
+    """The run's parameters: a RunParams, with any keyword arguments over it, or the
+    model and keyword arguments, typed, into one (defaults from RunParams alone)."""
+    from ecocompute.params import FIELDS, RunParams, check_files
+
+    for name, value in options.items():
+        if name not in FIELDS or name in _NOT_OPTIONS:
+            raise InputError(name, value, _NOT_OPTIONS.get(name, "not an option of estimate()"))
+    given = {**options, **({} if precision is _UNSET else {"precision": precision, "formats": ()})}
+    if isinstance(model, RunParams):
+        for name in ("share", "prefetch"):
+            if getattr(model, name):
+                raise InputError(name, True, _NOT_OPTIONS[name])
+        return check_files(dataclasses.replace(model, **given))
+    return check_files(RunParams(model_name=model, **given))
 
 
 def estimate(
-    model: str,
-    precision: str | Sequence[str] = "NF4",
+    model: str | RunParams,
+    precision: str | Sequence[str] = _UNSET,
     *,
-    batch_size: int = 1,
-    decode: str = "eager",
     progress: bool = False,
     machine: Any = None,
     **options: Any,
@@ -142,20 +170,20 @@ def estimate(
     """Energy per generated token of `model` at `precision` against FP16, measured on
     this machine's GPU, or the labelled published figure where it cannot be measured.
 
+    model: a Hugging Face id, a local checkpoint folder or synthetic:<preset>; or the
+    run's parameters whole, a RunParams (keyword arguments then replace its fields).
     precision: "NF4", "INT8", "INT4", "FP8", "FP16", or several ("NF4,INT4" or a list:
-    one session, one FP16 baseline). Other options as `energy_estimate --help` names
-    them (iterations=, tokens=, ci_target_pts=, backend=, gpu_arch=, dry_run=, ...).
-    progress: print progress lines on stderr. machine: stand-ins for tests
-    (ecocompute.task.machine.Machine). Nothing is written: call .write(folder).
-    Raises InputError, RunError, ReportInvalid."""
-    from ecocompute.params import resolve
+    one session, one FP16 baseline); default: RunParams' (NF4). Other options are
+    RunParams' fields, as `energy_estimate --help` names them (iterations=, tokens=,
+    batch_size=, decode=, ci_target_pts=, backend=, gpu_arch=, dry_run=, ...), each a
+    value of its type (batch_size=4, not "4"). progress: print progress lines on stderr.
+    machine: stand-ins for tests (ecocompute.task.machine.Machine). Nothing is written:
+    call .write(folder). Raises InputError (naming the field), RunError, ReportInvalid."""
     from ecocompute.report.build import build_report
     from ecocompute.report.write import report_text
     from ecocompute.task.run import run_session
 
-    flags = _flags(model, precision, {**options, "batch_size": batch_size, "decode": decode})
-    flags.setdefault("output_dir", ".")  # not written to: .write() takes the folder
-    params = resolve(None, flags)
+    params = _params(model, precision, options)
     outcomes = run_session(params, Progress(quiet=not progress), machine=machine)
     results = []
     for outcome in outcomes:

@@ -243,17 +243,15 @@ class StandInQuantBackend(ModelBackend):
         self.loads: list[str] = []
         self.preflights: list[str] = []
 
-    def preflight(self, spec: FormatSpec, accelerator: Any, threshold: float) -> None:
+    def preflight(self, spec: FormatSpec, accelerator: Any) -> None:
         self.preflights.append(spec.precision)
 
-    def load(
-        self, checkpoint: Any, spec: FormatSpec, accelerator: Any, threshold: float
-    ) -> LoadedModel:
+    def load(self, checkpoint: Any, spec: FormatSpec, accelerator: Any) -> LoadedModel:
         self.loads.append(spec.precision)
-        loaded = super().load(checkpoint, FP16_SPEC, accelerator, threshold)
+        loaded = super().load(checkpoint, FP16_SPEC, accelerator)
         loaded.precision = spec.precision
         loaded.spec = spec
-        loaded.quantization = quantizer_for(spec).record(threshold)
+        loaded.quantization = quantizer_for(spec).record()
         return loaded
 
 

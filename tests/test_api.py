@@ -64,6 +64,40 @@ def test_bad_input_raises_the_command_lines_error():
         ecocompute.estimate("synthetic:tiny-test", "NF4", iterationz=3)
 
 
+def test_estimate_takes_the_parameters_model_whole():
+    from ecocompute.params import RunParams
+
+    params = RunParams(model_name="synthetic:llama-2-7b", precision="NF4,INT4", gpu_arch="h200")
+    result = ecocompute.estimate(params)
+    assert [f.format for f in result.formats] == ["NF4", "INT4"]
+    again = ecocompute.estimate(params, "INT8", batch_size=8)  # keywords over the model
+    assert [f.format for f in again.formats] == ["INT8"]
+    assert again.report["workload"]["batch_size"] == 8
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field", "says"),
+    [
+        ({"precision": None}, "precision", "expected a non-empty string"),
+        ({"params_b": 10**400}, "params_b", "expected a finite number"),
+        ({"batch_size": "4"}, "batch_size", "expected a whole number"),  # typed, not text
+        ({"batch_size": True}, "batch_size", "not true/false"),
+        ({"tokens": [8]}, "tokens", "expected a whole number"),
+        ({"model": None}, "model_name", "expected a non-empty string"),
+        ({"model": b"gpt-1b"}, "model_name", "expected a non-empty string"),
+        ({"share": True}, "share", "a command-line option of energy_estimate"),
+        ({"prefetch": True}, "prefetch", "a command-line option of energy_estimate"),
+        ({"formats": ["NF4"]}, "formats", "give a session's formats as precision"),
+        ({"output_dir": "o"}, "output_dir", "estimate() writes nothing"),
+    ],
+)
+def test_wrong_keyword_arguments_are_input_errors_naming_the_field(kwargs, field, says):
+    kwargs = {"model": "synthetic:tiny-test", "params_b": 0.001, **kwargs}
+    with pytest.raises(InputError) as info:
+        ecocompute.estimate(kwargs.pop("model"), **kwargs)
+    assert info.value.field == field and says in str(info.value)
+
+
 def test_read_report_refuses_what_is_not_a_report(tmp_path):
     bad = tmp_path / "energy.json"
     bad.write_text(json.dumps({"schema_version": "ecocompute-energy/9.9"}))

@@ -100,17 +100,17 @@ class SpyBackend(StandInQuantBackend):
         super().__init__()
         self.calls: list[str] = []
 
-    def preflight(self, precision, accelerator, threshold):
+    def preflight(self, precision, accelerator):
         self.calls.append(f"preflight {precision}")
-        super().preflight(precision, accelerator, threshold)
+        super().preflight(precision, accelerator)
 
     def checkpoint(self, model_name, accelerator):
         self.calls.append("checkpoint")
         return super().checkpoint(model_name, accelerator)
 
-    def load(self, checkpoint, precision, accelerator, threshold):
+    def load(self, checkpoint, precision, accelerator):
         self.calls.append(f"load {precision}")
-        return super().load(checkpoint, precision, accelerator, threshold)
+        return super().load(checkpoint, precision, accelerator)
 
 
 def one_line(ran: Ran) -> str:
@@ -336,7 +336,7 @@ class OutOfMemoryBackend(StandInQuantBackend):
         self.stage = stage
         self.target = precision
 
-    def load(self, checkpoint, precision, accelerator, threshold):
+    def load(self, checkpoint, precision, accelerator):
         import torch
 
         def out_of_memory(*args, **kwargs):
@@ -350,8 +350,8 @@ class OutOfMemoryBackend(StandInQuantBackend):
 
             with self.monkeypatch.context() as m:
                 m.setattr(AutoModelForCausalLM, "from_pretrained", out_of_memory)
-                return models.load(checkpoint, precision, accelerator, threshold)
-        loaded = super().load(checkpoint, precision, accelerator, threshold)
+                return models.load(checkpoint, precision, accelerator)
+        loaded = super().load(checkpoint, precision, accelerator)
         if self.stage == "running" and str(precision) == self.target:
             loaded.model.generate = out_of_memory
         return loaded
@@ -436,10 +436,10 @@ def test_transformers_refusing_a_spilled_placement_is_does_not_fit(monkeypatch, 
     monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", refuse)
     if refused:
         with pytest.raises(RunError, match="does not fit on this process's GPU"):
-            models.load(checkpoint, Precision.NF4, CpuAccelerator(), 6.0)
+            models.load(checkpoint, Precision.NF4, CpuAccelerator())
     else:
         with pytest.raises(ValueError, match="Unrecognized"):
-            models.load(checkpoint, Precision.NF4, CpuAccelerator(), 6.0)
+            models.load(checkpoint, Precision.NF4, CpuAccelerator())
 
 
 def test_a_load_that_is_not_quantized_is_refused():

@@ -13,11 +13,11 @@ from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError, RunError
 from ecocompute.formats.table import (
     BITSANDBYTES,
+    DEFAULT_LIBRARY,
     FORMATS,
     TORCHAO,
     libraries_for,
     spec_for,
-    table_rows,
 )
 from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.llm.quantizers.torchao import Torchao
@@ -94,7 +94,13 @@ def test_the_table_names_every_format_once_with_what_it_needs():
     assert spec_for(Precision.FP8).min_compute_capability == (8, 9)
     assert spec_for(Precision.INT8, TORCHAO).compute_dtype == "bfloat16"
     assert [spec.published for spec in FORMATS] == [True, True, True, False, False, False]
-    assert {row["format"] for row in table_rows()} == set(keys)
+    assert [DEFAULT_LIBRARY[p] for p in Precision] == [
+        "torch",
+        BITSANDBYTES,
+        BITSANDBYTES,
+        TORCHAO,
+        TORCHAO,  # FP16 NF4 INT8 INT4 FP8
+    ]
     with pytest.raises(InputError, match="torchao does not make NF4; bitsandbytes does"):
         spec_for(Precision.NF4, TORCHAO)
 
@@ -109,10 +115,23 @@ def test_the_command_line_takes_a_list_of_formats_and_a_library():
         resolve(None, {"precision": "NF4,INT4", "share": True})
 
 
+def test_llm_int8s_threshold_is_held_by_its_format_and_quantizer():
+    from ecocompute.llm.quantizers.bitsandbytes import LlmInt8
+
+    assert spec_for(Precision.INT8).llm_int8_threshold == 6.0  # the library's default
+    assert spec_for(Precision.NF4).llm_int8_threshold is None  # no other format has one
+    assert spec_for(Precision.INT8, TORCHAO, llm_int8_threshold=0.0).llm_int8_threshold is None
+    params = resolve(None, {"precision": "INT8", "llm_int8_threshold": "0"})
+    quantizer = quantizer_for(params.spec())
+    assert isinstance(quantizer, LlmInt8) and quantizer.threshold == 0.0
+    assert quantizer.record()["llm_int8_threshold"] == 0.0
+    assert resolve(None, {"precision": "NF4"}).spec() == spec_for(Precision.NF4)
+
+
 def test_int4_refuses_without_cuda(monkeypatch):
     q = torchao_quantizer(Precision.INT4, fake_torchao(), monkeypatch)
     with pytest.raises(RunError, match=r"^INT4 \(torchao .*\) cannot run here: .*CUDA GPU"):
-        q.preflight(CpuAccelerator(), 6.0)
+        q.preflight(CpuAccelerator())
 
 
 @pytest.mark.parametrize(
@@ -122,19 +141,19 @@ def test_int4_refuses_without_cuda(monkeypatch):
 def test_fp8_needs_compute_capability_8_9(monkeypatch, capability, ok):
     q = torchao_quantizer(Precision.FP8, fake_torchao(), monkeypatch)
     if ok:
-        q.preflight(GpuLike(capability), 6.0)  # the stand-in library's tiny op runs
+        q.preflight(GpuLike(capability))  # the stand-in library's tiny op runs
     else:
         with pytest.raises(RunError, match=r"needs compute capability 8\.9 or newer"):
-            q.preflight(GpuLike(capability), 6.0)
+            q.preflight(GpuLike(capability))
 
 
 def test_a_missing_or_old_torchao_is_one_line(monkeypatch):
     q = torchao_quantizer(Precision.INT4, fake_torchao(), monkeypatch, version=None)
     with pytest.raises(RunError, match="torchao is not installed"):
-        q.preflight(GpuLike((9, 0)), 6.0)
+        q.preflight(GpuLike((9, 0)))
     q = torchao_quantizer(Precision.INT4, fake_torchao(), monkeypatch, version="0.12.0")
     with pytest.raises(RunError, match=r"torchao 0\.12\.0 is older than 0\.18\.0"):
-        q.preflight(GpuLike((9, 0)), 6.0)
+        q.preflight(GpuLike((9, 0)))
 
 
 def test_a_library_that_fails_its_tiny_op_is_named(monkeypatch):
@@ -145,7 +164,7 @@ def test_a_library_that_fails_its_tiny_op_is_named(monkeypatch):
     with pytest.raises(
         RunError, match=r"preflight failed \(RuntimeError: no kernel image is available\)"
     ):
-        q.preflight(GpuLike((9, 0)), 6.0)
+        q.preflight(GpuLike((9, 0)))
 
 
 def _two_layer_model(in_features: int):
@@ -207,9 +226,9 @@ def test_torchao_int8_weight_only_on_real_cpu_tensors(tmp_path, monkeypatch):
     accelerator = CpuAccelerator()
     checkpoint = resolve_checkpoint("synthetic:tiny-test", accelerator)
     spec = spec_for(Precision.INT8, TORCHAO)
-    quantizer_for(spec).preflight(accelerator, 6.0)
-    fp16 = load(checkpoint, Precision.FP16, accelerator, 6.0)
-    int8 = load(checkpoint, spec, accelerator, 6.0)
+    quantizer_for(spec).preflight(accelerator)
+    fp16 = load(checkpoint, Precision.FP16, accelerator)
+    int8 = load(checkpoint, spec, accelerator)
     assert int8.spec is spec and int8.quantization is not None
     assert (
         int8.quantization["library"] == "torchao"

@@ -72,13 +72,13 @@ class TrapBackend(StandInQuantBackend):
         super().__init__()
         self.trap = trap
 
-    def preflight(self, precision, accelerator, threshold):
+    def preflight(self, precision, accelerator):
         self.trap.reached("preflight")
-        super().preflight(precision, accelerator, threshold)
+        super().preflight(precision, accelerator)
 
-    def load(self, checkpoint, precision, accelerator, threshold):
+    def load(self, checkpoint, precision, accelerator):
         self.trap.reached(f"load {precision}")
-        loaded = super().load(checkpoint, precision, accelerator, threshold)
+        loaded = super().load(checkpoint, precision, accelerator)
         inner = loaded.model.generate
 
         def generate(*args, **kwargs):

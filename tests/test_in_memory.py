@@ -41,7 +41,7 @@ def test_the_70b_presets_are_their_public_configs():
     and 70.6B; the layer shapes follow hidden 8192, MLP 28672, 64 heads, 8 KV heads."""
     expected = {"llama-2-70b": 68_976_648_192, "llama-3-70b": 70_553_706_496}
     for name, count in expected.items():
-        model, blocks = skeleton(f"synthetic:{name}", FP16_SPEC, 6.0)
+        model, blocks = skeleton(f"synthetic:{name}", FP16_SPEC)
         assert PRESETS[name].in_memory
         assert sum(p.numel() for p in model.parameters()) == count
         shapes = _shapes(model)
@@ -58,8 +58,8 @@ def test_the_70b_presets_are_their_public_configs():
 
 
 def test_the_built_model_has_the_configs_shapes_on_the_device():
-    model = build(TINY, FP16_SPEC, CpuAccelerator(), 6.0)
-    reference, _ = skeleton(TINY, FP16_SPEC, 6.0)
+    model = build(TINY, FP16_SPEC, CpuAccelerator())
+    reference, _ = skeleton(TINY, FP16_SPEC)
     assert _shapes(model) == _shapes(reference)
     preset = PRESETS["tiny-in-memory"]
     config = model.config
@@ -78,9 +78,9 @@ def test_same_seed_same_weights_other_seed_other_weights():
     import torch
 
     accelerator = CpuAccelerator()
-    first = build(TINY, FP16_SPEC, accelerator, 6.0, seed=SEED).state_dict()
-    again = build(TINY, FP16_SPEC, accelerator, 6.0, seed=SEED).state_dict()
-    other = build(TINY, FP16_SPEC, accelerator, 6.0, seed=SEED + 1).state_dict()
+    first = build(TINY, FP16_SPEC, accelerator, seed=SEED).state_dict()
+    again = build(TINY, FP16_SPEC, accelerator, seed=SEED).state_dict()
+    other = build(TINY, FP16_SPEC, accelerator, seed=SEED + 1).state_dict()
     assert all(torch.equal(first[k], again[k]) for k in first)
     random = [k for k in first if first[k].dim() >= 2]
     assert random and not any(torch.equal(first[k], other[k]) for k in random)
@@ -92,8 +92,8 @@ def test_nf4_is_quantized_from_memory_with_the_fp16_copys_weights():
     import torch
 
     accelerator = CpuAccelerator()
-    fp16 = build(TINY, FP16_SPEC, accelerator, 6.0)
-    nf4 = build(TINY, NF4, accelerator, 6.0)
+    fp16 = build(TINY, FP16_SPEC, accelerator)
+    nf4 = build(TINY, NF4, accelerator)
     quantizer_for(NF4).check(nf4)  # Linear4bit layers in place of torch.nn.Linear
     layers = [m for m in nf4.modules() if type(m).__name__ == "Linear4bit"]
     assert len(layers) == 4 * 7  # every linear layer but the output layer
@@ -112,10 +112,13 @@ def test_llm_int8_and_torchao_quantize_from_memory_too():
     import torch
 
     accelerator = CpuAccelerator()
-    int8 = build(TINY, INT8, accelerator, 6.0)
+    int8 = build(TINY, INT8, accelerator)
     quantizer_for(INT8).check(int8)
     assert int8.model.layers[0].self_attn.q_proj.weight.dtype == torch.int8
-    torchao = build(TINY, INT8_TORCHAO, accelerator, 6.0)
+    assert int8.model.layers[0].self_attn.q_proj.state.threshold == 6.0
+    pure = build(TINY, spec_for(Precision.INT8, llm_int8_threshold=0.0), accelerator)
+    assert pure.model.layers[0].mlp.down_proj.state.threshold == 0.0  # the format's setting
+    torchao = build(TINY, INT8_TORCHAO, accelerator)
     quantizer = quantizer_for(INT8_TORCHAO)
     quantizer.check(torchao)
     assert quantizer.tally(torchao) == {"layers_quantized": 28, "layers_linear": 28}
@@ -139,8 +142,8 @@ def test_the_plan_spreads_what_fits_no_single_gpu_in_order_within_each_budget():
 
 def test_fp16_spreads_over_two_fake_gpus_and_nf4_sits_whole_on_one():
     gpus = FakeGpus(max_memory_gib=0.00041)
-    fp16 = build(TINY, FP16_SPEC, gpus, 6.0)
-    model, blocks = skeleton(TINY, FP16_SPEC, 6.0)
+    fp16 = build(TINY, FP16_SPEC, gpus)
+    model, blocks = skeleton(TINY, FP16_SPEC)
     budget = int(0.00041 * 2**30)
     sizes = {name: size(name, module, model, FP16_SPEC) for name, module in blocks}
     reserve = reserve_bytes(list(sizes.values()))
@@ -150,9 +153,9 @@ def test_fp16_spreads_over_two_fake_gpus_and_nf4_sits_whole_on_one():
         assert sum(sizes[n].stored_bytes for n in on_it) <= budget - reserve
     order = list(fp16.hf_device_map.values())
     assert order == sorted(order)  # in index order, as accelerate's "sequential"
-    nf4 = build(TINY, NF4, gpus, 6.0)
+    nf4 = build(TINY, NF4, gpus)
     assert gpus.occupied(nf4) == (0,)  # GPU 0 keeps more room after FP16's first half
-    int8 = build(TINY, INT8, gpus, 6.0)
+    int8 = build(TINY, INT8, gpus)
     assert gpus.occupied(int8) == (1,)  # the roomiest GPU once NF4 is on GPU 0
 
 
@@ -162,7 +165,7 @@ def test_an_in_memory_preset_never_touches_the_disk_and_loads_through_the_backen
     checkpoint = resolve_checkpoint(TINY, accelerator)
     assert checkpoint.in_memory and checkpoint.weights == "synthetic"
     assert "built in memory" in (checkpoint.weights_note or "")
-    loaded = backend.load(checkpoint, NF4, accelerator, 6.0)
+    loaded = backend.load(checkpoint, NF4, accelerator)
     assert loaded.precision is Precision.NF4 and loaded.quantization["method"] == "nf4"
     assert not (tmp_path / "cache").exists()  # nothing saved, unlike the other presets
     assert [b for b, _ in blocks_of(loaded.model)][-1] == "lm_head"
@@ -172,7 +175,7 @@ def test_a_model_that_fits_on_no_gpu_is_refused_in_one_line():
     gpus = FakeGpus(max_memory_gib=0.0001)  # ~107 KB per GPU for a 525 KB model
     checkpoint = resolve_checkpoint(TINY, gpus)
     with pytest.raises(RunError, match=r"does not fit .*within --max_gpu_memory_gib") as err:
-        ModelBackend().load(checkpoint, FP16_SPEC, gpus, 6.0)
+        ModelBackend().load(checkpoint, FP16_SPEC, gpus)
     assert "\n" not in str(err.value) and "Offloading to the CPU or disk is not measured" in str(
         err.value
     )
@@ -184,4 +187,4 @@ def test_a_tied_preset_is_refused_by_the_in_memory_builder(monkeypatch):
     tied = dataclasses.replace(PRESETS["tiny-in-memory"], tie_word_embeddings=True)
     monkeypatch.setitem(PRESETS, "tiny-in-memory", tied)
     with pytest.raises(RunError, match="ties its embeddings"):
-        build(TINY, FP16_SPEC, CpuAccelerator(), 6.0)
+        build(TINY, FP16_SPEC, CpuAccelerator())

@@ -160,3 +160,100 @@ def test_output_dir_checks(tmp_path):
 )
 def test_params_b_from_model_name(name, size):
     assert params_b_from_model_name(name) == size
+
+
+# --- the typed model (issue 28, item 2) -------------------------------------------------
+
+
+def test_flags_are_read_as_their_fields_type_and_typed_values_must_be_of_it():
+    from ecocompute.params import RunParams
+
+    text = resolve(None, {"tokens": " 32 ", "quality_probe": "No", "params_b": "7"})
+    assert (text.tokens, text.quality_probe, text.params_b) == (32, False, 7.0)
+    assert RunParams(tokens=32, params_b=7).params_b == 7.0  # an int is a number of billions
+    for name, value, says in [
+        ("tokens", "32", "expected a whole number"),  # typed: no reading of text
+        ("tokens", 32.0, "expected a whole number"),
+        ("tokens", True, "expected a whole number, not true/false"),
+        ("params_b", 10**400, "expected a finite number"),
+        ("params_b", float("nan"), "expected a finite number"),
+        ("quality_probe", "yes", "expected true or false"),
+        ("gpu_arch", None, "expected a non-empty string"),
+        ("model_name", None, "expected a non-empty string"),
+        ("output_dir", b"out", "expected a non-empty string"),
+        ("precision", None, "expected a non-empty string"),
+        ("precision", 4, "expected a non-empty string"),
+        ("decode", "fast", "allowed: eager, graphs, compiled"),
+        ("batch_size", 0, "must be a positive whole number"),
+        ("batch_size", [1, 2], "expected a whole number"),
+        ("iterationz", 3, "not a run parameter"),
+    ]:
+        with pytest.raises(InputError) as info:
+            RunParams(**{name: value})
+        assert (info.value.field, info.value.allowed) == (name, says)
+        assert str(info.value).startswith(f"invalid {name} ")
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        ({"tokens": "1.0"}, "invalid tokens '1.0': expected a whole number"),
+        ({"tokens": "nan"}, "invalid tokens 'nan': expected a whole number"),
+        ({"idle_seconds": "inf"}, "invalid idle_seconds 'inf': expected a finite number"),
+        ({"idle_seconds": "-1"}, "invalid idle_seconds -1.0: must be 0 or more seconds"),
+        ({"warmup": "-1"}, "invalid warmup -1: must be 0 or more"),
+        ({"sample_rate_hz": "101"}, "invalid sample_rate_hz 101: must be within 1..100 Hz"),
+        ({"batch_size": "1" + "0" * 30}, f"invalid batch_size {10**30}: must be at most 1e+09"),
+        ({"max_minutes": "0"}, "invalid max_minutes 0.0: must be a positive number of minutes"),
+        ({"quiet": "maybe"}, "invalid quiet 'maybe': expected true or false"),
+        ({"output_dir": ""}, "invalid output_dir '': expected a non-empty string"),
+        ({"backend": "gptq"}, "invalid backend 'gptq': allowed: auto, bitsandbytes, torchao"),
+    ],
+)
+def test_refusals_keep_their_one_line_wording(flags, says):
+    with pytest.raises(InputError) as info:
+        resolve(None, flags)
+    assert str(info.value) == says
+
+
+def test_paths_are_taken_as_given_and_other_text_is_stripped():
+    p = resolve(
+        None, {"output_dir": " o", "model_name": "synthetic:tiny-test ", "gpu_arch": " ada"}
+    )
+    assert (p.output_dir, p.model_name, p.gpu_arch) == (" o", "synthetic:tiny-test ", "ada")
+    with pytest.raises(InputError, match="invalid model_name '   ': expected a non-empty string"):
+        resolve(None, {"model_name": "   "})
+
+
+def test_defaults_live_in_the_model_once():
+    from ecocompute.formats.table import LLM_INT8_THRESHOLD
+    from ecocompute.params import FIELDS, YAML_KEYS, RunParams
+
+    assert RunParams() == DEFAULTS
+    assert DEFAULTS.llm_int8_threshold == LLM_INT8_THRESHOLD  # the format's own default
+    assert all(FIELDS[name].description for name in FIELDS)  # every field has its help
+    assert "output_dir" not in YAML_KEYS and "formats" not in YAML_KEYS
+
+
+def test_replace_validates_again():
+    import dataclasses
+
+    session = resolve(None, {"precision": "NF4,INT4", "gpu_arch": "ada"})
+    one = dataclasses.replace(session, precision=session.formats[1], formats=())
+    assert (one.precision, one.session_formats) == ("INT4", ("INT4",))
+    with pytest.raises(InputError, match="invalid tokens 0: must be a positive whole number"):
+        dataclasses.replace(session, tokens=0)
+    with pytest.raises(InputError, match="invalid formats"):
+        dataclasses.replace(session, precision=session.formats[1])  # not the session's first
+
+
+def test_a_session_as_a_list_is_typed_only():
+    from ecocompute.params import RunParams
+
+    assert RunParams(precision=["nf4", "INT4"]).formats == ("NF4", "INT4")
+    with pytest.raises(InputError, match="invalid precision 'FP16,NF4': FP16 is every"):
+        RunParams(precision="FP16,NF4")
+    with pytest.raises(InputError, match="lists a format twice"):
+        RunParams(precision=["INT4", "int4"])
+    with pytest.raises(InputError, match="invalid precision \\['NF4'\\]: expected a non-empty"):
+        resolve(None, {"precision": ["NF4"]})  # a YAML list is not a precision

@@ -164,7 +164,7 @@ def test_bitsandbytes_formats_on_the_cpu(
     tokens = published_token_ids[:512]
     full_ppl = perplexity(float32_model, tokens, 512, "cpu").perplexity
     checkpoint = resolve_checkpoint(str(smollm2_folder), CpuAccelerator())
-    loaded = load(checkpoint, Precision(precision), CpuAccelerator(), llm_int8_threshold=6.0)
+    loaded = load(checkpoint, Precision(precision), CpuAccelerator())
     score = perplexity(loaded.model, tokens, 512, "cpu")
     ppl, windows, scored = score.perplexity, score.windows, score.tokens_scored
     assert (windows, scored) == (1, 511)

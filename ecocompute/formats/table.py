@@ -1,4 +1,4 @@
-"""One table from (precision, library) to what that format is.
+"""One table from (precision, library) to what that format is, each row a named record.
 
 Everything else asks this table (loading, the regimes, the published path, the report),
 never `if precision is NF4`. Facts about the libraries are from their documentation:
@@ -6,11 +6,17 @@ bitsandbytes (NF4 in blocks of 64, LLM.int8() with its outlier threshold), torch
 (Int4WeightOnlyConfig with tinygemm's tile packing, Float8DynamicActivationFloat8Weight
 Config with PerRow granularity, Int8WeightOnlyConfig), and NVIDIA's FP8 support
 (float8 matrix products from compute capability 8.9, Ada and Hopper).
+
+A setting that belongs to one format is held by that format's row, as transformers'
+quantizers hold their quantization_config: LLM.int8()'s outlier threshold is a field of
+the bitsandbytes INT8 row (None on every other row), set for a run by spec_for().
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError
@@ -20,9 +26,10 @@ BITSANDBYTES = "bitsandbytes"
 TORCHAO = "torchao"
 BACKENDS = (BITSANDBYTES, TORCHAO)
 AUTO = "auto"
+LLM_INT8_THRESHOLD = 6.0  # bitsandbytes' default outlier threshold (0.0: pure INT8)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FormatSpec:
     """One weight format. Units and meanings in the names; text fields are for people."""
 
@@ -33,12 +40,13 @@ class FormatSpec:
     compute_dtype: str  # the dtype matrix products run in: "float16" or "bfloat16"
     granularity: str  # how scales are shared
     needs: str  # what it needs to run, in words
-    min_library_version: str | None  # e.g. "0.18.0"
-    min_compute_capability: tuple[int, int] | None  # None: any CUDA card (or the CPU)
-    needs_cuda: bool  # no CPU kernel in the library
-    graphs: str  # whether the graphs regime can capture it, in words
-    published: bool  # the published dataset has figures for it
     footprint_ratio: float  # its weights' memory vs FP16's (embeddings stay 16-bit)
+    min_library_version: str | None = None  # e.g. "0.18.0"
+    min_compute_capability: tuple[int, int] | None = None  # None: any CUDA card (or the CPU)
+    needs_cuda: bool = False  # no CPU kernel in the library
+    graphs: str = "captures"  # whether the graphs regime can capture it, in words
+    published: bool = False  # the published dataset has figures for it
+    llm_int8_threshold: float | None = None  # LLM.int8()'s outlier threshold; its row only
 
     def __str__(self) -> str:
         return self.key
@@ -57,84 +65,84 @@ class FormatSpec:
 
 
 FP16_SPEC = FormatSpec(
-    Precision.FP16, TORCH, "float16 weights (the baseline)", 16, "float16", "none",
-    "torch", None, None, False, "captures", True, 1.0,
+    precision=Precision.FP16, library=TORCH, method="float16 weights (the baseline)", bits=16,
+    compute_dtype="float16", granularity="none", needs="torch", footprint_ratio=1.0,
+    published=True,
 )  # fmt: skip
+
+
+def _bitsandbytes(**named: Any) -> FormatSpec:
+    return FormatSpec(
+        library=BITSANDBYTES, compute_dtype="float16", needs="bitsandbytes 0.45 or newer",
+        min_library_version="0.45.0", published=True, **named,
+    )  # fmt: skip
+
+
+def _torchao(**named: Any) -> FormatSpec:
+    return FormatSpec(
+        library=TORCHAO, compute_dtype="bfloat16", min_library_version="0.18.0", **named
+    )
+
 
 FORMATS: tuple[FormatSpec, ...] = (
     FP16_SPEC,
-    FormatSpec(
-        Precision.NF4, BITSANDBYTES, "nf4 (4-bit NormalFloat), no double quantization", 4,
-        "float16", "blocks of 64 weights", "bitsandbytes 0.45 or newer", "0.45.0", None,
-        False, "captures", True, 0.3,
+    _bitsandbytes(
+        precision=Precision.NF4, bits=4, footprint_ratio=0.3,
+        method="nf4 (4-bit NormalFloat), no double quantization",
+        granularity="blocks of 64 weights",
     ),
-    FormatSpec(
-        Precision.INT8, BITSANDBYTES, "LLM.int8() (outlier columns in float16)", 8,
-        "float16", "per row, outliers above --llm_int8_threshold", "bitsandbytes 0.45 or newer",
-        "0.45.0", None, False, "captures only at --llm_int8_threshold 0.0 (outlier columns "
-        "are found at run time, a shape a graph cannot hold)", True, 0.55,
+    _bitsandbytes(
+        precision=Precision.INT8, bits=8, footprint_ratio=0.55,
+        method="LLM.int8() (outlier columns in float16)",
+        granularity="per row, outliers above --llm_int8_threshold",
+        graphs="captures only at --llm_int8_threshold 0.0 (outlier columns are found at run "
+        "time, a shape a graph cannot hold)",
+        llm_int8_threshold=LLM_INT8_THRESHOLD,
     ),
-    FormatSpec(
-        Precision.INT4, TORCHAO, "int4 weight-only, tinygemm tile packing", 4, "bfloat16",
-        "groups of 128 weights (asymmetric, tinygemm qparams)",
-        "torchao 0.18 or newer and a CUDA GPU (tinygemm's _weight_int4pack_mm)", "0.18.0",
-        None, True, "captures", False, 0.3,
+    _torchao(
+        precision=Precision.INT4, bits=4, footprint_ratio=0.3,
+        method="int4 weight-only, tinygemm tile packing",
+        granularity="groups of 128 weights (asymmetric, tinygemm qparams)",
+        needs="torchao 0.18 or newer and a CUDA GPU (tinygemm's _weight_int4pack_mm)",
+        needs_cuda=True,
     ),
-    FormatSpec(
-        Precision.FP8, TORCHAO, "float8 e4m3 weights and dynamic float8 activations", 8,
-        "bfloat16", "per row (weights and activations)",
-        "torchao 0.18 or newer and compute capability 8.9 or newer (Ada, Hopper)",
-        "0.18.0", (8, 9), True, "captures", False, 0.55,
+    _torchao(
+        precision=Precision.FP8, bits=8, footprint_ratio=0.55,
+        method="float8 e4m3 weights and dynamic float8 activations",
+        granularity="per row (weights and activations)",
+        needs="torchao 0.18 or newer and compute capability 8.9 or newer (Ada, Hopper)",
+        min_compute_capability=(8, 9), needs_cuda=True,
     ),
-    FormatSpec(
-        Precision.INT8, TORCHAO, "int8 weight-only", 8, "bfloat16", "per row",
-        "torchao 0.18 or newer", "0.18.0", None, False, "captures", False, 0.55,
+    _torchao(
+        precision=Precision.INT8, bits=8, footprint_ratio=0.55, method="int8 weight-only",
+        granularity="per row", needs="torchao 0.18 or newer",
     ),
 )  # fmt: skip
-
-DEFAULT_LIBRARY: dict[Precision, str] = {
-    Precision.FP16: TORCH,
-    Precision.NF4: BITSANDBYTES,
-    Precision.INT8: BITSANDBYTES,
-    Precision.INT4: TORCHAO,
-    Precision.FP8: TORCHAO,
-}
+_BY_NAME = {(spec.precision, spec.library): spec for spec in FORMATS}
+# A precision's first row is its default library's (INT8: bitsandbytes, not torchao).
+DEFAULT_LIBRARY = {spec.precision: spec.library for spec in reversed(FORMATS)}
 
 
 def libraries_for(precision: Precision) -> tuple[str, ...]:
     return tuple(f.library for f in FORMATS if f.precision is precision)
 
 
-def spec_for(precision: Precision, backend: str = AUTO) -> FormatSpec:
-    """The format of `precision` made by `backend` (AUTO: the precision's default).
+def spec_for(
+    precision: Precision, backend: str = AUTO, *, llm_int8_threshold: float | None = None
+) -> FormatSpec:
+    """The format of `precision` made by `backend` (AUTO: the precision's default), with
+    `llm_int8_threshold` (None: the row's default) where the format has that setting.
     Raises InputError naming the libraries that do make it."""
     if not precision.quantized:
         return FP16_SPEC
     library = DEFAULT_LIBRARY[precision] if backend == AUTO else backend
-    for spec in FORMATS:
-        if spec.precision is precision and spec.library == library:
-            return spec
-    offered = ", ".join(libraries_for(precision))
-    raise InputError("backend", backend, f"{backend} does not make {precision}; {offered} does")
-
-
-def table_rows() -> list[dict[str, object]]:
-    """The table as records, for docs and `--help`-like listings."""
-    return [
-        {
-            "format": spec.key,
-            "precision": str(spec.precision),
-            "library": spec.library,
-            "method": spec.method,
-            "bits": spec.bits,
-            "compute_dtype": spec.compute_dtype,
-            "granularity": spec.granularity,
-            "needs": spec.needs,
-            "graphs": spec.graphs,
-            "published_figures": spec.published,
-        }
-        for spec in FORMATS
-    ]
+    spec = _BY_NAME.get((precision, library))
+    if spec is None:
+        offered = ", ".join(libraries_for(precision))
+        raise InputError("backend", backend, f"{backend} does not make {precision}; {offered} does")
+    if spec.llm_int8_threshold is None or llm_int8_threshold is None:
+        return spec
+    return dataclasses.replace(spec, llm_int8_threshold=llm_int8_threshold)
 
 
 def format_key(precision: str, library: str | None) -> str:

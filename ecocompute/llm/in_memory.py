@@ -44,13 +44,12 @@ def build(
     model_name: str,
     spec: FormatSpec,
     accelerator: Accelerator,
-    llm_int8_threshold: float,
     seed: int = SEED,
 ) -> Any:
     """The model of synthetic:<preset> at `spec`, built on the accelerator's devices.
     Raises placement.DoesNotFit when it fits on no GPU(s) within their budgets, and
     RunError for a preset that cannot be built this way."""
-    model, blocks = skeleton(model_name, spec, llm_int8_threshold)
+    model, blocks = skeleton(model_name, spec)
     sizes = [size(name, module, model, spec) for name, module in blocks]
     placed = plan(sizes, accelerator.budgets_bytes())
     quantizer = quantizer_for(spec)
@@ -59,14 +58,12 @@ def build(
     for name, module in blocks:
         device = torch_device(accelerator, placed[name])
         materialise(module, name, device, std, seed)
-        quantizer.quantize_block(module, head, llm_int8_threshold)
+        quantizer.quantize_block(module, head)
     dispatch(model, placed, accelerator)
     return model.eval()
 
 
-def skeleton(
-    model_name: str, spec: FormatSpec, llm_int8_threshold: float
-) -> tuple[Any, list[tuple[str, Any]]]:
+def skeleton(model_name: str, spec: FormatSpec) -> tuple[Any, list[tuple[str, Any]]]:
     """The preset's model on the meta device at the format's dtype (buffers, a few
     numbers such as RoPE frequencies, on the CPU), and its blocks in order."""
     from accelerate import init_empty_weights
@@ -78,7 +75,7 @@ def skeleton(
             f"synthetic:{name} ties its embeddings to its output layer, which the in-memory "
             "builder does not place; nothing was loaded"
         )
-    dtype = quantizer_for(spec).load_arguments(llm_int8_threshold)["dtype"]
+    dtype = quantizer_for(spec).load_arguments()["dtype"]
     with init_empty_weights(include_buffers=False):
         model = AutoModelForCausalLM.from_config(build_config(preset), dtype=dtype)
     return model, blocks_of(model)

@@ -102,26 +102,23 @@ def _not_found(checkpoint: Checkpoint, exc: Exception) -> RunError:
 
 
 def load(
-    checkpoint: Checkpoint,
-    spec: FormatSpec | Precision,
-    accelerator: Accelerator,
-    llm_int8_threshold: float,
+    checkpoint: Checkpoint, spec: FormatSpec | Precision, accelerator: Accelerator
 ) -> LoadedModel:
-    """Load one format (a Precision: its default library's): from_pretrained, then the
-    library's in-memory step where it has one; or, for a preset built in memory, build
-    it on the GPU(s) at the format. Raises RunError on a missing model, out-of-memory, a
-    model that does not fit or a format refused."""
+    """Load one format (a Precision: its default library's, at its row's settings):
+    from_pretrained, then the library's in-memory step where it has one; or, for a
+    preset built in memory, build it on the GPU(s) at the format. Raises RunError on a
+    missing model, out-of-memory, a model that does not fit or a format refused."""
     if not isinstance(spec, FormatSpec):
         spec = spec_for(spec)
     quantizer = quantizer_for(spec)
     precision = spec.precision
     if checkpoint.in_memory:
-        model, done = _built(checkpoint, spec, quantizer, accelerator, llm_int8_threshold)
+        model, done = _built(checkpoint, spec, quantizer, accelerator)
     else:
-        model, done = _loaded(checkpoint, quantizer, accelerator, llm_int8_threshold)
+        model, done = _loaded(checkpoint, quantizer, accelerator)
     quantizer.check(model)
     model.eval()
-    record = quantizer.record(llm_int8_threshold)
+    record = quantizer.record()
     return LoadedModel(
         precision,
         model,
@@ -137,7 +134,6 @@ def _built(
     spec: FormatSpec,
     quantizer: Quantizer,
     accelerator: Accelerator,
-    llm_int8_threshold: float,
 ) -> tuple[Any, dict[str, Any]]:
     """A synthetic model built in GPU memory (llm/in_memory.py), quantized as it is built."""
     from ecocompute.llm.in_memory import build
@@ -148,7 +144,7 @@ def _built(
             library_messages_to_debug(),
             out_of_memory_named(name, precision, "building", accelerator),
         ):
-            model = build(name, spec, accelerator, llm_int8_threshold)
+            model = build(name, spec, accelerator)
             return model, quantizer.tally(model)
     except DoesNotFit as exc:
         accelerator.release()
@@ -159,7 +155,6 @@ def _loaded(
     checkpoint: Checkpoint,
     quantizer: Quantizer,
     accelerator: Accelerator,
-    llm_int8_threshold: float,
 ) -> tuple[Any, dict[str, Any]]:
     """from_pretrained, then the library's in-memory step where it has one."""
     from transformers import AutoModelForCausalLM
@@ -173,7 +168,7 @@ def _loaded(
         ):
             model = AutoModelForCausalLM.from_pretrained(
                 checkpoint.location,
-                **quantizer.load_arguments(llm_int8_threshold),
+                **quantizer.load_arguments(),
                 **accelerator.placement(),
                 trust_remote_code=False,
                 local_files_only=is_local,
@@ -269,30 +264,26 @@ def load_tokenizer(checkpoint: Checkpoint) -> Any:
         raise _not_found(checkpoint, exc) from None
 
 
-def preflight(spec: FormatSpec, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+def preflight(spec: FormatSpec, accelerator: Accelerator) -> None:
     """A tiny op of the format on this device before loading anything big (and before
     any download). Raises RunError naming the format, the library and why."""
-    quantizer_for(spec).preflight(accelerator, llm_int8_threshold)
+    quantizer_for(spec).preflight(accelerator)
 
 
 class ModelBackend:
     """The model side of a measurement as one object, so a test can replace a piece
     (e.g. a library with no CPU kernels) without touching the protocol."""
 
-    def preflight(self, spec: FormatSpec, accelerator: Accelerator, threshold: float) -> None:
-        preflight(spec, accelerator, threshold)
+    def preflight(self, spec: FormatSpec, accelerator: Accelerator) -> None:
+        preflight(spec, accelerator)
 
     def checkpoint(self, model_name: str, accelerator: Accelerator) -> Checkpoint:
         return resolve_checkpoint(model_name, accelerator)
 
     def load(
-        self,
-        checkpoint: Checkpoint,
-        spec: FormatSpec,
-        accelerator: Accelerator,
-        threshold: float,
+        self, checkpoint: Checkpoint, spec: FormatSpec, accelerator: Accelerator
     ) -> LoadedModel:
-        return load(checkpoint, spec, accelerator, threshold)
+        return load(checkpoint, spec, accelerator)
 
     def forget(self, loaded: LoadedModel) -> None:
         """The caller is done with this model (a backend that keeps models lets go)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +47,13 @@ IN_MEMORY_NOTE = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Preset:
-    family: str  # transformers model_type
+    """One architecture, named as transformers' config names each number (and built
+    from exactly these; defaults: Llama-2's RoPE base and norm epsilon, untied)."""
+
     source: str  # the public checkpoint whose config.json gave these numbers
+    family: str = "llama"  # transformers model_type
     hidden_size: int
     intermediate_size: int
     num_hidden_layers: int
@@ -58,48 +61,70 @@ class Preset:
     num_key_value_heads: int
     vocab_size: int
     max_position_embeddings: int
-    rope_theta: float
-    rms_norm_eps: float
-    tie_word_embeddings: bool
+    rope_theta: float = 10000.0
+    rms_norm_eps: float = 1e-5
+    tie_word_embeddings: bool = False
     sliding_window: int | None = None
     in_memory: bool = False  # built on the GPU(s) per format, never saved (in_memory.py)
 
+    def architecture(self) -> dict[str, object]:
+        """The config's numbers (sliding_window only where the model has one)."""
+        leave_out = {"source", "family", "in_memory"} | (
+            {"sliding_window"} if self.sliding_window is None else set()
+        )
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in leave_out}
+
 
 PRESETS: dict[str, Preset] = {
-    "smollm2-135m": Preset("llama", "HuggingFaceTB/SmolLM2-135M",
-                           576, 1536, 30, 9, 3, 49152, 8192, 100000.0, 1e-5, True),
-    "smollm2-360m": Preset("llama", "HuggingFaceTB/SmolLM2-360M",
-                           960, 2560, 32, 15, 5, 49152, 8192, 100000.0, 1e-5, True),
-    "tinyllama-1.1b": Preset("llama", "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
-                             2048, 5632, 22, 32, 4, 32000, 2048, 10000.0, 1e-5, False),
-    "qwen2.5-0.5b": Preset("qwen2", "Qwen/Qwen2.5-0.5B",
-                           896, 4864, 24, 14, 2, 151936, 32768, 1000000.0, 1e-6, True),
-    "qwen2.5-1.5b": Preset("qwen2", "Qwen/Qwen2.5-1.5B",
-                           1536, 8960, 28, 12, 2, 151936, 32768, 1000000.0, 1e-6, True),
-    "qwen2.5-3b": Preset("qwen2", "Qwen/Qwen2.5-3B",
-                         2048, 11008, 36, 16, 2, 151936, 32768, 1000000.0, 1e-6, True),
-    "llama-2-7b": Preset("llama", "meta-llama/Llama-2-7b-hf",
-                         4096, 11008, 32, 32, 32, 32000, 4096, 10000.0, 1e-5, False),
-    "mistral-7b": Preset("mistral", "mistralai/Mistral-7B-v0.1",
-                         4096, 14336, 32, 32, 8, 32000, 32768, 10000.0, 1e-5, False, 4096),
-    "llama-2-13b": Preset("llama", "meta-llama/Llama-2-13b-hf",
-                          5120, 13824, 40, 40, 40, 32000, 4096, 10000.0, 1e-5, False),
+    "smollm2-135m": Preset(source="HuggingFaceTB/SmolLM2-135M", hidden_size=576,
+        intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3,
+        vocab_size=49152, max_position_embeddings=8192, rope_theta=1e5, tie_word_embeddings=True),
+    "smollm2-360m": Preset(source="HuggingFaceTB/SmolLM2-360M", hidden_size=960,
+        intermediate_size=2560, num_hidden_layers=32, num_attention_heads=15, num_key_value_heads=5,
+        vocab_size=49152, max_position_embeddings=8192, rope_theta=1e5, tie_word_embeddings=True),
+    "tinyllama-1.1b": Preset(source="TinyLlama/TinyLlama-1.1B-Chat-v1.0", hidden_size=2048,
+        intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4,
+        vocab_size=32000, max_position_embeddings=2048),
+    "qwen2.5-0.5b": Preset(source="Qwen/Qwen2.5-0.5B", family="qwen2", hidden_size=896,
+        intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
+        vocab_size=151936, max_position_embeddings=32768, rope_theta=1e6, rms_norm_eps=1e-6,
+        tie_word_embeddings=True),
+    "qwen2.5-1.5b": Preset(source="Qwen/Qwen2.5-1.5B", family="qwen2", hidden_size=1536,
+        intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12, num_key_value_heads=2,
+        vocab_size=151936, max_position_embeddings=32768, rope_theta=1e6, rms_norm_eps=1e-6,
+        tie_word_embeddings=True),
+    "qwen2.5-3b": Preset(source="Qwen/Qwen2.5-3B", family="qwen2", hidden_size=2048,
+        intermediate_size=11008, num_hidden_layers=36, num_attention_heads=16,
+        num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768,
+        rope_theta=1e6, rms_norm_eps=1e-6, tie_word_embeddings=True),
+    "llama-2-7b": Preset(source="meta-llama/Llama-2-7b-hf", hidden_size=4096,
+        intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
+        num_key_value_heads=32, vocab_size=32000, max_position_embeddings=4096),
+    "mistral-7b": Preset(source="mistralai/Mistral-7B-v0.1", family="mistral", hidden_size=4096,
+        intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+        num_key_value_heads=8, vocab_size=32000, max_position_embeddings=32768,
+        sliding_window=4096),
+    "llama-2-13b": Preset(source="meta-llama/Llama-2-13b-hf", hidden_size=5120,
+        intermediate_size=13824, num_hidden_layers=40, num_attention_heads=40,
+        num_key_value_heads=40, vocab_size=32000, max_position_embeddings=4096),
     # Built in memory: 80 layers, grouped-query attention (8 key-value heads); rope_theta
     # is absent from Llama-2-70b-hf's config.json (transformers' default, 10000).
-    "llama-2-70b": Preset("llama", "meta-llama/Llama-2-70b-hf",
-                          8192, 28672, 80, 64, 8, 32000, 4096, 10000.0, 1e-5, False,
-                          in_memory=True),
-    "llama-3-70b": Preset("llama", "meta-llama/Meta-Llama-3-70B",
-                          8192, 28672, 80, 64, 8, 128256, 8192, 500000.0, 1e-5, False,
-                          in_memory=True),
+    "llama-2-70b": Preset(source="meta-llama/Llama-2-70b-hf", hidden_size=8192,
+        intermediate_size=28672, num_hidden_layers=80, num_attention_heads=64,
+        num_key_value_heads=8, vocab_size=32000, max_position_embeddings=4096, in_memory=True),
+    "llama-3-70b": Preset(source="meta-llama/Meta-Llama-3-70B", hidden_size=8192,
+        intermediate_size=28672, num_hidden_layers=80, num_attention_heads=64,
+        num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192, rope_theta=5e5,
+        in_memory=True),
     # Not a real model: a few hundred thousand parameters, for tests and smoke runs.
-    "tiny-test": Preset("llama", "none (test architecture)",
-                        64, 128, 2, 4, 2, 512, 4096, 10000.0, 1e-5, False),
+    "tiny-test": Preset(source="none (test architecture)", hidden_size=64, intermediate_size=128,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, vocab_size=512,
+        max_position_embeddings=4096),
     # The same idea built in memory, with layers that outweigh the embeddings as a large
     # model's do (so that a quantized copy is a third of the FP16 one).
-    "tiny-in-memory": Preset("llama", "none (test architecture, built in memory)",
-                             64, 256, 4, 4, 2, 128, 4096, 10000.0, 1e-5, False,
-                             in_memory=True),
+    "tiny-in-memory": Preset(source="none (test architecture, built in memory)", hidden_size=64,
+        intermediate_size=256, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=128, max_position_embeddings=4096, in_memory=True),
 }  # fmt: skip
 
 
@@ -118,25 +143,8 @@ def preset_for(model_name: str) -> tuple[str, Preset]:
 def build_config(preset: Preset) -> Any:
     from transformers import AutoConfig
 
-    extra: dict[str, Any] = {}
-    if preset.sliding_window is not None:
-        extra["sliding_window"] = preset.sliding_window
     return AutoConfig.for_model(
-        preset.family,
-        hidden_size=preset.hidden_size,
-        intermediate_size=preset.intermediate_size,
-        num_hidden_layers=preset.num_hidden_layers,
-        num_attention_heads=preset.num_attention_heads,
-        num_key_value_heads=preset.num_key_value_heads,
-        vocab_size=preset.vocab_size,
-        max_position_embeddings=preset.max_position_embeddings,
-        rope_theta=preset.rope_theta,
-        rms_norm_eps=preset.rms_norm_eps,
-        tie_word_embeddings=preset.tie_word_embeddings,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=0,
-        **extra,
+        preset.family, **preset.architecture(), bos_token_id=1, eos_token_id=2, pad_token_id=0
     )
 
 

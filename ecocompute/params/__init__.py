@@ -1,38 +1,44 @@
-"""params: the run parameters. One frozen dataclass (run_params.py) with its defaults,
-filled from a YAML parameters file (parameters_file.py, yaml_loader.py) and/or flags,
-every value made typed (coercion.py) and checked (validation.py, path_checks.py) the
-same way, and the model's size read from its name (model_size.py).
+"""params: the run parameters as one typed model. A frozen pydantic dataclass
+(run_params.py) holds the defaults, types, ranges and the rules that tie fields together;
+flags and a YAML parameters file (parameters_file.py, yaml_loader.py) come in as text
+(text_values.py), keyword arguments typed; every refusal is one InputError line
+(refusals.py). What the values name on this machine is checked apart (path_checks.py),
+and a model's size is read from its name (model_size.py).
 
 May import: formats, published (arch classes), boundary (user paths), core, errors.
 """
 
 from ecocompute.params.model_size import nominal_params_b, params_b_from_model_name
-from ecocompute.params.parameters_file import read_parameters_file, resolve
+from ecocompute.params.parameters_file import (
+    MAX_PARAMETERS_BYTES,
+    check_files,
+    read_parameters_file,
+    resolve,
+)
 from ecocompute.params.path_checks import check_http_url, check_output_dir, check_quality_text
 from ecocompute.params.run_params import (
-    DECODE_REGIMES,
     DEFAULTS,
     FIELDS,
-    MAX_PARAMETERS_BYTES,
-    PRECISIONS,
-    SITE,
     YAML_KEYS,
     RunParams,
+    flag_for,
+    from_text,
     help_for,
 )
 
 __all__ = [
-    "DECODE_REGIMES",
     "DEFAULTS",
     "FIELDS",
     "MAX_PARAMETERS_BYTES",
-    "PRECISIONS",
-    "SITE",
     "YAML_KEYS",
+    "Flag",
     "RunParams",
+    "check_files",
     "check_http_url",
     "check_output_dir",
     "check_quality_text",
+    "flag_for",
+    "from_text",
     "help_for",
     "nominal_params_b",
     "params_b_from_model_name",

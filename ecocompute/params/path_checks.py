@@ -1,4 +1,6 @@
-"""Paths and addresses the user gives: the quality text, URLs, the output folder."""
+"""Paths and addresses the user gives: the quality text, URLs, the output folder. The
+model checks what a value says (run_params.py); these check what it names, on this
+machine, when a run is about to use it."""
 
 from __future__ import annotations
 
@@ -10,9 +12,8 @@ from pathlib import Path
 
 from ecocompute.boundary.user_paths import check_creatable, kind_of, lstat_or_none, stat_or_none
 from ecocompute.errors import InputError
-from ecocompute.params.run_params import (
-    MAX_QUALITY_TEXT_BYTES,
-)
+
+MAX_QUALITY_TEXT_BYTES = 16 * 2**20
 
 
 def check_quality_text(path: str) -> None:

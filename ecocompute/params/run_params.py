@@ -1,152 +1,192 @@
-"""The run parameters: one frozen dataclass, filled from a YAML file and/or flags.
+"""The run parameters: one frozen pydantic model. Defaults, help, types, ranges and the
+rules that tie fields together live here and nowhere else (the published protocol:
+batch 1, 256 new tokens, 10 measured iterations, 2 warm-ups, 10 Hz, context 2048).
 
-Defaults live here and nowhere else (the published protocol: batch 1, 256 new tokens,
-10 measured iterations, 2 warm-ups, 10 Hz, context 2048). Every value passes through
-one validator, so a bad flag and a bad YAML key get the same one-line error.
+Every way in is this model: keyword arguments typed (RunParams(...), the Python API),
+flags and YAML values read as their field's type first (from_text; text_values.py). So a
+bad flag, a bad YAML key and a bad keyword argument get the same one-line InputError
+(refusals.py words pydantic's refusals; a rule here raises its own). Paths (the model,
+the quality text, the output folder) are taken exactly as given; other text is stripped.
+
+A pydantic dataclass rather than a BaseModel (as vLLM's configs are): dataclasses.replace()
+keeps working where one run's parameters are derived from another's (a format of a
+session, a point of a sweep), and checks the result again.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, NamedTuple
+
+from pydantic import (
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic import ValidationError as _ValidationError
+from pydantic.dataclasses import dataclass
+from pydantic.fields import FieldInfo
+from pydantic_core import ArgsKwargs
 
 from ecocompute.core.precision import Precision
-from ecocompute.formats.table import AUTO, FormatSpec, spec_for
-from ecocompute.params.model_size import MAX_PARAMS_B
-from ecocompute.published.archs import ARCH_CLASSES
+from ecocompute.core.printable import is_text
+from ecocompute.errors import InputError
+from ecocompute.formats.table import (
+    AUTO,
+    BACKENDS,
+    LLM_INT8_THRESHOLD,
+    FormatSpec,
+    libraries_for,
+    spec_for,
+)
+from ecocompute.params.model_size import name_size_b, params_b_problem
+from ecocompute.params.path_checks import check_http_url
+from ecocompute.params.refusals import Says, one_line
+from ecocompute.params.text_values import read_as, session_formats
+from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch_choice
 
-PRECISIONS = tuple(p.value for p in Precision)
-MAX_PARAMETERS_BYTES = 1024 * 1024  # a parameters file is a few hundred bytes
-MAX_QUALITY_TEXT_BYTES = 16 * 2**20
-SAMPLE_RATE_RANGE_HZ = (1, 100)
 # Upper bounds far beyond any real run, so that no user value can overflow the
 # arithmetic of a run or a report (a report holds no number above 1e15:
 # report/numbers.py). 1e5 B is 100 trillion parameters; 2**20 GiB is a pebibyte.
 MAX_COUNT = 10**9
-UPPER_BOUNDS: dict[str, float] = {
-    "params_b": MAX_PARAMS_B,
-    "llm_int8_threshold": 1e6,
-    "idle_seconds": 86_400.0,
-    "max_gpu_memory_gib": float(2**20),
-    "ci_target_pts": 1e6,
-    "max_minutes": 1e6,
-    **{
-        name: MAX_COUNT
-        for name in (
-            "batch_size",
-            "context_length",
-            "tokens",
-            "iterations",
-            "warmup",
-            "quality_seq_len",
-            "max_rounds",
-        )
-    },
-}
-DECODE_REGIMES = ("eager", "graphs", "compiled")
 SITE = "https://quantenergy.tech"  # the published EcoCompute site
+NOT_IN_YAML = ("formats", "output_dir", "dry_run", "quiet")
+STRIPPED = ("backend", "gpu_arch", "decode", "site", "api_base")  # text, not a path
+POSITIVE = "must be a positive whole number"
+# Typed values only (text is read before: from_text), no NaN or infinity, no unknown name.
+_CONFIG = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
 
 
-def _f(default: Any, help: str, *, yaml: bool = True) -> Any:
-    return field(default=default, metadata={"help": help, "yaml": yaml})
+def _as_given(value: object, info: ValidationInfo) -> str:
+    """A path, exactly as given: never stripped, and bytes that are not UTF-8 kept as
+    the lone surrogates Python reads them as (pydantic's own str refuses those)."""
+    if not isinstance(value, str) or not value:
+        raise InputError(str(info.field_name), value, "expected a non-empty string")
+    return value
 
 
-@dataclass(frozen=True)
+AsGiven = Annotated[str, PlainValidator(_as_given)]
+
+
+class Flag(NamedTuple):
+    """How the command line sets a field: --<name> (and --<name-with-dashes>) followed by
+    a value shown as `metavar`, or, without one, a switch (--<name>; --no_<name> for a
+    field that is on by default); `also`: other spellings, shown first."""
+
+    metavar: str | None = None
+    also: tuple[str, ...] = ()
+    help: str | None = None  # a switch's own, where it is not the field's
+
+
+def _f(
+    default: Any,
+    help: str,
+    says: str | None = None,
+    above: str | None = None,
+    *,
+    flag: str | Flag | None = None,
+    **bounds: Any,
+) -> Any:
+    """A field: its one default, its help text, its flag (a metavar, or a Flag; None: no
+    flag), its range, and how a value outside it is refused (says: below the lower
+    bound; above: above the upper one, by default "must be at most <bound>")."""
+    field = Field(default, description=help, **bounds)
+    field.metadata += [Says(says, above)] if says else []
+    field.metadata += [Flag(flag) if isinstance(flag, str) else flag] if flag else []
+    return field
+
+
+@dataclass(frozen=True, kw_only=True, config=_CONFIG)
 class RunParams:
     """Everything that decides what a run does. Units are in the names."""
 
-    model_name: str = _f(
-        "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+    # fmt: off
+    model_name: AsGiven = _f("TinyLlama/TinyLlama-1.1B-Chat-v1.0",
         "Hugging Face id, local checkpoint folder, or synthetic:<preset>",
-    )
-    params_b: float | None = _f(
-        None,
+        flag=Flag("ID", ("--model",)))
+    params_b: float | None = _f(None,
         "model size in billions of parameters (published path; default: read from the "
-        "model name, and counted from the weights when measured)",
-    )
-    precision: Precision = _f(  # noqa: RUF009 - a field(), and Precision is immutable
-        Precision.NF4,
+        "model name, and counted from the weights when measured)", flag="B")
+    precision: Precision = _f(Precision.NF4,
         "format(s) to compare with FP16: FP16, NF4, INT8, INT4 or FP8, or several "
         "comma-separated (NF4,INT4,FP8: one session, one FP16 baseline, one report each)",
-    )
-    formats: tuple[Precision, ...] = _f(
-        (),
+        flag="{FP16,NF4,INT8,INT4,FP8}[,...]")
+    formats: tuple[Precision, ...] = _f((),
         "every quantized format of a session of several (from --precision A,B,...; "
-        "empty for one format)",
-        yaml=False,
-    )
-    backend: str = _f(
-        AUTO,
+        "empty for one format)")
+    backend: str = _f(AUTO,
         "library that makes the quantized format(s): auto (NF4, INT8: bitsandbytes; "
-        "INT4, FP8: torchao), bitsandbytes or torchao",
-    )
-    batch_size: int = _f(1, "sequences decoded at once (the published protocol uses 1)")
-    gpu_arch: str = _f(
-        "auto",
+        "INT4, FP8: torchao), bitsandbytes or torchao", flag="{auto,bitsandbytes,torchao}")
+    batch_size: int = _f(1, "sequences decoded at once (the published protocol uses 1)",
+        POSITIVE, gt=0, le=MAX_COUNT, flag="N")
+    gpu_arch: str = _f("auto",
         "auto (from NVML), an arch class (" + ", ".join(ARCH_CLASSES) + "), a product "
-        "name such as 'RTX 4090', or a short name such as 4090, a800, t4, h200",
-    )
-    context_length: int = _f(2048, "context window the prompt plus new tokens must fit in")
-    tokens: int = _f(256, "new tokens generated per decode run (min_new_tokens = max)")
-    iterations: int = _f(
-        10, "measured decode runs per format (the minimum when --ci_target_pts is set)"
-    )
-    warmup: int = _f(2, "unmeasured warm-up decode runs per format")
-    sample_rate_hz: int = _f(10, "power sampler rate, a whole number of Hz from 1 to 100")
-    quality_probe: bool = _f(True, "score perplexity of FP16 and the quantized model")
-    quality_seq_len: int = _f(
-        1024, "tokens per perplexity window (as published; capped at the model's context)"
-    )
-    quality_text: str | None = _f(
-        None,
+        "name such as 'RTX 4090', or a short name such as 4090, a800, t4, h200", flag="ARCH")
+    context_length: int = _f(2048, "context window the prompt plus new tokens must fit in",
+        POSITIVE, gt=0, le=MAX_COUNT, flag="N")
+    tokens: int = _f(256, "new tokens generated per decode run (min_new_tokens = max)",
+        POSITIVE, gt=0, le=MAX_COUNT, flag="N")
+    iterations: int = _f(10,
+        "measured decode runs per format (the minimum when --ci_target_pts is set)",
+        POSITIVE, gt=0, le=MAX_COUNT, flag="N")
+    warmup: int = _f(2, "unmeasured warm-up decode runs per format",
+        "must be 0 or more", ge=0, le=MAX_COUNT, flag="N")
+    sample_rate_hz: int = _f(10, "power sampler rate, a whole number of Hz from 1 to 100",
+        "must be within 1..100 Hz", "must be within 1..100 Hz", ge=1, le=100, flag="HZ")
+    quality_probe: bool = _f(True, "score perplexity of FP16 and the quantized model",
+        flag=Flag(help="skip the perplexity probe"))
+    quality_seq_len: int = _f(1024,
+        "tokens per perplexity window (as published; capped at the model's context)",
+        POSITIVE, gt=0, le=MAX_COUNT, flag="N")
+    quality_text: AsGiven | None = _f(None,
         "a UTF-8 text file to score instead of the published corpus (its name, size and "
         "sha256 go in the report; default: the published corpus, sha256 22ac091a...5504)",
-    )
-    llm_int8_threshold: float = _f(
-        6.0, "LLM.int8() outlier threshold (0.0 = the pure INT8 variant)"
-    )
-    idle_seconds: float = _f(5.0, "seconds of idle power read with the models resident")
-    max_gpu_memory_gib: float | None = _f(
-        None,
+        flag="FILE")
+    llm_int8_threshold: float = _f(LLM_INT8_THRESHOLD,
+        "LLM.int8() outlier threshold (0.0 = the pure INT8 variant)",
+        "must be 0 or more", ge=0, le=1e6, flag="X")
+    idle_seconds: float = _f(5.0, "seconds of idle power read with the models resident",
+        "must be 0 or more seconds", ge=0, le=86_400.0, flag="S")
+    max_gpu_memory_gib: float | None = _f(None,
         "cap on each GPU's memory for one model's weights (GiB); a model larger than the "
         "cap spreads over the next GPU(s), and the energy of every GPU it occupies is "
         "summed (default: each GPU's free memory)",
-    )
-    decode: str = _f(
-        "eager",
+        "must be a positive GiB", gt=0, le=float(2**20), flag="GIB")
+    decode: Literal["eager", "graphs", "compiled"] = _f("eager",
         "decode regime: eager (generate(), the published protocol), graphs (static KV "
         "cache, the one-token step captured as a CUDA graph and replayed per token) or "
         "compiled (the same step compiled by torch.compile first, then captured; the "
         "compile, a minute or more per format, is before any measured window)",
-    )
-    ci_target_pts: float | None = _f(
-        None,
+        flag="{eager,graphs,compiled}")
+    ci_target_pts: float | None = _f(None,
         "stop on precision: after --iterations rounds, keep running paired rounds until "
         "the 95% interval of the delta is at most this many points wide on each side "
         "(or --max_rounds / --max_minutes is reached); stops on the width only, never "
         "on the verdict (default: a fixed --iterations)",
-    )
-    max_rounds: int = _f(60, "with --ci_target_pts: at most this many paired rounds")
-    max_minutes: float = _f(
-        30.0, "with --ci_target_pts: start no new round after this many minutes of trials"
-    )
+        "must be a positive number", gt=0, le=1e6, flag="PTS")
+    max_rounds: int = _f(60, "with --ci_target_pts: at most this many paired rounds",
+        le=MAX_COUNT, flag="N")
+    max_minutes: float = _f(30.0,
+        "with --ci_target_pts: start no new round after this many minutes of trials",
+        "must be a positive number of minutes", gt=0, le=1e6, flag="MIN")
+    output_dir: AsGiven = _f("outputs", "folder for energy.json", flag="DIR")
     # The published container's website flags: they change nothing that is measured.
-    share: bool = _f(
-        False,
+    share: bool = _f(False,
         "after the run, put a link that overlays this result on the site's curve in "
         "energy.json (share_url) and share_url.txt, and print it; nothing is sent",
-    )
-    site: str = _f(SITE, "the site --share links to")
-    prefetch: bool = _f(
-        False,
+        flag=Flag())
+    site: str = _f(SITE, "the site --share links to", flag="URL")
+    prefetch: bool = _f(False,
         "before measuring, ask the site's estimator (<api_base>/v1/estimate) for its "
         "predicted delta vs FP16 (best effort, 3 s; offline the run goes on without it)",
-    )
-    api_base: str = _f(SITE + "/api", "the site's API, asked by --prefetch")
-    output_dir: str = _f("outputs", "folder for energy.json", yaml=False)
-    dry_run: bool = _f(False, "skip the GPU: report the published figure", yaml=False)
-    quiet: bool = _f(False, "no progress lines on stderr", yaml=False)
+        flag=Flag())
+    api_base: str = _f(SITE + "/api", "the site's API, asked by --prefetch", flag="URL")
+    dry_run: bool = _f(False, "skip the GPU: report the published figure", flag=Flag())
+    quiet: bool = _f(False, "no progress lines on stderr", flag=Flag(also=("-q",)))
+    # fmt: on
 
     @property
     def scenario(self) -> str:
@@ -161,15 +201,141 @@ class RunParams:
         return (self.precision,) if self.precision.quantized else ()
 
     def spec(self, precision: Precision | None = None) -> FormatSpec:
-        """The format (precision and library) this run uses for `precision` (default:
-        its own precision)."""
-        return spec_for(self.precision if precision is None else precision, self.backend)
+        """The format (precision and library, with this run's settings of it) this run
+        uses for `precision` (default: its own precision)."""
+        chosen = self.precision if precision is None else precision
+        return spec_for(chosen, self.backend, llm_int8_threshold=self.llm_int8_threshold)
+
+    # -- how values come in --------------------------------------------------------------
+    @model_validator(mode="wrap")
+    @classmethod
+    def _one_line(cls, data: Any, handler: Any) -> Any:
+        try:
+            return handler(data)
+        except _ValidationError as exc:
+            raise one_line(exc, FIELDS) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: ArgsKwargs) -> ArgsKwargs:
+        """Text other than a path is stripped (and refused when blank); precision
+        "NF4,INT4" (or a list) is a session: the first is the precision, all of them the
+        session's formats."""
+        given = dict(data.kwargs or {})
+        for name in [n for n in STRIPPED if n in given]:
+            if type(value := given[name]) is str:
+                if not value.strip():
+                    raise InputError(name, value, "expected a non-empty string")
+                given[name] = value.strip()
+        if "precision" in given:
+            chosen = session_formats(given["precision"])
+            given["precision"] = chosen[0]
+            if len(chosen) > 1:
+                given["formats"] = chosen
+        return ArgsKwargs((), given)
+
+    # -- one field's rules ---------------------------------------------------------------
+    @field_validator("model_name")
+    @classmethod
+    def _model_name(cls, value: str) -> str:
+        if not value.strip():
+            raise InputError("model_name", value, "expected a non-empty string")
+        if not is_text(value):
+            raise InputError(
+                "model_name",
+                value,
+                "holds bytes that are not UTF-8 text; a report names its model in text: "
+                "rename the folder (or link to it under a UTF-8 name)",
+            )
+        return value
+
+    @field_validator("params_b")
+    @classmethod
+    def _params_b(cls, value: float | None) -> float | None:
+        if value is not None and (why := params_b_problem(value)) is not None:
+            raise InputError("params_b", value, why)
+        return value
+
+    @field_validator("backend")
+    @classmethod
+    def _backend(cls, value: str) -> str:
+        if value not in (AUTO, *BACKENDS):
+            raise InputError("backend", value, "allowed: " + ", ".join((AUTO, *BACKENDS)))
+        return value
+
+    @field_validator("gpu_arch")
+    @classmethod
+    def _gpu_arch(cls, value: str) -> str:
+        try:
+            normalise_arch_choice(value)
+        except ValueError:
+            allowed = (
+                f"allowed: auto, {', '.join(ARCH_CLASSES)}, a known NVIDIA product name such "
+                f"as 'RTX 4090' or 'NVIDIA H200', or a short name: {', '.join(SHORT_NAMES)}"
+            )
+            raise InputError("gpu_arch", value, allowed) from None
+        return value
+
+    @field_validator("site", "api_base")
+    @classmethod
+    def _url(cls, value: str, info: ValidationInfo) -> str:
+        check_http_url(str(info.field_name), value)
+        return value
+
+    # -- the rules that tie fields together ----------------------------------------------
+    @model_validator(mode="after")
+    def _together(self) -> RunParams:
+        if self.params_b is None:
+            name_size_b(self.model_name)  # a size the name states is checked as --params_b is
+        if self.formats and (len(self.formats) < 2 or self.formats[0] is not self.precision):
+            why = "is a session's, set by precision (NF4,INT4 or a list)"
+            raise InputError("formats", self.formats, why)
+        session_formats(self.formats or self.precision)  # FP16, or one twice
+        for precision in self.session_formats:
+            if self.backend != AUTO and self.backend not in libraries_for(precision):
+                offered = " or ".join(libraries_for(precision))
+                why = f"{self.backend} does not make {precision} ({offered} does)"
+                raise InputError("backend", self.backend, why)
+        if len(self.session_formats) > 1 and (self.share or self.prefetch):
+            raise InputError(
+                "share" if self.share else "prefetch",
+                True,
+                "works with one --precision at a time (a session of several writes a report "
+                "per format; share or prefetch each format's run on its own)",
+            )
+        if self.ci_target_pts is not None and not self.precision.quantized:
+            raise InputError(
+                "ci_target_pts",
+                self.ci_target_pts,
+                "needs a quantized --precision (NF4, INT8, INT4 or FP8): it targets the "
+                "delta vs FP16",
+            )
+        if self.ci_target_pts is not None and self.max_rounds < self.iterations:
+            at_least = f"must be at least --iterations ({self.iterations})"
+            raise InputError("max_rounds", self.max_rounds, at_least)
+        if self.tokens >= self.context_length:
+            room = f"must leave room for the prompt in context_length {self.context_length}"
+            raise InputError("tokens", self.tokens, room)
+        return self
 
 
-FIELDS = {f.name: f for f in dataclasses.fields(RunParams)}
-YAML_KEYS = tuple(name for name, f in FIELDS.items() if f.metadata["yaml"])
+FIELDS: dict[str, FieldInfo] = RunParams.__pydantic_fields__  # type: ignore[attr-defined]
+YAML_KEYS = tuple(name for name in FIELDS if name not in NOT_IN_YAML)
 DEFAULTS = RunParams()
 
 
+def from_text(values: Mapping[str, object]) -> RunParams:
+    """RunParams from flags and YAML values (text, or YAML's scalars), each read as its
+    field's type first (text_values.py). Raises InputError."""
+    kinds = {name: field.annotation for name, field in FIELDS.items()}
+    read: Mapping[str, Any] = {k: read_as(k, kinds.get(k), v) for k, v in values.items()}
+    return RunParams(**read)
+
+
 def help_for(name: str) -> str:
-    return str(FIELDS[name].metadata["help"])
+    return str(FIELDS[name].description)
+
+
+def flag_for(name: str) -> Flag | None:
+    """How the command line sets field `name` (None: it does not)."""
+    return next((m for m in FIELDS[name].metadata if isinstance(m, Flag)), None)

@@ -509,7 +509,7 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             order="none",
             decode=Decode(
                 regime="eager",
-                requested_regime=p.decode if p.decode != "eager" else None,  # type: ignore[arg-type]
+                requested_regime=p.decode if p.decode != "eager" else None,
                 note=EAGER_NOTE,
             ),
         ),

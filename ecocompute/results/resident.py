@@ -19,11 +19,11 @@ class ResidentModels(ModelBackend):
 
     def __init__(self, inner: ModelBackend) -> None:
         self.inner = inner
-        self.kept: dict[tuple[str, str, float], LoadedModel] = {}
+        self.kept: dict[tuple[str, FormatSpec], LoadedModel] = {}
         self.checkpoints: dict[str, Checkpoint] = {}
 
-    def preflight(self, spec: FormatSpec, accelerator: Accelerator, threshold: float) -> None:
-        self.inner.preflight(spec, accelerator, threshold)
+    def preflight(self, spec: FormatSpec, accelerator: Accelerator) -> None:
+        self.inner.preflight(spec, accelerator)
 
     def checkpoint(self, model_name: str, accelerator: Accelerator) -> Checkpoint:
         if model_name not in self.checkpoints:
@@ -31,14 +31,14 @@ class ResidentModels(ModelBackend):
         return self.checkpoints[model_name]
 
     def load(
-        self, checkpoint: Checkpoint, spec: FormatSpec, accelerator: Accelerator, threshold: float
+        self, checkpoint: Checkpoint, spec: FormatSpec, accelerator: Accelerator
     ) -> LoadedModel:
-        key = (checkpoint.location, spec.key, threshold)
+        key = (checkpoint.location, spec)  # the format with its settings (LLM.int8()'s threshold)
         if key in self.kept:
             return dataclasses.replace(self.kept[key], reused=True)
         if any(k[0] != checkpoint.location for k in self.kept):
             self.clear(accelerator)  # another model: let the last one's go first
-        loaded = self.inner.load(checkpoint, spec, accelerator, threshold)
+        loaded = self.inner.load(checkpoint, spec, accelerator)
         self.kept[key] = loaded
         return loaded
 

@@ -123,7 +123,7 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
     p = s.params
     specs = [p.spec(f) for f in p.session_formats]
     for spec in specs:
-        s.backend.preflight(spec, s.accelerator, p.llm_int8_threshold)
+        s.backend.preflight(spec, s.accelerator)
     before = read_before_session(
         s.instruments,
         [m.nvml.index for m in s.matches],
@@ -295,7 +295,7 @@ def _phase(
 def _load(s: Bench, checkpoint: Checkpoint, spec: FormatSpec) -> LoadedModel:
     s.progress(f"loading {s.params.model_name} at {spec.label}")
     since = time.monotonic()
-    loaded = s.backend.load(checkpoint, spec, s.accelerator, s.params.llm_int8_threshold)
+    loaded = s.backend.load(checkpoint, spec, s.accelerator)
     s.clock.add("load", since)
     s.progress(f"{spec.key} loaded: {loaded.footprint_mib:,.0f} MiB on device(s) {loaded.devices}")
     return loaded

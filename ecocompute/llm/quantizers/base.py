@@ -1,7 +1,8 @@
 """What every library's quantizer does, in the same few methods (the shape of
 transformers' quantizers): say whether it can run here and why not, prepare the load,
 finish the loaded model, check that the model really is in its format, and say what
-the report should record."""
+the report should record. A quantizer holds its format's row (formats/table.py), and
+with it any setting of that format alone (LLM.int8()'s outlier threshold)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ class Quantizer(ABC):
         self.spec = spec
 
     @abstractmethod
-    def preflight(self, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+    def preflight(self, accelerator: Accelerator) -> None:
         """Before anything big is loaded: the library imports and a tiny op of this
         format runs on this device. Raises RunError naming the format and why not."""
 
     @abstractmethod
-    def load_arguments(self, llm_int8_threshold: float) -> dict[str, Any]:
+    def load_arguments(self) -> dict[str, Any]:
         """from_pretrained's dtype and quantization_config for this format."""
 
     def finish(self, model: Any) -> dict[str, Any]:
@@ -31,7 +32,7 @@ class Quantizer(ABC):
         it did (layers quantized, skipped). The default: nothing to do."""
         return {}
 
-    def quantize_block(self, block: Any, head: Any, llm_int8_threshold: float) -> None:
+    def quantize_block(self, block: Any, head: Any) -> None:
         """A model built in memory (llm/in_memory.py): quantize this block's linear
         layers, other than the output layer `head`, where they lie, right after the
         block was built at 16 bits. The default (FP16): nothing to do."""
@@ -48,7 +49,7 @@ class Quantizer(ABC):
         this format's). Raises RunError."""
 
     @abstractmethod
-    def record(self, llm_int8_threshold: float) -> dict[str, Any] | None:
+    def record(self) -> dict[str, Any] | None:
         """What the report says of how the weights were quantized (None for FP16)."""
 
     def refuse(self, why: str) -> RunError:

@@ -3,20 +3,19 @@ BitsAndBytesConfig as the checkpoint loads; a model built in memory is quantized
 by block with the layers and parameters transformers' own integration makes
 (transformers/integrations/bitsandbytes.py: Linear4bit with Params4bit, quantized where
 it lies; Linear8bitLt with Int8Params, quantized on the way from the CPU, one tensor at a
-time), with the settings of load_arguments()."""
+time), with the settings of load_arguments(). LLM.int8()'s outlier threshold is held by
+its quantizer (from its format's row), as BitsAndBytesConfig holds it in transformers."""
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any
 
 from ecocompute.core import packages
-from ecocompute.core.precision import Precision
 from ecocompute.errors import RunError, one_line
+from ecocompute.formats.table import FormatSpec
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.quantizers.base import Quantizer
-
-# The bitsandbytes layer each format must have put in place of torch.nn.Linear.
-_LAYER = {Precision.NF4: "Linear4bit", Precision.INT8: "Linear8bitLt"}
 
 
 def stack_versions(accelerator: Accelerator) -> str:
@@ -26,7 +25,11 @@ def stack_versions(accelerator: Accelerator) -> str:
 
 
 class Bitsandbytes(Quantizer):
-    def preflight(self, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+    """What NF4 and LLM.int8() share; each format's own pieces are its subclass's."""
+
+    layer_name: str  # the bitsandbytes layer that must stand in place of torch.nn.Linear
+
+    def preflight(self, accelerator: Accelerator) -> None:
         precision = self.spec.precision
         try:
             import bitsandbytes as bnb
@@ -40,15 +43,7 @@ class Bitsandbytes(Quantizer):
         device = accelerator.input_device()
         try:
             x = torch.randn(16, 64, dtype=torch.float16, device=device)
-            if precision is Precision.NF4:
-                weight = torch.randn(64, 64, dtype=torch.float16, device=device)
-                packed, state = bnb.functional.quantize_4bit(weight, quant_type="nf4")
-                y = bnb.matmul_4bit(x, packed.t(), quant_state=state)
-            else:
-                layer = bnb.nn.Linear8bitLt(
-                    64, 64, bias=False, has_fp16_weights=False, threshold=llm_int8_threshold
-                ).to(device)
-                y = layer(x)
+            y = self._tiny_op(bnb, x)
             accelerator.synchronize()
             if not bool(torch.isfinite(y).all()):
                 raise RuntimeError("non-finite result")
@@ -59,62 +54,25 @@ class Bitsandbytes(Quantizer):
                 "Its kernels may not support this torch/CUDA build; nothing was loaded."
             ) from None
 
-    def load_arguments(self, llm_int8_threshold: float) -> dict[str, Any]:
+    def load_arguments(self) -> dict[str, Any]:
         import torch
-        from transformers import BitsAndBytesConfig
 
-        if self.spec.precision is Precision.NF4:
-            config = BitsAndBytesConfig(
-                load_in_4bit=True,
-                bnb_4bit_quant_type="nf4",
-                bnb_4bit_compute_dtype=torch.float16,
-            )
-        else:
-            config = BitsAndBytesConfig(load_in_8bit=True, llm_int8_threshold=llm_int8_threshold)
-        return {"dtype": torch.float16, "quantization_config": config}
+        return {"dtype": torch.float16, "quantization_config": self._config()}
 
-    def quantize_block(self, block: Any, head: Any, llm_int8_threshold: float) -> None:
+    def quantize_block(self, block: Any, head: Any) -> None:
         """Each torch.nn.Linear of the block but the output layer becomes this format's
         bitsandbytes layer, holding the block's own weights quantized."""
         import torch
 
         for name, module in list(block.named_modules()):
             if name and type(module) is torch.nn.Linear and module is not head:
-                block.set_submodule(name, self._layer(module, llm_int8_threshold))
-
-    def _layer(self, linear: Any, llm_int8_threshold: float) -> Any:
-        import bitsandbytes as bnb
-        import torch
-
-        weight = linear.weight.data
-        shape = (linear.in_features, linear.out_features, linear.bias is not None)
-        layer: Any
-        quantized: Any
-        if self.spec.precision is Precision.NF4:
-            layer = bnb.nn.Linear4bit(
-                *shape, compute_dtype=torch.float16, compress_statistics=False,
-                quant_type="nf4", device="meta",
-            )  # fmt: skip
-            quantized = bnb.nn.Params4bit(
-                weight, requires_grad=False, compress_statistics=False, quant_type="nf4",
-                module=layer,
-            )  # fmt: skip
-            layer.weight = quantized.to(weight.device)  # quantized where it lies
-        else:
-            layer = bnb.nn.Linear8bitLt(
-                *shape, has_fp16_weights=False, threshold=llm_int8_threshold, device="meta"
-            )
-            quantized = bnb.nn.Int8Params(
-                weight.to("cpu"), requires_grad=False, has_fp16_weights=False
-            )
-            layer.weight = quantized.to(weight.device)  # quantized on its way from the CPU
-        if linear.bias is not None:
-            layer.bias = torch.nn.Parameter(linear.bias.data, requires_grad=False)
-        return layer
+                layer = self._layer(module)
+                if module.bias is not None:
+                    layer.bias = torch.nn.Parameter(module.bias.data, requires_grad=False)
+                block.set_submodule(name, layer)
 
     def check(self, model: Any) -> None:
-        precision = self.spec.precision
-        layer = _LAYER[precision]
+        precision, layer = self.spec.precision, self.layer_name
         if not any(type(m).__name__ == layer for m in model.modules()):
             raise RunError(
                 f"the {precision} load returned a model without bitsandbytes {layer} layers, "
@@ -122,23 +80,102 @@ class Bitsandbytes(Quantizer):
                 "Check the bitsandbytes and transformers versions; nothing was written."
             )
 
-    def record(self, llm_int8_threshold: float) -> dict[str, Any] | None:
+    def _recorded(self, **own: object) -> dict[str, Any]:
         version = packages.installed_version("bitsandbytes")
-        if self.spec.precision is Precision.NF4:
-            return {
-                "library": "bitsandbytes",
-                "library_version": version,
-                "method": "nf4",
-                "quant_type": "nf4",
-                "compute_dtype": "float16",
-                "double_quant": False,
-                "granularity": self.spec.granularity,
-            }
-        return {
-            "library": "bitsandbytes",
-            "library_version": version,
-            "method": "LLM.int8()",
-            "llm_int8_threshold": llm_int8_threshold,
-            "compute_dtype": "float16",
-            "granularity": self.spec.granularity,
-        }
+        return {"library": "bitsandbytes", "library_version": version, **own}
+
+    # each format's own: one small product on x's device, transformers' config, and a
+    # torch.nn.Linear's weights in its bitsandbytes layer (without the bias)
+    @abstractmethod
+    def _tiny_op(self, bnb: Any, x: Any) -> Any: ...
+
+    @abstractmethod
+    def _config(self) -> Any: ...
+
+    @abstractmethod
+    def _layer(self, linear: Any) -> Any: ...
+
+
+class Nf4(Bitsandbytes):
+    layer_name = "Linear4bit"
+
+    def _tiny_op(self, bnb: Any, x: Any) -> Any:
+        import torch
+
+        weight = torch.randn(64, 64, dtype=torch.float16, device=x.device)
+        packed, state = bnb.functional.quantize_4bit(weight, quant_type="nf4")
+        return bnb.matmul_4bit(x, packed.t(), quant_state=state)
+
+    def _config(self) -> Any:
+        import torch
+        from transformers import BitsAndBytesConfig
+
+        return BitsAndBytesConfig(
+            load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.float16
+        )
+
+    def _layer(self, linear: Any) -> Any:
+        import bitsandbytes as bnb
+        import torch
+
+        weight = linear.weight.data
+        layer = bnb.nn.Linear4bit(
+            linear.in_features, linear.out_features, linear.bias is not None,
+            compute_dtype=torch.float16, compress_statistics=False, quant_type="nf4",
+            device="meta",
+        )  # fmt: skip
+        quantized: Any = bnb.nn.Params4bit(
+            weight, requires_grad=False, compress_statistics=False, quant_type="nf4",
+            module=layer,
+        )  # fmt: skip
+        layer.weight = quantized.to(weight.device)  # quantized where it lies
+        return layer
+
+    def record(self) -> dict[str, Any] | None:
+        return self._recorded(
+            method="nf4", quant_type="nf4", compute_dtype="float16", double_quant=False,
+            granularity=self.spec.granularity,
+        )  # fmt: skip
+
+
+class LlmInt8(Bitsandbytes):
+    """LLM.int8(): int8 weights per row, input columns above the outlier threshold in
+    float16 (threshold 0.0: the pure INT8 variant)."""
+
+    layer_name = "Linear8bitLt"
+
+    def __init__(self, spec: FormatSpec) -> None:
+        super().__init__(spec)
+        assert spec.llm_int8_threshold is not None  # its row always holds one
+        self.threshold = spec.llm_int8_threshold
+
+    def _tiny_op(self, bnb: Any, x: Any) -> Any:
+        layer = bnb.nn.Linear8bitLt(
+            64, 64, bias=False, has_fp16_weights=False, threshold=self.threshold
+        )
+        return layer.to(x.device)(x)
+
+    def _config(self) -> Any:
+        from transformers import BitsAndBytesConfig
+
+        return BitsAndBytesConfig(load_in_8bit=True, llm_int8_threshold=self.threshold)
+
+    def _layer(self, linear: Any) -> Any:
+        import bitsandbytes as bnb
+
+        weight = linear.weight.data
+        layer = bnb.nn.Linear8bitLt(
+            linear.in_features, linear.out_features, linear.bias is not None,
+            has_fp16_weights=False, threshold=self.threshold, device="meta",
+        )  # fmt: skip
+        quantized: Any = bnb.nn.Int8Params(
+            weight.to("cpu"), requires_grad=False, has_fp16_weights=False
+        )
+        layer.weight = quantized.to(weight.device)  # quantized on its way from the CPU
+        return layer
+
+    def record(self) -> dict[str, Any] | None:
+        return self._recorded(
+            method="LLM.int8()", llm_int8_threshold=self.threshold, compute_dtype="float16",
+            granularity=self.spec.granularity,
+        )  # fmt: skip

@@ -9,10 +9,10 @@ from ecocompute.llm.quantizers.base import Quantizer
 
 
 class PlainWeights(Quantizer):
-    def preflight(self, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+    def preflight(self, accelerator: Accelerator) -> None:
         return None
 
-    def load_arguments(self, llm_int8_threshold: float) -> dict[str, Any]:
+    def load_arguments(self) -> dict[str, Any]:
         import torch
 
         return {"dtype": torch.float16, "quantization_config": None}
@@ -20,5 +20,5 @@ class PlainWeights(Quantizer):
     def check(self, model: Any) -> None:
         return None
 
-    def record(self, llm_int8_threshold: float) -> dict[str, Any] | None:
+    def record(self) -> dict[str, Any] | None:
         return None

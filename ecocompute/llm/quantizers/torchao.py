@@ -24,6 +24,20 @@ from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.quantizers.base import Quantizer
 
 GROUP_SIZE = 128
+# What a report says of each format's torchao config, beside what its table row says.
+_RECORDED: dict[Precision, dict[str, object]] = {
+    Precision.INT4: {
+        "config": "Int4WeightOnlyConfig",
+        "group_size": GROUP_SIZE,
+        "packing": "tile_packed_to_4d (tinygemm)",
+    },
+    Precision.FP8: {
+        "config": "Float8DynamicActivationFloat8WeightConfig",
+        "weight_dtype": "float8_e4m3fn",
+        "activation_dtype": "float8_e4m3fn (dynamic, per row)",
+    },
+    Precision.INT8: {"config": "Int8WeightOnlyConfig"},
+}
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -44,7 +58,7 @@ class Torchao(Quantizer):
     library: Callable[[], Any] = staticmethod(import_torchao)
 
     # -- before loading ------------------------------------------------------------
-    def preflight(self, accelerator: Accelerator, llm_int8_threshold: float) -> None:
+    def preflight(self, accelerator: Accelerator) -> None:
         spec = self.spec
         version = packages.installed_version("torchao")
         if version is None:
@@ -94,7 +108,7 @@ class Torchao(Quantizer):
             return lib.Int8WeightOnlyConfig(set_inductor_config=False)
         raise KeyError(precision)  # the table offers no other torchao format
 
-    def load_arguments(self, llm_int8_threshold: float) -> dict[str, Any]:
+    def load_arguments(self) -> dict[str, Any]:
         import torch
 
         return {"dtype": torch.bfloat16, "quantization_config": None}
@@ -102,10 +116,10 @@ class Torchao(Quantizer):
     # -- after loading -----------------------------------------------------------------
     def finish(self, model: Any) -> dict[str, Any]:
         """quantize_() every linear layer but the output layer; count what it did."""
-        self.quantize_block(model, model.get_output_embeddings(), 0.0)
+        self.quantize_block(model, model.get_output_embeddings())
         return self.tally(model)
 
-    def quantize_block(self, block: Any, head: Any, llm_int8_threshold: float) -> None:
+    def quantize_block(self, block: Any, head: Any) -> None:
         """quantize_() the block's linear layers but the output layer, in place."""
         lib = self.library()
         try:
@@ -126,47 +140,29 @@ class Torchao(Quantizer):
         record: dict[str, Any] = {"layers_quantized": done, "layers_linear": len(linears)}
         if skipped:
             shapes = sorted({shape for _, shape in skipped})
+            grouped = self.spec.precision is Precision.INT4
             record["layers_skipped_note"] = (
                 f"{len(skipped)} of {len(linears)} linear layers kept in bfloat16: the kernel "
                 f"refused their shapes (out, in) {', '.join(map(str, shapes[:4]))}"
-                + (f" (in_features not a multiple of {GROUP_SIZE})" if self._grouped else "")
+                + (f" (in_features not a multiple of {GROUP_SIZE})" if grouped else "")
             )
         return record
-
-    @property
-    def _grouped(self) -> bool:
-        return self.spec.precision is Precision.INT4
 
     def check(self, model: Any) -> None:
         head = model.get_output_embeddings()
         if not any(_quantized(m) for _, m in _linears(model, head)):
             raise self.refuse("the model holds no torchao-quantized layer after quantize_()")
 
-    def record(self, llm_int8_threshold: float) -> dict[str, Any] | None:
-        precision = self.spec.precision
-        record: dict[str, Any] = {
+    def record(self) -> dict[str, Any] | None:
+        return {
             "library": "torchao",
             "library_version": packages.installed_version("torchao"),
             "method": self.spec.method,
             "compute_dtype": self.spec.compute_dtype,
             "granularity": self.spec.granularity,
             "output_layer": "kept in bfloat16 (as bitsandbytes keeps it in float16)",
+            **_RECORDED[self.spec.precision],
         }
-        if precision is Precision.INT4:
-            record.update(
-                config="Int4WeightOnlyConfig",
-                group_size=GROUP_SIZE,
-                packing="tile_packed_to_4d (tinygemm)",
-            )
-        elif precision is Precision.FP8:
-            record.update(
-                config="Float8DynamicActivationFloat8WeightConfig",
-                weight_dtype="float8_e4m3fn",
-                activation_dtype="float8_e4m3fn (dynamic, per row)",
-            )
-        else:
-            record.update(config="Int8WeightOnlyConfig")
-        return record
 
 
 def _is_linear(module: Any, head: Any) -> bool:
