@@ -182,8 +182,8 @@ def sweep(
     import io
     import json
 
-    from ecocompute.results.sweep import sweep as run_sweep
-    from ecocompute.results.sweep_doc import SWEEP_NAME
+    from ecocompute.sweeps.summary import SWEEP_NAME
+    from ecocompute.sweeps.sweep import sweep as run_sweep
 
     run_sweep(
         list(models),
@@ -217,11 +217,11 @@ def pool_units(*paths: str | os.PathLike[str]) -> Any:
     (reports of one unit combined, never counted twice), the random-effects pool with
     the between-unit spread and a prediction interval for a unit not yet measured, and
     the same per board part or VBIOS where the units differ in it. A list of
-    ecocompute.results.units.UnitPool; invalid files are skipped (aggregate lists them).
+    ecocompute.pooling.units.UnitPool; invalid files are skipped (aggregate lists them).
     Raises InputError without a path."""
+    from ecocompute.pooling.groups import group_reports
+    from ecocompute.pooling.units import pool_units as pool
     from ecocompute.results.collect import read_reports
-    from ecocompute.results.groups import group_reports
-    from ecocompute.results.units import pool_units as pool
 
     if not paths:
         raise InputError("paths", "()", "at least one report or folder")

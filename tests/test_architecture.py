@@ -25,9 +25,13 @@ RANK = {
     "task": 6,
     "report": 7,
     "results": 8,
-    "api": 9,
-    "cli": 10,
-    "__main__": 11,
+    "pooling": 9,
+    "plots": 10,
+    "sweeps": 11,
+    "fleet": 12,
+    "api": 13,
+    "cli": 14,
+    "__main__": 15,
 }
 SUBPACKAGES = (
     "core",
@@ -41,6 +45,10 @@ SUBPACKAGES = (
     "published",
     "report",
     "results",
+    "pooling",
+    "plots",
+    "sweeps",
+    "fleet",
     "cli",
 )
 

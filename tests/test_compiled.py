@@ -18,11 +18,11 @@ from ecocompute.boundary.progress import Progress
 from ecocompute.errors import DecodeCaptureFailed
 from ecocompute.llm.decode import make_decoder
 from ecocompute.params import resolve
+from ecocompute.pooling.aggregate import group_reports
 from ecocompute.report.checks import energy_report_problems
 from ecocompute.report.session_job import SessionJob
-from ecocompute.results.aggregate import group_reports
 from ecocompute.results.collect import read_reports
-from ecocompute.results.sweep import sweep
+from ecocompute.sweeps.sweep import sweep
 
 from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, fake_machine
 from .test_decode import PROMPT_LEN, prompt, tiny_model

@@ -17,11 +17,11 @@ import pytest
 
 from ecocompute.cli import main
 from ecocompute.errors import ReportInvalid, RunError
+from ecocompute.pooling.aggregate import csv_text
 from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict
 from ecocompute.report.write import report_text
-from ecocompute.results.aggregate import csv_text
 from ecocompute.results.collect import Invalid, read_one
-from ecocompute.results.sweep_doc import write_sweep
+from ecocompute.sweeps.summary import write_sweep
 
 from .made_reports import measured, write
 from .test_faults import listing

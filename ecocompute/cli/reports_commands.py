@@ -52,7 +52,7 @@ def add_aggregate(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    from ecocompute.results.aggregate import aggregate_paths
+    from ecocompute.pooling.aggregate import aggregate_paths
 
     return aggregate_paths(args.paths, sys.stdout, sys.stderr, args.output, args.units)
 
@@ -79,7 +79,7 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from ecocompute.results.plot import plot_paths
+    from ecocompute.plots.size_plot import plot_paths
 
     return plot_paths(args.paths, args.output, args.card, sys.stdout, sys.stderr)
 
@@ -105,6 +105,6 @@ def add_check(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from ecocompute.results.check import check_path
+    from ecocompute.pooling.check import check_path
 
     return check_path(args.report, args.k, sys.stdout, sys.stderr)

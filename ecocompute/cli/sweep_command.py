@@ -106,9 +106,9 @@ def _add_fleet_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from ecocompute.results.fleet_options import options_from_flags
-    from ecocompute.results.sweep import sweep
-    from ecocompute.results.sweep_plan import split_batches, split_list
+    from ecocompute.fleet.options import options_from_flags
+    from ecocompute.sweeps.plan import split_batches, split_list
+    from ecocompute.sweeps.sweep import sweep
 
     fleet = options_from_flags(
         scheduler=args.scheduler,

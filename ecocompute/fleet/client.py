@@ -26,15 +26,13 @@ from typing import Any
 from ecocompute.boundary.interrupts import describe as describe_interrupt
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import Interrupted, RunError
-from ecocompute.params import RunParams
-from ecocompute.report.write import REPORT_NAME
-from ecocompute.results.fleet_cluster import (
+from ecocompute.fleet.cluster import (
     GPU_RESOURCE,
     gpu_workers,
     open_client,
     require_distributed,
 )
-from ecocompute.results.fleet_judge import (
+from ecocompute.fleet.judge import (
     MAX_ATTEMPTS,
     FleetInterrupted,
     Point,
@@ -45,13 +43,13 @@ from ecocompute.results.fleet_judge import (
     placement_of,
     placement_of_killed,
 )
-from ecocompute.results.fleet_options import (
+from ecocompute.fleet.options import (
     MAX_SUBMISSIONS,
     POINT_CANCEL_GRACE_S,
     FleetOptions,
     where_of,
 )
-from ecocompute.results.fleet_point import (
+from ecocompute.fleet.point import (
     POLL_S,
     Placement,
     PointOutcome,
@@ -61,7 +59,9 @@ from ecocompute.results.fleet_point import (
     run_point,
     switches_for,
 )
-from ecocompute.results.records import new_record, run_fields, written_record
+from ecocompute.params import RunParams
+from ecocompute.report.write import REPORT_NAME
+from ecocompute.sweeps.records import new_record, run_fields, written_record
 
 
 class _Fleet:

@@ -14,11 +14,11 @@ from typing import Any
 
 from ecocompute.boundary.interrupts import describe as describe_interrupt
 from ecocompute.errors import ReportInvalid
+from ecocompute.fleet.point import Placement, PointOutcome, PointSpec
 from ecocompute.params import RunParams
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.checks import energy_report_problems
-from ecocompute.results.fleet_point import Placement, PointOutcome, PointSpec
-from ecocompute.results.records import new_record
+from ecocompute.sweeps.records import new_record
 
 MAX_ATTEMPTS = 2  # the first, and one retry
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ecocompute.errors import InputError
-from ecocompute.results.fleet_cluster import (
+from ecocompute.fleet.cluster import (
     Where,
     require_distributed,
     visible_gpus,

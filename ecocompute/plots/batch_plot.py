@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.errors import InputError
+from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Report
-from ecocompute.results.plot_files import require_matplotlib, text_as_written, write_figure
 
 # Distinct colours and markers, enough for every format of a session and then some:
 # a line's identity never repeats within one figure (colour x marker).

@@ -23,6 +23,9 @@ from typing import Any, TextIO
 from ecocompute.boundary.printing import print_after_write
 from ecocompute.boundary.user_paths import check_not_an_input, check_output_file
 from ecocompute.errors import InputError
+from ecocompute.plots.axes import draw_break_even, dress_axes, series_color
+from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
+from ecocompute.pooling.groups import Group, group_reports
 from ecocompute.published.figures import (
     ORIGIN_PUBLISHED,
     DeltaCurve,
@@ -32,9 +35,6 @@ from ecocompute.published.figures import (
 )
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Report
-from ecocompute.results.groups import Group, group_reports
-from ecocompute.results.plot_axes import draw_break_even, dress_axes, series_color
-from ecocompute.results.plot_files import require_matplotlib, text_as_written, write_figure
 
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
 FORMATS = ("NF4", "INT8")
@@ -320,7 +320,7 @@ def plot_paths(
     """`ecocompute plot`: read the reports under paths (invalid ones listed on err) and
     draw one card's points into output. 0, or 3 when the picture was written but the
     line saying so could not be printed."""
-    from ecocompute.results.aggregate import read_paths, render_invalid
+    from ecocompute.pooling.aggregate import read_paths, render_invalid
     from ecocompute.results.collect import read_reports
 
     require_matplotlib()

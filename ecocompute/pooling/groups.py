@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecocompute.core.stats import Summary, summarise_known, t_interval
+from ecocompute.pooling.units import UnitEstimate, pool_estimates, unit_estimates
 from ecocompute.results.collect import Report
-from ecocompute.results.units import UnitEstimate, pool_estimates, unit_estimates
 
 KIND_ORDER = {"measured": 0, "illustrative": 1, "derived": 2}
 KIND_WORDS = {

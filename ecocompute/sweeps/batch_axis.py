@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ecocompute.results.curvefit import se_from_ci
+from ecocompute.sweeps.curvefit import se_from_ci
 
 N_BOOT = 4000
 SEED = 20261201

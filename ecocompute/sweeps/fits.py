@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.published.figures import anchors_for, curve_for
-from ecocompute.results.batch_axis import BatchPoint, axis_entry
 from ecocompute.results.collect import Report
-from ecocompute.results.curvefit import Point, crossover_of, fit_points, se_from_ci
-from ecocompute.results.records import relative as _relative
+from ecocompute.sweeps.batch_axis import BatchPoint, axis_entry
+from ecocompute.sweeps.curvefit import Point, crossover_of, fit_points, se_from_ci
+from ecocompute.sweeps.records import relative as _relative
 
 
 def missing_fit_stack() -> list[str]:

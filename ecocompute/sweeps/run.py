@@ -15,13 +15,13 @@ from typing import Any
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import EcoComputeError
+from ecocompute.llm.resident import ResidentModels
 from ecocompute.params import RunParams
 from ecocompute.report.job import ReportJob
 from ecocompute.report.session_job import SessionJob
 from ecocompute.results.collect import read_reports
-from ecocompute.results.records import new_record, run_fields, written_record
-from ecocompute.results.resident import ResidentModels
-from ecocompute.results.sweep_plan import Plan
+from ecocompute.sweeps.plan import Plan
+from ecocompute.sweeps.records import new_record, run_fields, written_record
 from ecocompute.task.machine import Machine
 
 

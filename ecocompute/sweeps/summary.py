@@ -15,15 +15,15 @@ from ecocompute.report.build import SCOPE, utc_now
 from ecocompute.report.checks import sweep_problems
 from ecocompute.report.numbers import dumps_strict
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
-from ecocompute.results import sweep_fits  # missing_fit_stack at call time (tests)
 from ecocompute.results.collect import Report, read_one
-from ecocompute.results.records import relative as _relative
-from ecocompute.results.sweep_fits import (
+from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
+from ecocompute.sweeps.fits import (
     batch_axis,
     fit_entry,
     skipped_fit,
 )
-from ecocompute.results.sweep_plan import SWEEP_FORMATS
+from ecocompute.sweeps.plan import SWEEP_FORMATS
+from ecocompute.sweeps.records import relative as _relative
 
 SWEEP_NAME = "sweep.json"
 PLOT_NAME = "sweep.png"
@@ -112,12 +112,12 @@ def add_plot(doc: dict[str, Any], reports: list[Report], output_dir: Path, name:
     if "matplotlib" in sweep_fits.missing_fit_stack():
         doc["plot_note"] = "no plot: matplotlib is not installed (pip install 'ecocompute[plot]')"
         return
-    from ecocompute.results.plot import plot_reports
+    from ecocompute.plots.size_plot import plot_reports
 
     fits = {f["precision"]: f for f in doc["fits"] if f.get("status") == "fitted"}
     try:
         if doc.get("batch_axis"):
-            from ecocompute.results.batch_plot import plot_batch_axis
+            from ecocompute.plots.batch_plot import plot_batch_axis
 
             path = plot_batch_axis(reports, output_dir / name)
         else:

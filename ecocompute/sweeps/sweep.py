@@ -29,15 +29,15 @@ from ecocompute.boundary.printing import print_after_write
 from ecocompute.boundary.progress import Progress, quiet_library_progress_bars
 from ecocompute.errors import EcoComputeError, InputError, RunError
 from ecocompute.report.write import REPORT_NAME
-from ecocompute.results import sweep_fits  # missing_fit_stack at call time (tests)
-from ecocompute.results.sweep_doc import PLOT_NAME, SWEEP_NAME, add_plot, summarise, write_sweep
-from ecocompute.results.sweep_plan import Plan, plan, split_list
-from ecocompute.results.sweep_render import render
-from ecocompute.results.sweep_run import existing_records, run_sweep
+from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
+from ecocompute.sweeps.plan import Plan, plan, split_list
+from ecocompute.sweeps.render import render
+from ecocompute.sweeps.run import existing_records, run_sweep
+from ecocompute.sweeps.summary import PLOT_NAME, SWEEP_NAME, add_plot, summarise, write_sweep
 from ecocompute.task.machine import Machine
 
 if TYPE_CHECKING:
-    from ecocompute.results.fleet_options import FleetOptions
+    from ecocompute.fleet.options import FleetOptions
 
 
 def _run_on_fleet(
@@ -49,7 +49,7 @@ def _run_on_fleet(
 ) -> list[dict[str, Any]]:
     """The fleet's records; on Ctrl-C / SIGTERM, sweep.json with what finished (no plot),
     then the interrupt again (exit 130 / 143)."""
-    from ecocompute.results.fleet import FleetInterrupted, run_fleet
+    from ecocompute.fleet.client import FleetInterrupted, run_fleet
 
     try:
         return run_fleet(the_plan.output_dir, the_plan.runs, fleet, progress)

@@ -2,7 +2,7 @@
 to create the marker file SIGKILLs its parent (the worker process, as a host's
 out-of-memory killer would) and exits; every other run is tests.cli_with_fakes.
 
-    python -m tests.fleet_point_killer MARKER energy_estimate ...
+    python -m tests.fleet.point_killer MARKER energy_estimate ...
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 
 from ecocompute import cli
 
-from .fakes import CpuAccelerator, FakeTelemetry, install_fakes
+from ..fakes import CpuAccelerator, FakeTelemetry, install_fakes
 
 
 def first_to_claim(marker: str) -> bool:

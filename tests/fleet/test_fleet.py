@@ -19,12 +19,10 @@ import pytest
 from ecocompute.boundary.progress import Progress
 from ecocompute.cli import main
 from ecocompute.errors import InputError
-from ecocompute.params import read_parameters_file, resolve
-from ecocompute.report.schema import sweep_errors, validation_errors
-from ecocompute.results.fleet_cluster import visible_gpus
-from ecocompute.results.fleet_judge import Verdict, judge
-from ecocompute.results.fleet_options import FleetOptions
-from ecocompute.results.fleet_point import (
+from ecocompute.fleet.cluster import visible_gpus
+from ecocompute.fleet.judge import Verdict, judge
+from ecocompute.fleet.options import FleetOptions
+from ecocompute.fleet.point import (
     Placement,
     PointOutcome,
     PointSpec,
@@ -33,11 +31,13 @@ from ecocompute.results.fleet_point import (
     run_point,
     switches_for,
 )
-from ecocompute.results.sweep import _run_on_fleet, sweep
-from ecocompute.results.sweep_plan import Plan
+from ecocompute.params import read_parameters_file, resolve
+from ecocompute.report.schema import sweep_errors, validation_errors
+from ecocompute.sweeps.plan import Plan
+from ecocompute.sweeps.sweep import _run_on_fleet, sweep
 
-from .conftest import REPO
-from .fakes import fake_machine
+from ..conftest import REPO
+from ..fakes import fake_machine
 
 needs_dask = pytest.mark.skipif(
     find_spec("distributed") is None, reason="Dask distributed ([fleet] extra) not installed"
@@ -71,7 +71,7 @@ TIMED_RESULTS = ("vs_fp16_energy_pct", "vs_fp16_ci95_pct", "verdict")
 
 
 def test_a_fleet_flag_without_dask_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
-    import ecocompute.results.fleet_cluster as fleet_cluster
+    import ecocompute.fleet.cluster as fleet_cluster
 
     monkeypatch.setattr(fleet_cluster, "find_spec", lambda name: None)
     out = tmp_path / "sw"
@@ -202,7 +202,7 @@ def cluster(synthetic_cache):
     only the GPU resource, not the thread count, keeps two points off one GPU."""
     from distributed import Client
 
-    from ecocompute.results.fleet_cluster import local_cluster
+    from ecocompute.fleet.cluster import local_cluster
 
     saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "ECOCOMPUTE_CACHE")}
     path = os.pathsep.join(p for p in (str(REPO), saved["PYTHONPATH"]) if p)
@@ -261,7 +261,7 @@ def _overlaps(records, by):
 @needs_dask
 @pytest.mark.slow
 def test_points_spread_over_both_workers_and_never_share_a_gpu(cluster, tmp_path):
-    from ecocompute.results.fleet import run_fleet
+    from ecocompute.fleet.client import run_fleet
 
     runs = _runs(tmp_path, 2)
     records = run_fleet(tmp_path, runs, _on(cluster, point_command=FAKE_CLI), Progress(True))
@@ -326,7 +326,7 @@ def test_a_derived_fleet_sweep_json_is_the_sequential_one_to_the_digit(cluster, 
 @needs_dask
 @pytest.mark.slow
 def test_one_per_host_runs_one_point_at_a_time_on_a_host(cluster, tmp_path):
-    from ecocompute.results.fleet import run_fleet
+    from ecocompute.fleet.client import run_fleet
 
     runs = _runs(tmp_path, 2, "synthetic:qwen2.5-1.5b", dry_run=True, gpu_arch="hopper")
     records = run_fleet(tmp_path, runs, _on(cluster, one_per_host=True), Progress(True))
@@ -385,10 +385,10 @@ def test_ctrl_c_cancels_what_is_left_and_keeps_what_finished(cluster, tmp_path):
 @needs_dask
 @pytest.mark.slow
 def test_a_killed_workers_point_is_recorded_and_retried_once_elsewhere(cluster, tmp_path):
-    from ecocompute.results.fleet import run_fleet
+    from ecocompute.fleet.client import run_fleet
 
     marker = tmp_path / "killed-once"
-    killer = (sys.executable, "-m", "tests.fleet_point_killer", str(marker))
+    killer = (sys.executable, "-m", "tests.fleet.point_killer", str(marker))
     runs = _runs(tmp_path, 1)[:1]
     records = run_fleet(tmp_path, runs, _on(cluster, point_command=killer), Progress(True))
     assert marker.exists()
@@ -406,7 +406,7 @@ def test_a_scheduler_whose_workers_declare_no_gpu_is_refused_before_anything_run
     from distributed import LocalCluster
 
     from ecocompute.errors import RunError
-    from ecocompute.results.fleet import run_fleet
+    from ecocompute.fleet.client import run_fleet
 
     with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as plain:
         options = FleetOptions(scheduler=plain.scheduler_address)

@@ -13,13 +13,13 @@ from matplotlib.container import ErrorbarContainer
 
 from ecocompute.cli import main
 from ecocompute.errors import InputError
+from ecocompute.plots.axes import series_color
+from ecocompute.plots.size_plot import build_figure
 from ecocompute.published.figures import curve_for
 from ecocompute.results.collect import read_reports
-from ecocompute.results.plot import build_figure
-from ecocompute.results.plot_axes import series_color
 
-from .conftest import REPO
-from .made_reports import measured, write
+from ..conftest import REPO
+from ..made_reports import measured, write
 
 
 def _lines(ax, gid_prefix):

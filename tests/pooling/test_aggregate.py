@@ -10,11 +10,11 @@ import pytest
 
 from ecocompute.cli import main
 from ecocompute.core.stats import t_quantile
-from ecocompute.results.aggregate import aggregate, group_reports
+from ecocompute.pooling.aggregate import aggregate, group_reports
 from ecocompute.results.collect import read_reports, software_fingerprint
 
-from .conftest import REPO
-from .made_reports import measured, write
+from ..conftest import REPO
+from ..made_reports import measured, write
 
 
 def _three_replicates(root):

@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 
 from ecocompute.cli import main
+from ecocompute.pooling.check import DEFAULT_SPREAD_PCT, curve_spread
 from ecocompute.published.figures import curve_for, project_curve_for
-from ecocompute.results.check import DEFAULT_SPREAD_PCT, curve_spread
 
-from .conftest import REPO
-from .made_reports import measured, write
+from ..conftest import REPO
+from ..made_reports import measured, write
 
 ADA = {"gpu": "NVIDIA GeForce RTX 4090", "arch": "ada"}
 ADA_ANCHOR_1_1B = 1585.71  # the site's, from RTX 4090 + RTX 4090D

@@ -19,17 +19,17 @@ from ecocompute.core.meta import pool
 from ecocompute.llm.kernel_fingerprint import dot_fingerprint, kernel_nodes
 from ecocompute.monitor.conditions import window_conditions
 from ecocompute.params import resolve
+from ecocompute.pooling.aggregate import group_reports
+from ecocompute.pooling.units import pool_units, render_units
 from ecocompute.report.summary import render
-from ecocompute.results.aggregate import group_reports
 from ecocompute.results.collect import read_reports
-from ecocompute.results.units import pool_units, render_units
 from ecocompute.telemetry.base import ClockSample, EdgeState
 from ecocompute.telemetry.nvml import NvmlTelemetry
 
-from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
-from .made_reports import measured, write
+from ..fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
+from ..made_reports import measured, write
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 # Colditz et al. (1994), the BCG vaccine trials as Viechtbauer (2010, J. Stat. Softw.
 # 36(3), "Conducting meta-analyses in R with the metafor package") analyses them:
@@ -225,7 +225,7 @@ def test_the_kernel_fingerprint_of_a_real_h200_graph_dump():
     nodes = kernel_nodes(dot)
     walked = json.loads(
         (
-            Path(__file__).parents[1] / "docs/validation/h200-units/32cf00d23f25/probe.json"
+            Path(__file__).parents[2] / "docs/validation/h200-units/32cf00d23f25/probe.json"
         ).read_text()
     )["graph"]["walked_with_cuda_bindings"]
     kernels = [k for k in walked if k["type"] == "kernel"]
@@ -333,7 +333,7 @@ def test_the_nvml_adapter_leaves_out_what_the_driver_does_not_offer():
 
 def test_the_committed_units_pool_as_the_docs_say():
     """docs/units.md's table comes from these reports (8 H200 units)."""
-    root = Path(__file__).parents[1] / "docs/validation/h200-units"
+    root = Path(__file__).parents[2] / "docs/validation/h200-units"
     reports, invalid = read_reports([root])
     assert invalid == [] and len({r.unit for r in reports}) == 8
     pools = {p.group.precision: p for p in pool_units(group_reports(reports))}

@@ -12,11 +12,11 @@ import pytest
 from ecocompute.boundary.progress import Progress
 from ecocompute.cli import main
 from ecocompute.errors import InputError
-from ecocompute.results.batch_axis import BatchPoint, crossover, first_crossing, map_words
-from ecocompute.results.sweep import sweep
-from ecocompute.results.sweep_plan import split_batches
+from ecocompute.sweeps.batch_axis import BatchPoint, crossover, first_crossing, map_words
+from ecocompute.sweeps.plan import split_batches
+from ecocompute.sweeps.sweep import sweep
 
-from .fakes import StandInQuantBackend, fake_machine
+from ..fakes import StandInQuantBackend, fake_machine
 
 
 def pts(*rows):
@@ -150,7 +150,7 @@ def test_a_sweep_over_batch_sizes_on_the_cpu(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_the_batch_plot_draws_a_line_per_format_and_break_even(tmp_path):
     pytest.importorskip("matplotlib")
-    from ecocompute.results.batch_plot import build_batch_figure
+    from ecocompute.plots.batch_plot import build_batch_figure
     from ecocompute.results.collect import read_reports
 
     reports, invalid = read_reports(["docs/validation/h200-map/map-7b"])

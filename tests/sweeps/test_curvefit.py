@@ -10,7 +10,7 @@ pytest.importorskip("scipy")
 
 from ecocompute.core.stats import t_quantile
 from ecocompute.published.figures import DeltaCurve, delta_pct, published
-from ecocompute.results.curvefit import (
+from ecocompute.sweeps.curvefit import (
     EXTRAPOLATED,
     NONE_IN_RANGE,
     WITHIN,

@@ -13,15 +13,15 @@ import pytest
 
 from ecocompute.cli import main
 from ecocompute.published.figures import delta_pct
-from ecocompute.results.curvefit import Point, fit_points
+from ecocompute.sweeps.curvefit import Point, fit_points
 
-from .made_reports import measured, write
+from ..made_reports import measured, write
 
 TINY_FIRST = ((0.0001, 30.0), (1.0, 10.0), (2.0, 10.0))
 
 
 def test_sizes_are_rounded_to_significant_digits():
-    from ecocompute.results.curvefit import round_size_b
+    from ecocompute.sweeps.curvefit import round_size_b
 
     assert round_size_b(1.234567e-6) == 1.23e-6
     assert round_size_b(0.000123456789) == 0.000123

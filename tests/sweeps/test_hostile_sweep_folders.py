@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from ecocompute.cli import main
-from ecocompute.results.sweep_plan import slug
+from ecocompute.sweeps.plan import slug
 
 
 @pytest.mark.parametrize(

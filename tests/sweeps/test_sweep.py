@@ -13,10 +13,10 @@ from ecocompute.cli import main
 from ecocompute.errors import RunError
 from ecocompute.published.figures import delta_pct
 from ecocompute.report.schema import sweep_errors
-from ecocompute.results.sweep import sweep
-from ecocompute.results.sweep_plan import slug
+from ecocompute.sweeps.plan import slug
+from ecocompute.sweeps.sweep import sweep
 
-from .made_reports import measured, on_curve, write
+from ..made_reports import measured, on_curve, write
 
 A, S, NSTAR = 40.0, 80.0, 3.0  # crosses zero at N = 3B
 
@@ -154,7 +154,7 @@ def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path, monkeypat
 
 
 def test_cli_sweep_without_scipy_still_writes_reports(tmp_path, monkeypatch, capsys):
-    import ecocompute.results.sweep_fits as fits
+    import ecocompute.sweeps.fits as fits
 
     monkeypatch.setattr(fits, "missing_fit_stack", lambda: ["scipy", "matplotlib"])
     _place_on_curve(tmp_path, (0.5, 1.0, 2.0))
@@ -166,7 +166,7 @@ def test_cli_sweep_without_scipy_still_writes_reports(tmp_path, monkeypatch, cap
 
 @pytest.mark.slow
 def test_measured_sweep_end_to_end_on_the_cpu(tmp_path, monkeypatch):
-    from .fakes import StandInQuantBackend, fake_machine
+    from ..fakes import StandInQuantBackend, fake_machine
 
     monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
     flags = {
