@@ -187,7 +187,7 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
         )
         for size, rel, doc in nf4
     ]
-    fit = fit_points(points)
+    fit = fit_points(points).model_dump(exclude_unset=True)  # as sweep.json has it
     if fit["status"] == "fitted":
         p = fit["parameters"]
         low, top = fit["measured_range_b"]

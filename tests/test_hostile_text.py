@@ -156,7 +156,7 @@ def test_a_sweep_that_fails_after_its_points_says_they_stand(tmp_path, capsys, m
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a stand-in bug")
 
-    monkeypatch.setattr(sweep, "add_plot", broken)
+    monkeypatch.setattr(sweep, "with_plot", broken)
     out = tmp_path / "sw"
     models = "synthetic:qwen2.5-0.5b,synthetic:tinyllama-1.1b"
     assert main(["sweep", "--dry_run", "-q", "--models", models, "--output_dir", str(out)]) == 1

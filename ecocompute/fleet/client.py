@@ -4,9 +4,9 @@ over GPUs on one or several hosts with Dask distributed (the [fleet] extra).
 Dask places each point on a worker with a GPU free (workers declare GPU=1, points ask
 for GPU=1: a GPU never runs two measurements at once) and notices one that dies. Each
 point is one
-`energy_estimate` process on its worker (fleet_point.py); the client here gathers the
+`energy_estimate` process on its worker (point.py); the client here gathers the
 reports into the sweep's folder, in the sequential sweep's layout, and the caller
-(sweep.py) writes sweep.json and the fit exactly as the sequential sweep does.
+(fleet/sweep.py) writes sweep.json and the fit exactly as the sequential sweep does.
 
 Failures: a point whose worker died, or whose process ran out of memory or was
 killed, is recorded with its reason and retried once, on another worker where one is
@@ -61,7 +61,8 @@ from ecocompute.fleet.point import (
 )
 from ecocompute.params import RunParams
 from ecocompute.report.write import REPORT_NAME
-from ecocompute.sweeps.records import new_record, run_fields, written_record
+from ecocompute.sweeps.document import CANCELLED, RunRecord
+from ecocompute.sweeps.records import answered, new_record, written_record
 
 
 class _Fleet:
@@ -143,7 +144,7 @@ class _Fleet:
 
     # -- watching ------------------------------------------------------------------
 
-    def run(self) -> list[dict[str, Any]]:
+    def run(self) -> list[RunRecord]:
         from distributed import wait
 
         for point in self.points:
@@ -234,9 +235,14 @@ class _Fleet:
             self.say(point, f"FAILED: {exc}")
             self._fail(point, outcome.placement, str(exc), outcome)
             return
-        record = new_record(point.params)
-        record.update(run_fields(written_record(target, doc), self.root), status="ok")
-        point.record = {**record, **self._placement_fields(point, outcome.placement, outcome)}
+        params = point.params
+        point.record = answered(
+            params.model_name,
+            str(params.precision),
+            written_record(target, doc),
+            self.root,
+            self._placement_fields(point, outcome.placement, outcome),
+        )
         delta = doc["results"].get("vs_fp16_energy_pct")
         delta_text = "" if delta is None else f": {delta:+.1f}% vs FP16"
         self.say(
@@ -252,18 +258,16 @@ class _Fleet:
         reason: str,
         outcome: PointOutcome | None = None,
     ) -> None:
-        record = new_record(point.params)
-        record["error"] = reason
-        point.record = {**record, **self._placement_fields(point, place, outcome)}
+        placement = self._placement_fields(point, place, outcome)
+        point.record = new_record(point.params, error=reason, more=placement)
 
     def _cancelled(self, point: Point, reason: str, place: Placement | None) -> None:
-        record = new_record(point.params)
-        record.update(status="cancelled", error=reason)
-        point.record = {**record, **self._placement_fields(point, place, None)}
+        placement = self._placement_fields(point, place, None)
+        point.record = new_record(point.params, error=reason, status=CANCELLED, more=placement)
 
     def _placement_fields(
         self, point: Point, place: Placement | None, outcome: PointOutcome | None
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         return {
             "host": None if place is None else place.host,
             "gpu": None if place is None else place.gpu,
@@ -277,7 +281,7 @@ class _Fleet:
 
     # -- stopping ------------------------------------------------------------------
 
-    def cancel(self, interrupt: BaseException) -> list[dict[str, Any]]:
+    def cancel(self, interrupt: BaseException) -> list[RunRecord]:
         """Ctrl-C: tell every point to stop (running ones get SIGINT, queued ones never
         start), wait a while for them, keep whatever finished, cancel the rest."""
         from distributed import Event, wait
@@ -305,7 +309,7 @@ class _Fleet:
                 self._cancelled(point, f"cancelled by {name} before it finished", None)
         return self.records()
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[RunRecord]:
         missing = [p.label for p in self.points if p.record is None]
         if missing:  # every path above sets one; a gap would be a bug here
             raise RuntimeError(f"points without a record: {missing}")
@@ -314,7 +318,7 @@ class _Fleet:
 
 def run_fleet(
     root: Path, runs: tuple[RunParams, ...], options: FleetOptions, progress: Progress
-) -> list[dict[str, Any]]:
+) -> list[RunRecord]:
     """Run every point on the fleet and write each report under its output_dir; returns
     the sweep's run records in plan order. Raises FleetExtraMissing (no Dask),
     InputError (no GPU for --local_cluster), RunError (no scheduler or workers), or

@@ -18,6 +18,7 @@ from ecocompute.fleet.point import Placement, PointOutcome, PointSpec
 from ecocompute.params import RunParams
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.checks import energy_report_problems
+from ecocompute.sweeps.document import CANCELLED, RunRecord
 from ecocompute.sweeps.records import new_record
 
 MAX_ATTEMPTS = 2  # the first, and one retry
@@ -72,9 +73,9 @@ def keep_report(text: str, target: Path) -> dict[str, Any]:
     return dict(doc)
 
 
-def cancelled_record(params: RunParams, interrupt: BaseException) -> dict[str, Any]:
+def cancelled_record(params: RunParams, interrupt: BaseException) -> RunRecord:
     name, _ = describe_interrupt(interrupt)
-    return {**new_record(params), "status": "cancelled", "error": f"cancelled by {name}"}
+    return new_record(params, status=CANCELLED, error=f"cancelled by {name}")
 
 
 def placement_of(msg: dict[str, Any]) -> Placement:
@@ -105,7 +106,7 @@ class FleetInterrupted(BaseException):
     ones, with their reports written, and the cancelled ones); interrupt is the original
     KeyboardInterrupt or errors.Interrupted, for the caller to re-raise."""
 
-    def __init__(self, records: list[dict[str, Any]], interrupt: BaseException) -> None:
+    def __init__(self, records: list[RunRecord], interrupt: BaseException) -> None:
         super().__init__("interrupted")
         self.records = records
         self.interrupt = interrupt
@@ -122,7 +123,7 @@ class Point:
     submissions: int = 0
     errors: list[str] = field(default_factory=list)
     avoid: set[str] = field(default_factory=set)  # worker addresses and names
-    record: dict[str, Any] | None = None
+    record: RunRecord | None = None
 
     @property
     def label(self) -> str:

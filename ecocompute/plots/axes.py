@@ -1,5 +1,5 @@
 """The fixed furniture of a plot panel: log size axis, limits, labels, the break-even
-line and the saves/costs sides (results/plot.py draws the curves and points on it)."""
+line and the saves/costs sides (size_plot.py draws the curves and points on it)."""
 
 from __future__ import annotations
 

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from ecocompute.boundary.printing import print_after_write
-from ecocompute.boundary.user_paths import check_not_an_input, check_output_file
 from ecocompute.errors import InputError
 from ecocompute.plots.axes import draw_break_even, dress_axes, series_color
 from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
@@ -35,6 +34,22 @@ from ecocompute.published.figures import (
 )
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Report
+
+
+@dataclass(frozen=True)
+class FitLine:
+    """A sweep's own fitted curve, drawn over the points: dE%(N) = A - S x/(1+x),
+    x = N/Nstar, and its crossover (billions of parameters) with its 95% interval (None
+    where open)."""
+
+    a_pct: float
+    s_pct: float
+    nstar_b: float
+    n_points: int
+    crossover_b: float | None = None
+    crossover_status: str = ""
+    crossover_ci95_b: tuple[float | None, float | None] = (None, None)
+
 
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
 FORMATS = ("NF4", "INT8")
@@ -145,11 +160,11 @@ def build_figure(
     reports: Sequence[Report],
     *,
     card: str | None = None,
-    fits: Mapping[str, Mapping[str, Any]] | None = None,
+    fits: Mapping[str, FitLine] | None = None,
 ) -> Any:
     """The figure (matplotlib.figure.Figure) for one card's reports.
 
-    fits: {precision: the "fit" dict of curvefit.fit_points}, drawn as the user's curve.
+    fits: {precision: a sweep's own fit}, drawn as the user's curve.
     Raises InputError when nothing can be plotted, RunError without matplotlib.
     """
     require_matplotlib()
@@ -177,7 +192,7 @@ def _draw_panel(
     fmt: str,
     mine: Sequence[Group],
     arch: str,
-    fit: Mapping[str, Any] | None,
+    fit: FitLine | None,
     stacks: Sequence[str],
 ) -> None:
     """One format's panel: the published curve (and Ada's for context), the user's fit,
@@ -209,7 +224,7 @@ def _draw_panel(
     if context is not None:
         label = _curve_label(context, CONTEXT_ARCH) + " (context: another arch)"
         _draw_curve(ax, context, span, label, "#e69f00", 0.7)
-    if fit is not None and fit.get("status") == "fitted":
+    if fit is not None:
         _draw_fit(ax, fit, span)
     draw_break_even(ax, fmt)
     several = len(stacks) > 1
@@ -269,30 +284,28 @@ def _draw_point(ax: Any, g: Group, i: int, label: str, stack: int) -> None:
     )
 
 
-def _draw_fit(ax: Any, fit: Mapping[str, Any], span: tuple[float, float]) -> None:
+def _draw_fit(ax: Any, fit: FitLine, span: tuple[float, float]) -> None:
     import numpy as np
 
-    p = fit["parameters"]
     xs = np.geomspace(span[0], span[1], 200)
     ax.plot(
         xs,
-        [delta_pct(float(x), p["A"], p["S"], p["Nstar"]) for x in xs],
+        [delta_pct(float(x), fit.a_pct, fit.s_pct, fit.nstar_b) for x in xs],
         linestyle=":",
         color="#1f77b4",
         linewidth=2,
-        label=f"your fit: A={p['A']:.1f}, S={p['S']:.1f}, N*={p['Nstar']:.3g}B "
-        f"({fit['n_points']} points)",
+        label=f"your fit: A={fit.a_pct:.1f}, S={fit.s_pct:.1f}, N*={fit.nstar_b:.3g}B "
+        f"({fit.n_points} points)",
         gid="user-fit",
     )
-    cross = fit["crossover"]
-    if cross.get("params_b") is not None:
-        lo, hi = (cross.get("ci95_b") or [None, None])[:2]
+    if fit.crossover_b is not None:
+        lo, hi = fit.crossover_ci95_b
         ax.axvline(
-            cross["params_b"],
+            fit.crossover_b,
             color="#1f77b4",
             linewidth=1,
             linestyle="-.",
-            label=f"your crossover {cross['params_b']:.3g}B ({cross['status']})",
+            label=f"your crossover {fit.crossover_b:.3g}B ({fit.crossover_status})",
             gid="user-crossover",
         )
         left = lo if lo is not None else span[0]
@@ -305,29 +318,12 @@ def plot_reports(
     path: str | os.PathLike[str],
     *,
     card: str | None = None,
-    fits: Mapping[str, Mapping[str, Any]] | None = None,
+    fits: Mapping[str, FitLine] | None = None,
 ) -> Path:
-    """Draw and write the picture. Names are text, not markup: a model name holding `$`
-    (matplotlib's mathtext) or a user's matplotlibrc with usetex is drawn as written."""
+    """Draw and write the picture (PNG, or SVG by its name); returns the file written.
+    Names are text, not markup: a model name holding `$` (matplotlib's mathtext) or a
+    user's matplotlibrc with usetex is drawn as written. Raises InputError (nothing to
+    plot, several cards), RunError (no matplotlib, or the file cannot be written)."""
     require_matplotlib()
     with text_as_written():
         return write_figure(build_figure(reports, card=card, fits=fits), path)
-
-
-def plot_paths(
-    paths: Sequence[str], output: str, card: str | None, out: TextIO, err: TextIO
-) -> int:
-    """`ecocompute plot`: read the reports under paths (invalid ones listed on err) and
-    draw one card's points into output. 0, or 3 when the picture was written but the
-    line saying so could not be printed."""
-    from ecocompute.pooling.aggregate import read_paths, render_invalid
-    from ecocompute.results.collect import read_reports
-
-    require_matplotlib()
-    check_output_file("output", output)  # a folder or unusable name: exit 2 now
-    reports, invalid = read_reports(paths)
-    check_not_an_input("output", output, [*(r.path for r in reports), *read_paths(invalid)])
-    if invalid:
-        print(render_invalid(invalid), file=err)
-    path = plot_reports(reports, output, card=card)
-    return print_after_write(f"wrote {path}", [str(path)], out)

@@ -14,110 +14,160 @@ files are one row of n = 1, without an interval.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
 
-from ecocompute.boundary.printing import print_after_write
 from ecocompute.boundary.user_paths import check_not_an_input, check_output_file
 from ecocompute.core.printable import printable
 from ecocompute.core.rounding import rounded
 from ecocompute.errors import RunError
 from ecocompute.pooling.groups import KIND_WORDS, Group, _cv, _mean, _sd, group_reports
-from ecocompute.pooling.units import UNITS_FOOTNOTE, pool_units, render_units
+from ecocompute.pooling.units import UNITS_FOOTNOTE, UnitPool, pool_units, render_units
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.results.collect import Invalid, Report, read_reports
 from ecocompute.results.identity import REPEATED
 
-COLUMNS = (
-    "kind",
-    "card",
-    "model",
-    "params_b",
-    "precision",
-    "software",
-    "protocol",
-    "basis",
-    "n_reports",
-    "n_pairs",
-    "energy_per_token_mj_mean",
-    "energy_per_token_mj_std",
-    "energy_per_token_cv_pct",
-    "trial_cv_pct_mean",
-    "fp16_energy_per_token_mj_mean",
-    "vs_fp16_pct_mean",
-    "vs_fp16_pct_std",
-    "vs_fp16_cv_pct",
-    "vs_fp16_ci95_lo_pct",
-    "vs_fp16_ci95_hi_pct",
-    "vs_fp16_pi95_lo_pct",
-    "vs_fp16_pi95_hi_pct",
-    "n_units",
-    "n_files",
-)
 
+@dataclass(frozen=True)
+class TableRow:
+    """One group as the CSV has it: the table's figures at full precision (energies in
+    millijoules per token, deltas in percent vs FP16; None where a figure does not
+    exist: a spread of one report, an interval of a figure that was not measured)."""
 
-def rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
-    out = []
-    for g in groups:
+    kind: str
+    card: str
+    model: str
+    params_b: float | None
+    precision: str
+    software: str
+    protocol: str
+    basis: str
+    n_reports: int
+    n_pairs: int | None
+    energy_per_token_mj_mean: float | None
+    energy_per_token_mj_std: float | None
+    energy_per_token_cv_pct: float | None
+    trial_cv_pct_mean: float | None
+    fp16_energy_per_token_mj_mean: float | None
+    vs_fp16_pct_mean: float | None
+    vs_fp16_pct_std: float | None
+    vs_fp16_cv_pct: float | None
+    vs_fp16_ci95_lo_pct: float | None
+    vs_fp16_ci95_hi_pct: float | None
+    vs_fp16_pi95_lo_pct: float | None
+    vs_fp16_pi95_hi_pct: float | None
+    n_units: int | None
+    n_files: int
+
+    @classmethod
+    def of(cls, g: Group) -> TableRow:
         e, f, d = g.energy(), g.fp16_energy(), g.delta()
         ci, pi = g.delta_ci95(), g.prediction_interval()
         units = g.unit_estimates()
-        out.append(
-            {
-                "kind": g.kind,
-                "card": g.card,
-                "model": g.model,
-                "params_b": rounded(g.params_b, 4),
-                "precision": g.precision,
-                "software": g.fingerprint,
-                "protocol": g.protocol,
-                "basis": g.bases,
-                "n_reports": g.n,
-                "n_pairs": g.trials,
-                "energy_per_token_mj_mean": rounded(_mean(e), 2),
-                "energy_per_token_mj_std": rounded(_sd(e), 2),
-                "energy_per_token_cv_pct": rounded(_cv(e), 2),
-                "trial_cv_pct_mean": rounded(_mean(g.trial_cv()), 2),
-                "fp16_energy_per_token_mj_mean": rounded(_mean(f), 2),
-                "vs_fp16_pct_mean": rounded(g.pooled_delta(), 2),
-                "vs_fp16_pct_std": rounded(_sd(d), 2),
-                "vs_fp16_cv_pct": rounded(_cv(d), 2),
-                "vs_fp16_ci95_lo_pct": rounded(ci[0], 2) if ci else None,
-                "vs_fp16_ci95_hi_pct": rounded(ci[1], 2) if ci else None,
-                "vs_fp16_pi95_lo_pct": rounded(pi[0], 2) if pi else None,
-                "vs_fp16_pi95_hi_pct": rounded(pi[1], 2) if pi else None,
-                "n_units": None if units is None else len(units),
-                "n_files": len(g.reports),
-            }
+        return cls(
+            kind=g.kind,
+            card=g.card,
+            model=g.model,
+            params_b=rounded(g.params_b, 4),
+            precision=g.precision,
+            software=g.fingerprint,
+            protocol=g.protocol,
+            basis=g.bases,
+            n_reports=g.n,
+            n_pairs=g.trials,
+            energy_per_token_mj_mean=rounded(_mean(e), 2),
+            energy_per_token_mj_std=rounded(_sd(e), 2),
+            energy_per_token_cv_pct=rounded(_cv(e), 2),
+            trial_cv_pct_mean=rounded(_mean(g.trial_cv()), 2),
+            fp16_energy_per_token_mj_mean=rounded(_mean(f), 2),
+            vs_fp16_pct_mean=rounded(g.pooled_delta(), 2),
+            vs_fp16_pct_std=rounded(_sd(d), 2),
+            vs_fp16_cv_pct=rounded(_cv(d), 2),
+            vs_fp16_ci95_lo_pct=rounded(ci[0], 2) if ci else None,
+            vs_fp16_ci95_hi_pct=rounded(ci[1], 2) if ci else None,
+            vs_fp16_pi95_lo_pct=rounded(pi[0], 2) if pi else None,
+            vs_fp16_pi95_hi_pct=rounded(pi[1], 2) if pi else None,
+            n_units=None if units is None else len(units),
+            n_files=len(g.reports),
         )
-    return out
 
 
-def csv_text(table: Sequence[dict[str, Any]]) -> str:
-    """The table as CSV. Raises RunError on a non-finite number (a cell would read
-    "nan" or "inf", which no reader should take for a figure)."""
-    for row in table:
-        for column, value in row.items():
+COLUMNS = tuple(f.name for f in dataclasses.fields(TableRow))
+
+
+@dataclass(frozen=True)
+class Table:
+    """aggregate's answer: the groups, in the table's order, and (asked for) each
+    measured group of a quantized format pooled across its GPU units."""
+
+    groups: tuple[Group, ...]
+    units: tuple[UnitPool, ...] | None = None
+
+    def rows(self) -> list[TableRow]:
+        return [TableRow.of(g) for g in self.groups]
+
+
+def aggregate(reports: Sequence[Report], *, units: bool = False) -> Table:
+    """The reports grouped (see the module's docstring); units: pooled across units too."""
+    groups = tuple(group_reports(reports))
+    return Table(groups, tuple(pool_units(groups)) if units else None)
+
+
+def read_reports_for(
+    paths: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str] | None = None
+) -> tuple[list[Report], list[Invalid]]:
+    """The reports under paths, and the files that are not valid ones, for a command that
+    writes `output` from them: output must be a file name that can be written (checked
+    before reading) and none of the files read (checked after). Raises InputError."""
+    if output is not None:
+        check_output_file("output", output)  # a folder or unusable name: exit 2 now
+    reports, invalid = read_reports(paths)
+    if output is not None:  # what is written must not replace a report it is made from
+        read: list[str | os.PathLike[str]] = [*(r.path for r in reports)]
+        read += [bad.path for bad in invalid]
+        check_not_an_input("output", output, read)
+    return reports, invalid
+
+
+def csv_text(rows: Sequence[TableRow]) -> str:
+    """The rows as CSV. Raises RunError on a non-finite number (a cell would read "nan"
+    or "inf", which no reader should take for a figure)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        cells = dataclasses.astuple(row)
+        for column, value in zip(COLUMNS, cells, strict=True):
             if isinstance(value, float) and not math.isfinite(value):
                 raise RunError(f"the table's {column} came out as {value}: nothing was written")
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in table:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+        writer.writerow("" if v is None else v for v in cells)
     return buffer.getvalue()
+
+
+def write_csv(table: Table, path: str | os.PathLike[str]) -> Path:
+    """The table as CSV at path, written atomically. Raises RunError."""
+    return write_text_atomic(Path(path), csv_text(table.rows()))
 
 
 def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
-def render_table(groups: Sequence[Group]) -> str:
-    """The human table: one block per card and software stack, one line per group."""
+def render_table(table: Table) -> str:
+    """The human table: one block per card and software stack, one line per group, the
+    footnote, and the units where they were asked for."""
+    text = _group_lines(table.groups) + "\n" + FOOTNOTE
+    if table.units:
+        text += "\n\nAcross units\n" + render_units(table.units) + "\n" + UNITS_FOOTNOTE
+    return text
+
+
+def _group_lines(groups: Sequence[Group]) -> str:
     lines: list[str] = []
     width = max([16, *(len(g.protocol) for g in groups)])
     header = (
@@ -169,36 +219,6 @@ def render_invalid(invalid: Sequence[Invalid]) -> str:
     return "\n".join(lines)
 
 
-def aggregate(
-    reports: Sequence[Report],
-    invalid: Sequence[Invalid],
-    out: TextIO,
-    err: TextIO,
-    csv_path: str | os.PathLike[str] | None = None,
-    units: bool = False,
-) -> int:
-    """Print the table (stdout) and the skipped files (stderr); write the CSV if asked,
-    before printing, so that a stdout that fails afterwards is told apart (exit 3: the
-    CSV was written). 0 when at least one valid report was read, 1 when none was."""
-    if invalid:
-        print(render_invalid(invalid), file=err)
-    if not reports:
-        print("ecocompute: error: no valid energy.json report found", file=err)
-        return 1
-    groups = group_reports(reports)
-    text = render_table(groups) + "\n" + FOOTNOTE
-    if units:
-        pools = pool_units(groups)
-        if pools:
-            text += "\n\nAcross units\n" + render_units(pools) + "\n" + UNITS_FOOTNOTE
-    if csv_path is None:
-        print(text, file=out)
-        return 0
-    target = write_text_atomic(Path(csv_path), csv_text(rows(groups)))
-    print(f"wrote {target}", file=err)
-    return print_after_write(text, [str(target)], out)
-
-
 FOOTNOTE = (
     "\nn: the GPU units in the row (told apart by NVML UUID; two reports of one unit are "
     "one), or reports where they do not say; pairs: paired trials over those reports; sd "
@@ -210,24 +230,3 @@ FOOTNOTE = (
     "measured (derived, illustrative) is one figure however many files hold it: n = 1, "
     "no interval."
 )
-
-
-def aggregate_paths(
-    paths: Sequence[str],
-    out: TextIO,
-    err: TextIO,
-    csv_path: str | os.PathLike[str] | None = None,
-    units: bool = False,
-) -> int:
-    """`ecocompute aggregate`: read the reports under paths, then aggregate()."""
-    if csv_path is not None:
-        check_output_file("output", csv_path)  # a folder or unusable name: exit 2 now
-    reports, invalid = read_reports(paths)
-    if csv_path is not None:  # the table must not replace a report it summarises
-        check_not_an_input("output", csv_path, [*(r.path for r in reports), *read_paths(invalid)])
-    return aggregate(reports, invalid, out, err, csv_path, units)
-
-
-def read_paths(invalid: Sequence[Invalid]) -> list[str]:
-    """The files that were read and found invalid (an unreadable folder is not one)."""
-    return [bad.path for bad in invalid]

@@ -18,15 +18,17 @@ the Ampere one is only borrowed, so a Hopper report would be graded against anot
 architecture), and any comparison with this project's own figures (the Hopper anchors
 and NF4 fit the no-GPU path ships are derived from this project's H200 reports, so
 grading a measured report against them would compare that data with itself, as for a
-derived report). Exit status: 0 every graded comparison within tolerance, 1 one or
-more outside, 2 nothing gradeable (or an invalid report).
+derived report). The answer is a Checked: its grades and its verdict (within: every
+graded comparison within tolerance; outside: one or more outside; not gradeable:
+nothing graded, or the report refused); the command line chooses the exit status.
 """
 
 from __future__ import annotations
 
+import enum
 import math
+import os
 from dataclasses import dataclass
-from typing import TextIO
 
 from ecocompute.errors import InputError
 from ecocompute.published.figures import (
@@ -50,7 +52,11 @@ ANCHOR_SIZE_TOLERANCE = 0.05  # relative: 1.1B matches an anchor at 1.1B +- 5%
 # spread within one arch class, narrow enough to flag a sign flip of a large delta.
 DEFAULT_SPREAD_PCT = 10.0
 
-WITHIN, OUTSIDE, NOT_GRADEABLE = 0, 1, 2
+
+class Verdict(enum.Enum):
+    WITHIN = "within"
+    OUTSIDE = "outside"
+    NOT_GRADEABLE = "not gradeable"
 
 
 @dataclass(frozen=True)
@@ -178,8 +184,46 @@ def grade_curve(r: Report, k: float) -> Grade:
     )
 
 
-def check(r: Report, k: float = DEFAULT_K) -> tuple[int, list[str]]:
-    """(exit status, lines to print)."""
+@dataclass(frozen=True)
+class Checked:
+    """One report graded. refused: why it was not graded at all (derived, illustrative);
+    else its grades, each within, outside or not graded."""
+
+    report: Report
+    k: float
+    grades: tuple[Grade, ...] = ()
+    refused: str | None = None
+
+    @property
+    def verdict(self) -> Verdict:
+        graded = [g for g in self.grades if g.within is not None]
+        if self.refused is not None or not graded:
+            return Verdict.NOT_GRADEABLE
+        return Verdict.WITHIN if all(g.within for g in graded) else Verdict.OUTSIDE
+
+
+def check(r: Report, k: float = DEFAULT_K) -> Checked:
+    """Grade a report against the published figures (see the module's docstring)."""
+    if r.kind == "illustrative":
+        why = "the report says it is illustrative, not a real measurement"
+        return Checked(r, k, refused=f"{why} ({r.source}); there is nothing to grade")
+    if not r.measured:
+        return Checked(
+            r,
+            k,
+            refused=f"the report is derived from the published dataset ({r.source}), not "
+            "measured; grading it against the published figures would compare them with "
+            "themselves",
+        )
+    grades = [grade_anchor(r, k)]
+    if r.quantized:
+        grades.append(grade_curve(r, k))
+    return Checked(r, k, tuple(grades))
+
+
+def render_check(checked: Checked, exit_status: int) -> str:
+    """The grade as `ecocompute check` prints it, naming the exit status it ends with."""
+    r, k = checked.report, checked.k
     size = "size unknown" if r.params_b is None else f"{r.params_b:.4g}B"
     card = card_with_arch(r.card, r.arch)
     head = f"  report:      {r.model} {size} {r.precision} on {card}, {r.basis}"
@@ -194,33 +238,22 @@ def check(r: Report, k: float = DEFAULT_K) -> tuple[int, list[str]]:
             "n = 1, no interval"
         )
     lines = [f"ecocompute check: {r.path}", head]
-    if r.kind == "illustrative":
-        lines.append(
-            f"  result:      REFUSED (exit 2): the report says it is illustrative, not a real "
-            f"measurement ({r.source}); there is nothing to grade"
-        )
-        return NOT_GRADEABLE, lines
-    if not r.measured:
-        lines.append(
-            f"  result:      REFUSED (exit 2): the report is derived from the published dataset "
-            f"({r.source}), not measured; grading it against the "
-            "published figures would compare them with themselves"
-        )
-        return NOT_GRADEABLE, lines
-    grades = [grade_anchor(r, k)]
-    if r.quantized:
-        grades.append(grade_curve(r, k))
-    for g in grades:
-        lines.append(f"  {g.what + ':':<12} {g.text}")
-    graded = [g for g in grades if g.within is not None]
-    if not graded:
-        lines.append("  result:      NOT GRADEABLE (exit 2)")
-        return NOT_GRADEABLE, lines
-    if all(g.within for g in graded):
-        lines.append(f"  result:      WITHIN k = {k:g} (exit 0)")
-        return WITHIN, lines
-    lines.append(f"  result:      OUTSIDE k = {k:g} (exit 1)")
-    return OUTSIDE, lines
+    if checked.refused is not None:
+        lines.append(f"  result:      REFUSED (exit {exit_status}): {checked.refused}")
+        return "\n".join(lines)
+    lines.extend(f"  {g.what + ':':<12} {g.text}" for g in checked.grades)
+    verdict = checked.verdict
+    if verdict is Verdict.NOT_GRADEABLE:
+        lines.append(f"  result:      NOT GRADEABLE (exit {exit_status})")
+    else:
+        lines.append(f"  result:      {verdict.value.upper()} k = {k:g} (exit {exit_status})")
+    return "\n".join(lines)
+
+
+def check_file(path: str | os.PathLike[str], k: float = DEFAULT_K) -> Checked | Invalid:
+    """One report file graded, or why it is not a valid report."""
+    one = read_one(path)
+    return one if isinstance(one, Invalid) else check(one, k)
 
 
 def parse_k(text: str | None) -> float:
@@ -238,17 +271,3 @@ def parse_k(text: str | None) -> float:
             "k", text, f"must be at most {MAX_K:g}: a wider tolerance grades nothing, e.g. --k 2"
         )
     return k
-
-
-def check_path(path: str, k_text: str | None, out: TextIO, err: TextIO) -> int:
-    """`ecocompute check`: grade one report file; the exit status says how it went."""
-    k = parse_k(k_text)
-    one = read_one(path)
-    if isinstance(one, Invalid):
-        for problem in one.problems:
-            print(f"{one.path}: INVALID {problem}", file=err)
-        print("ecocompute check: not gradeable: not a valid report (exit 2)", file=err)
-        return NOT_GRADEABLE
-    status, lines = check(one, k)
-    print("\n".join(lines), file=out)
-    return status

@@ -1,6 +1,6 @@
 """aggregate's groups: reports of one kind (measured, illustrative, derived), card,
 model, size, format, software fingerprint and protocol, and what a group says across
-its reports and, where the reports name them, its GPU units (results/units.py)."""
+its reports and, where the reports name them, its GPU units (units.py)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from ecocompute.results.collect import Report
 
 
 class ReportGroup(Protocol):
-    """What pooling needs of one of aggregate's groups (results/groups.py)."""
+    """What pooling needs of one of aggregate's groups (groups.py)."""
 
     @property
     def kind(self) -> str: ...

@@ -18,25 +18,12 @@ import itertools
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 from ecocompute.sweeps.curvefit import se_from_ci
+from ecocompute.sweeps.document import BatchAxisEntry, BatchCrossover, BatchPoint, Draws
 
 N_BOOT = 4000
 SEED = 20261201
-
-
-@dataclass(frozen=True)
-class BatchPoint:
-    batch_size: int
-    delta_pct: float
-    ci95_pct: tuple[float, float] | None
-    n_pairs: int | None
-    verdict: str | None
-    report: str  # relative to the sweep's folder
-    throughput_tokens_per_s: float | None = None
-    fp16_throughput_tokens_per_s: float | None = None
 
 
 def first_crossing(points: Sequence[tuple[int, float]]) -> float | None:
@@ -69,15 +56,19 @@ def _draw(point: BatchPoint, rng: random.Random) -> float:
 
 def crossover(
     points: Sequence[BatchPoint], *, n_boot: int = N_BOOT, seed: int = SEED
-) -> dict[str, Any]:
-    """The crossover batch size of one format's points, JSON-ready."""
+) -> BatchCrossover:
+    """The crossover batch size of one format's points."""
     pts = sorted(points, key=lambda p: p.batch_size)
     lo_b, hi_b = pts[0].batch_size, pts[-1].batch_size
-    record: dict[str, Any] = {"batch_sizes": [p.batch_size for p in pts]}
+    sizes = [p.batch_size for p in pts]
     if len(pts) < 2:
-        record.update(batch_size=None, status="one batch size", ci95=None)
-        record["note"] = "one batch size measured: no crossover can be located"
-        return record
+        return BatchCrossover(
+            batch_sizes=sizes,
+            batch_size=None,
+            status="one batch size",
+            ci95=None,
+            note="one batch size measured: no crossover can be located",
+        )
     mean = first_crossing([(p.batch_size, p.delta_pct) for p in pts])
     rng = random.Random(seed)
     below = beyond = 0
@@ -95,29 +86,22 @@ def crossover(
     ranked = sorted([-math.inf] * below + found + [math.inf] * beyond)
     low = ranked[int(0.025 * (len(ranked) - 1))]
     high = ranked[math.ceil(0.975 * (len(ranked) - 1))]
-    record["ci95"] = [
-        None if math.isinf(low) else round(low, 3),
-        None if math.isinf(high) else round(high, 3),
-    ]
-    record["draws"] = {"n": n_boot, "no_crossing_beyond": beyond, "no_crossing_below": below}
-    if mean is None:
-        side = "saves" if pts[0].delta_pct < 0 else "costs"
-        record.update(
-            batch_size=None,
-            status="outside",
-            note=f"the mean delta {side} at every batch size measured ({lo_b}..{hi_b}): "
-            "any crossover lies outside them",
-        )
-    else:
-        record.update(batch_size=round(mean, 3), status="inside")
-    record["ci95_text"] = f"{_end(low, lo_b, hi_b)} .. {_end(high, lo_b, hi_b)}"
-    if low == high and math.isinf(low):
-        record["ci95_text"] = _end(low, lo_b, hi_b)
-    record["ci_note"] = (
-        "parametric bootstrap over each point's paired t interval; an open end (below / "
-        "beyond) means the draws put the crossover outside the batch sizes measured"
+    text = f"{_end(low, lo_b, hi_b)} .. {_end(high, lo_b, hi_b)}"
+    result = BatchCrossover(
+        batch_sizes=sizes,
+        batch_size=None if mean is None else round(mean, 3),
+        status="outside" if mean is None else "inside",
+        ci95=[None if math.isinf(v) else round(v, 3) for v in (low, high)],
+        draws=Draws(n=n_boot, no_crossing_beyond=beyond, no_crossing_below=below),
+        ci95_text=_end(low, lo_b, hi_b) if low == high and math.isinf(low) else text,
+        ci_note="parametric bootstrap over each point's paired t interval; an open end (below "
+        "/ beyond) means the draws put the crossover outside the batch sizes measured",
     )
-    return record
+    if mean is not None:
+        return result
+    side = "saves" if pts[0].delta_pct < 0 else "costs"
+    note = f"the mean delta {side} at every batch size measured ({lo_b}..{hi_b}): any "
+    return result.model_copy(update={"note": note + "crossover lies outside them"})
 
 
 def _end(value: float, lo_b: int, hi_b: int) -> str:
@@ -167,25 +151,13 @@ def map_words(fmt: str, points: Sequence[BatchPoint]) -> str:
 
 def axis_entry(
     model: str, fmt: str, points: Sequence[BatchPoint], n_boot: int | None
-) -> dict[str, Any]:
-    """One (model, format) curve over the batch axis, JSON-ready."""
+) -> BatchAxisEntry:
+    """One (model, format) curve over the batch axis."""
     pts = sorted(points, key=lambda p: p.batch_size)
-    return {
-        "model_name": model,
-        "precision": fmt,
-        "points": [
-            {
-                "batch_size": p.batch_size,
-                "delta_pct": p.delta_pct,
-                "ci95_pct": list(p.ci95_pct) if p.ci95_pct else None,
-                "n_pairs": p.n_pairs,
-                "verdict": p.verdict,
-                "throughput_tokens_per_s": p.throughput_tokens_per_s,
-                "fp16_throughput_tokens_per_s": p.fp16_throughput_tokens_per_s,
-                "report": p.report,
-            }
-            for p in pts
-        ],
-        "crossover": crossover(pts, **({} if n_boot is None else {"n_boot": n_boot})),
-        "map": map_words(fmt, pts),
-    }
+    return BatchAxisEntry(
+        model_name=model,
+        precision=fmt,
+        points=pts,
+        crossover=crossover(pts, **({} if n_boot is None else {"n_boot": n_boot})),
+        map=map_words(fmt, pts),
+    )

@@ -9,7 +9,8 @@ bootstrap: each point is redrawn from N(delta, se), the curve refitted, and the 
 and 97.5th percentiles of the refitted crossovers taken. With three points the fit is
 exactly determined (three parameters): the curve then passes through the points, its
 shape is assumed rather than tested, and the interval carries only the points' own
-measurement uncertainty. numpy and scipy are imported inside the functions.
+measurement uncertainty. numpy and scipy are imported inside the functions; the fit is
+sweep.json's CurveFit (sweeps/document.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ from typing import Any
 
 from ecocompute.core.stats import t_quantile
 from ecocompute.published.figures import delta_pct
+from ecocompute.sweeps.document import (
+    EXTRAPOLATED,
+    NONE_IN_RANGE,
+    WITHIN,
+    CrossoverStatus,
+    CurveFit,
+    FitParameters,
+    SizeCrossover,
+)
 
 # A crossover further than this factor outside the measured sizes is not claimed: the
 # saturating form is an assumption, and extrapolating it far is guesswork.
@@ -35,10 +45,6 @@ SE_FLOOR_PCT = 0.01  # a point whose pairs all agree must not get infinite weigh
 
 SIZE_DECIMALS = 4  # sizes in billions: 4 decimals ...
 SIZE_DIGITS = 3  # ... or more, to keep at least this many significant digits
-
-WITHIN = "within measured range"
-EXTRAPOLATED = "extrapolated"
-NONE_IN_RANGE = "none in range"
 
 
 @dataclass(frozen=True)
@@ -114,19 +120,17 @@ def _profile(n: Any, y: Any, w: Any, nstars: Any) -> tuple[Any, Any, Any]:
     return a, s, chi2
 
 
-def fit_points(
-    points: Sequence[Point], *, n_boot: int = N_BOOT, seed: int = SEED
-) -> dict[str, Any]:
-    """Fit the curve to points and locate the crossover. Returns a JSON-ready dict whose
-    "status" is "fitted" or "skipped" (with "reason")."""
+def fit_points(points: Sequence[Point], *, n_boot: int = N_BOOT, seed: int = SEED) -> CurveFit:
+    """Fit the curve to points and locate the crossover: a fitted CurveFit, or a skipped
+    one with the reason."""
     sizes = sorted({p.params_b for p in points})
     if len(sizes) < MIN_SIZES:
-        return {
-            "status": "skipped",
-            "reason": f"the curve has 3 parameters and needs points at {MIN_SIZES} or more "
+        return CurveFit(
+            status="skipped",
+            reason=f"the curve has 3 parameters and needs points at {MIN_SIZES} or more "
             f"sizes; got {len(sizes)}",
-            "n_points": len(points),
-        }
+            n_points=len(points),
+        )
     import numpy as np
     from scipy.optimize import minimize_scalar
 
@@ -156,59 +160,59 @@ def fit_points(
     at_bound = nstar <= grid[0] * 1.001 or nstar >= grid[-1] / 1.001
 
     search = (lo_n / EXTRAPOLATION_FACTOR, hi_n * EXTRAPOLATION_FACTOR)
-    crossover = _crossover_record(a, s, nstar, (lo_n, hi_n), search)
-    crossover.update(_bootstrap(n, y, se, w, grid, search, weighted, n_boot, seed))
-
-    notes = _notes(dof, at_bound, weighted)
-    fit: dict[str, Any] = {
-        "status": "fitted",
-        "formula": "dE%(N) = A - S * x / (1 + x), x = N / Nstar, N in billions of parameters",
-        "parameters": {"A": round(a, 4), "S": round(s, 4), "Nstar": round_size_b(nstar)},
-        "n_points": len(points),
-        "dof": dof,
-        "chi2": round(chi2, 4),
-        "reduced_chi2": round(chi2 / dof, 4) if dof > 0 and weighted else None,
-        "weighting": "1/se^2, se from each point's paired Student-t 95% interval"
+    crossover = _crossover(a, s, nstar, (lo_n, hi_n), search)
+    crossover = _bootstrap(crossover, n, y, se, w, grid, search, weighted, n_boot, seed)
+    return CurveFit(
+        status="fitted",
+        formula="dE%(N) = A - S * x / (1 + x), x = N / Nstar, N in billions of parameters",
+        parameters=FitParameters(A=round(a, 4), S=round(s, 4), Nstar=round_size_b(nstar)),
+        n_points=len(points),
+        dof=dof,
+        chi2=round(chi2, 4),
+        reduced_chi2=round(chi2 / dof, 4) if dof > 0 and weighted else None,
+        weighting="1/se^2, se from each point's paired Student-t 95% interval"
         if weighted
         else "uniform",
-        "measured_range_b": [lo_n, hi_n],
-        "crossover": crossover,
-        "notes": notes,
-    }
-    return fit
+        measured_range_b=[lo_n, hi_n],
+        crossover=crossover,
+        notes=_notes(dof, at_bound, weighted),
+    )
 
 
-def _crossover_record(
+def _crossover(
     a: float,
     s: float,
     nstar: float,
     measured: tuple[float, float],
     search: tuple[float, float],
-) -> dict[str, Any]:
+) -> SizeCrossover:
     """Where the fitted curve crosses zero: inside the measured sizes, a little outside
     them (extrapolated), or nowhere in the search range (and on which side)."""
     lo_n, hi_n = measured
     value, why_none = _position(a, s, nstar, *search)
+    status: CrossoverStatus
     if why_none is None:
         status = WITHIN if lo_n <= value <= hi_n else EXTRAPOLATED
     else:
         status = NONE_IN_RANGE
-    crossover: dict[str, Any] = {
-        "status": status,
-        "params_b": round_size_b(value) if why_none is None else None,
-        "search_range_b": [round_size_b(search[0]), round_size_b(search[1])],
-        "search_range_rule": f"measured sizes extended by a factor of {EXTRAPOLATION_FACTOR:g} "
+    crossover = SizeCrossover(
+        status=status,
+        params_b=round_size_b(value) if why_none is None else None,
+        search_range_b=[round_size_b(search[0]), round_size_b(search[1])],
+        search_range_rule=f"measured sizes extended by a factor of {EXTRAPOLATION_FACTOR:g} "
         "each way; a crossover beyond is not claimed",
-    }
-    if why_none is not None:
-        side = "above" if value > 0 else "below"
-        crossover["note"] = (
-            f"no crossover in {search[0]:g}-{search[1]:g}B: {why_none}; "
-            f"any crossover lies {side} this range"
-        )
-        beyond = crossover_of(a, s, nstar)
-        crossover["fitted_curve_crossover_b"] = None if beyond is None else round_size_b(beyond)
-    return crossover
+    )
+    if why_none is None:
+        return crossover
+    side = "above" if value > 0 else "below"
+    beyond = crossover_of(a, s, nstar)
+    return crossover.model_copy(
+        update={
+            "note": f"no crossover in {search[0]:g}-{search[1]:g}B: {why_none}; "
+            f"any crossover lies {side} this range",
+            "fitted_curve_crossover_b": None if beyond is None else round_size_b(beyond),
+        }
+    )
 
 
 def _notes(dof: int, at_bound: bool, weighted: bool) -> list[str]:
@@ -231,6 +235,7 @@ def _notes(dof: int, at_bound: bool, weighted: bool) -> list[str]:
 
 
 def _bootstrap(
+    crossover: SizeCrossover,
     n: Any,
     y: Any,
     se: Any,
@@ -240,15 +245,13 @@ def _bootstrap(
     weighted: bool,
     n_boot: int,
     seed: int,
-) -> dict[str, Any]:
-    """The crossover's 95% interval by parametric bootstrap over the points' own CIs."""
+) -> SizeCrossover:
+    """The crossover with its 95% interval, by parametric bootstrap over the points' own
+    CIs."""
     if not weighted:
-        return {
-            "ci95_b": None,
-            "ci_method": None,
-            "ci_note": "unavailable: a point without a confidence interval gives the "
-            "bootstrap nothing to redraw it from",
-        }
+        why = "unavailable: a point without a confidence interval gives the bootstrap "
+        why += "nothing to redraw it from"
+        return crossover.model_copy(update={"ci95_b": None, "ci_method": None, "ci_note": why})
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -273,10 +276,12 @@ def _bootstrap(
         if not math.isfinite(v):
             side = "above" if v > 0 else "below"
             note.append(f"the {name} bound lies {side} the search range")
-    return {
-        "ci95_b": [bound(lo), bound(hi)],
-        "ci_method": f"parametric bootstrap: {n_boot} redraws of every point from "
-        f"N(delta, se), refitted, 2.5th-97.5th percentile (seed {seed})",
-        "ci_note": "; ".join(note) + ("; null bound = beyond the search range" if note else ""),
-        "resamples_crossing_in_range": round(inside, 4),
-    }
+    return crossover.model_copy(
+        update={
+            "ci95_b": [bound(lo), bound(hi)],
+            "ci_method": f"parametric bootstrap: {n_boot} redraws of every point from "
+            f"N(delta, se), refitted, 2.5th-97.5th percentile (seed {seed})",
+            "ci_note": "; ".join(note) + ("; null bound = beyond the search range" if note else ""),
+            "resamples_crossing_in_range": round(inside, 4),
+        }
+    )

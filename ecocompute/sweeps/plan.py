@@ -5,13 +5,14 @@ anything runs."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ecocompute.boundary.user_paths import check_creatable
 from ecocompute.errors import InputError
-from ecocompute.params import RunParams, resolve
+from ecocompute.params import FIELDS, RunParams, resolve
 
 SWEEP_FORMATS = ("NF4", "INT8", "INT4", "FP8")
 
@@ -63,18 +64,42 @@ class Plan:
     batch_axis: bool = False  # several batch sizes
 
 
+# What a sweep sets per point: every other run parameter is shared by all of them.
+PER_POINT = ("model_name", "precision", "formats", "output_dir")
+
+
+def options_of(params: RunParams | Mapping[str, object] | None) -> dict[str, object]:
+    """The run parameters every point shares, as field values: those of a RunParams
+    that differ from its defaults (a default is no choice, and so no conflict with
+    batch_sizes), or the fields given. Raises InputError naming a field the sweep sets
+    itself, or one that is not a run parameter."""
+    if params is None:
+        return {}
+    if isinstance(params, RunParams):
+        default = RunParams()
+        values = {n: getattr(params, n) for n in FIELDS if n not in PER_POINT}
+        return {n: v for n, v in values.items() if v != getattr(default, n)}
+    for name in params:
+        if name not in FIELDS or name in PER_POINT:
+            why = "set per point by the sweep" if name in PER_POINT else "not a run parameter"
+            raise InputError(name, params[name], why)
+    return dict(params)
+
+
 def plan(
     models: Sequence[str],
     precisions: Sequence[str],
-    flags: Mapping[str, object],
-    output_dir: str,
+    options: Mapping[str, object],
+    output_dir: str | os.PathLike[str],
     parameters_file: str | None = None,
     *,
     batch_sizes: Sequence[int] | None = None,
     sessions: bool = True,
 ) -> Plan:
-    """Every point's parameters, validated before anything runs. Raises InputError.
-    sessions False (the fleet, which spreads points over GPUs): one point per format."""
+    """Every point's parameters, validated before anything runs. options: the run
+    parameters every point shares (options_of). Raises InputError. sessions False (the
+    fleet, which spreads points over GPUs): one point per format."""
+    models = split_list("models", ",".join(models))
     formats = [p.upper() for p in precisions]
     if len(set(formats)) != len(formats):  # "NF4,nf4": one folder, written twice
         raise InputError("precisions", ",".join(precisions), "lists a format twice")
@@ -85,8 +110,8 @@ def plan(
                 fmt,
                 "allowed: " + ", ".join(SWEEP_FORMATS) + " (FP16 is every run's baseline)",
             )
-    if batch_sizes is not None and "batch_size" in {k for k, v in flags.items() if v is not None}:
-        raise InputError("batch_size", flags["batch_size"], "give --batch_sizes or --batch_size")
+    if batch_sizes is not None and options.get("batch_size") is not None:
+        raise InputError("batch_size", options["batch_size"], "give --batch_sizes or --batch_size")
     groups = [formats] if sessions else [[fmt] for fmt in formats]
     batches: list[int | None] = list(batch_sizes) if batch_sizes else [None]
     out = Path(output_dir)
@@ -115,7 +140,7 @@ def plan(
                     else out / point_folder(model, group, batch)
                 )
                 values = {
-                    **flags,
+                    **options,
                     "model_name": model,
                     "precision": ",".join(group),
                     "output_dir": str(target),

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import EcoComputeError
@@ -20,8 +20,9 @@ from ecocompute.params import RunParams
 from ecocompute.report.job import ReportJob
 from ecocompute.report.session_job import SessionJob
 from ecocompute.results.collect import read_reports
+from ecocompute.sweeps.document import RunRecord
 from ecocompute.sweeps.plan import Plan
-from ecocompute.sweeps.records import new_record, run_fields, written_record
+from ecocompute.sweeps.records import answered, new_record, written_record
 from ecocompute.task.machine import Machine
 
 
@@ -30,8 +31,8 @@ def run_sweep(
     progress: Progress,
     *,
     machine: Machine | None = None,
-    command: list[str] | None = None,
-) -> list[dict[str, Any]]:
+    command: Sequence[str] | None = None,
+) -> list[RunRecord]:
     """Run and write every point's reports (through report.job / report.session_job, as
     energy_estimate does); a point that fails is recorded and the sweep goes on. The
     points of one model share its loaded models. machine: the real one unless a test
@@ -41,7 +42,7 @@ def run_sweep(
     base = machine or estimate_run.this_machine()
     resident = ResidentModels(base.backend)
     shared = dataclasses.replace(base, backend=resident)
-    records: list[dict[str, Any]] = []
+    records: list[RunRecord] = []
     total = len(the_plan.runs)
     try:
         for i, params in enumerate(the_plan.runs, 1):
@@ -61,38 +62,35 @@ def run_sweep(
 def run_point(
     params: RunParams,
     machine: Machine,
-    command: list[str] | None,
+    command: Sequence[str] | None,
     root: Path,
     progress: Progress,
     i: int,
     total: int,
-) -> list[dict[str, Any]]:
+) -> list[RunRecord]:
     """One point's records, one per format (each failed, with why, if the point failed)."""
     singles = [
         dataclasses.replace(params, precision=f, formats=()) for f in params.session_formats
     ] or [params]
-    records = [new_record(p) for p in singles]
     started = time.monotonic()
+    argv = None if command is None else list(command)
     try:
         if len(singles) > 1:
-            written = list(
-                SessionJob(params)
-                .run(Progress(params.quiet), machine=machine, command=command)
-                .reports
-            )
+            job = SessionJob(params).run(Progress(params.quiet), machine=machine, command=argv)
+            written = list(job.reports)
         else:
-            one = ReportJob(params).run(Progress(params.quiet), machine=machine, command=command)
+            one = ReportJob(params).run(Progress(params.quiet), machine=machine, command=argv)
             written = [one]
     except EcoComputeError as exc:  # this point failed; the others still answer
-        for record in records:
-            record["error"] = str(exc)
         progress(f"sweep {i}/{total}: {params.model_name} FAILED: {exc}")
-        return records
+        return [new_record(p, error=str(exc)) for p in singles]
     elapsed = round(time.monotonic() - started, 2)
-    for record, w in zip(records, written, strict=True):
-        record.update(run_fields(written_record(w.path, w.report), root))
-        record["status"] = "ok"
-        record["elapsed_s"] = elapsed
+    records = []
+    for p, w in zip(singles, written, strict=True):
+        report = written_record(w.path, w.report)
+        records.append(
+            answered(p.model_name, str(p.precision), report, root, {"elapsed_s": elapsed})
+        )
     return records
 
 
@@ -105,20 +103,11 @@ def _free_device_memory() -> None:
 
 
 def existing_records(
-    output_dir: Path, sources: Sequence[str] | None = None
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """For --fit_only: the reports under sources (default: under output_dir), as run
-    records."""
+    output_dir: Path, sources: Sequence[str | os.PathLike[str]] | None = None
+) -> tuple[list[RunRecord], list[str]]:
+    """For a fit of reports already written: the reports under sources (default: under
+    output_dir), as run records, and the files skipped (each "path: why")."""
     reports, invalid = read_reports(list(sources) if sources else [output_dir])
-    records = [
-        {
-            "model_name": r.model,
-            "precision": r.precision,
-            "status": "ok",
-            "error": None,
-            **run_fields(r, output_dir),
-        }
-        for r in reports
-    ]
+    records = [answered(r.model, r.precision, r, output_dir) for r in reports]
     skipped = [f"{bad.path}: {bad.problems[0]}" for bad in invalid]
     return records, skipped

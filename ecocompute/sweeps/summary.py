@@ -1,32 +1,25 @@
-"""sweep.json: the document built from the run records and the reports they name,
-validated and written atomically, with its plot."""
+"""A sweep's Sweep (sweep.json) made from its point records and the reports they name, with
+its plot."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ecocompute import __version__
-from ecocompute.errors import InputError, ReportInvalid
-from ecocompute.report.atomic import write_text_atomic
+from ecocompute.errors import InputError
 from ecocompute.report.build import SCOPE, utc_now
-from ecocompute.report.checks import sweep_problems
-from ecocompute.report.numbers import dumps_strict
-from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.results.collect import Report, read_one
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
-from ecocompute.sweeps.fits import (
-    batch_axis,
-    fit_entry,
-    skipped_fit,
-)
+from ecocompute.sweeps.document import OK, PLOT_NAME, Fit, RunRecord, Sweep
+from ecocompute.sweeps.fits import batch_axis, fit_entry, skipped_fit
 from ecocompute.sweeps.plan import SWEEP_FORMATS
-from ecocompute.sweeps.records import relative as _relative
+from ecocompute.sweeps.records import relative
 
-SWEEP_NAME = "sweep.json"
-PLOT_NAME = "sweep.png"
+if TYPE_CHECKING:
+    from ecocompute.plots.size_plot import FitLine
 
 
 def one_of(values: set[str], what: str) -> str | None:
@@ -48,17 +41,19 @@ def across_batches(protocol: str, batches: Sequence[int]) -> str:
 
 
 def summarise(
-    records: list[dict[str, Any]],
+    records: Sequence[RunRecord],
     output_dir: Path,
     *,
-    command: list[str] | None = None,
+    command: Sequence[str] | None = None,
     n_boot: int | None = None,
-) -> tuple[dict[str, Any], list[Report]]:
-    """The sweep document (not yet written) and the reports it was built from."""
+) -> tuple[Sweep, list[Report]]:
+    """The sweep (not yet written, no plot yet) and the reports it was built from.
+    Raises InputError where the measured reports are of several cards, software stacks
+    or protocols."""
     reports = []
     for rec in records:
-        if rec["status"] == "ok" and rec["report"]:
-            one = read_one(output_dir / rec["report"])
+        if rec.status == OK and rec.report:
+            one = read_one(output_dir / rec.report)
             if isinstance(one, Report):
                 reports.append(one)
     measured = [r for r in reports if r.measured and r.quantized]
@@ -72,57 +67,58 @@ def summarise(
 
     missing = sweep_fits.missing_fit_stack()
     formats = sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index)
+    fits: list[Fit]
     if len(batches) > 1:
         fits = [skipped_fit(fmt, arch, batches) for fmt in formats]
     else:
         fits = [fit_entry(fmt, reports, output_dir, arch, missing, n_boot) for fmt in formats]
     axis = batch_axis(reports, output_dir, formats, n_boot) if len(batches) > 1 else []
-
-    doc: dict[str, Any] = {
-        "schema_version": SWEEP_SCHEMA_VERSION,
-        "timestamp_utc": utc_now(),
-        "tool": f"ecocompute {__version__}",
-        **({"command": command} if command else {}),
-        "card": card,
-        "gpu_arch": arch,
-        "software": software,
-        "protocol": protocol,
-        "scope": SCOPE,
-        "runs": records,
-        "fits": fits,
-        "plot": None,
-    }
-    if axis:
-        doc["batch_axis"] = axis
-        doc["map"] = [entry["map"] for entry in axis]
-    return doc, reports
+    sweep = Sweep.model_validate(
+        {
+            "timestamp_utc": utc_now(),
+            "tool": f"ecocompute {__version__}",
+            **({"command": list(command)} if command else {}),
+            "card": card,
+            "gpu_arch": arch,
+            "software": software,
+            "protocol": protocol,
+            "scope": SCOPE,
+            "runs": list(records),
+            "fits": fits,
+            "plot": None,
+            **({"batch_axis": axis, "map": [entry.map for entry in axis]} if axis else {}),
+        }
+    )
+    return sweep, reports
 
 
-def write_sweep(doc: dict[str, Any], output_dir: Path) -> Path:
-    """Validate (schema, finite numbers: no NaN in a fit), then write atomically."""
-    problems = sweep_problems(doc)
-    if problems:
-        raise ReportInvalid(problems)
-    return write_text_atomic(output_dir / SWEEP_NAME, dumps_strict(doc, indent=2) + "\n")
-
-
-def add_plot(doc: dict[str, Any], reports: list[Report], output_dir: Path, name: str) -> None:
-    """Draw the sweep's plot into doc["plot"]; a missing matplotlib or nothing to plot
-    is a note, not a failure (the numbers are in sweep.json)."""
+def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Sweep:
+    """The sweep with its plot drawn (sweep.png beside sweep.json); a missing matplotlib
+    or nothing to plot is a note, not a failure (the numbers are in sweep.json)."""
     if "matplotlib" in sweep_fits.missing_fit_stack():
-        doc["plot_note"] = "no plot: matplotlib is not installed (pip install 'ecocompute[plot]')"
-        return
-    from ecocompute.plots.size_plot import plot_reports
+        note = "no plot: matplotlib is not installed (pip install 'ecocompute[plot]')"
+        return sweep.model_copy(update={"plot_note": note})
+    from ecocompute.plots.size_plot import FitLine, plot_reports
 
-    fits = {f["precision"]: f for f in doc["fits"] if f.get("status") == "fitted"}
     try:
-        if doc.get("batch_axis"):
+        if sweep.batch_axis:
             from ecocompute.plots.batch_plot import plot_batch_axis
 
-            path = plot_batch_axis(reports, output_dir / name)
+            path = plot_batch_axis(reports, output_dir / PLOT_NAME)
         else:
-            path = plot_reports(reports, output_dir / name, fits=fits)
+            lines: dict[str, FitLine] = {
+                f.precision: line for f in sweep.fits if (line := _fit_line(f, FitLine))
+            }
+            path = plot_reports(reports, output_dir / PLOT_NAME, fits=lines)
     except InputError as exc:
-        doc["plot_note"] = f"no plot: {exc}"
-        return
-    doc["plot"] = _relative(path, output_dir)
+        return sweep.model_copy(update={"plot_note": f"no plot: {exc}"})
+    return sweep.model_copy(update={"plot": relative(path, output_dir)})
+
+
+def _fit_line(fit: Fit, line: type[FitLine]) -> FitLine | None:
+    """What the plot draws of a fitted curve."""
+    p, cross = fit.parameters, fit.crossover
+    if not fit.fitted or p is None or cross is None:
+        return None
+    ci = cross.ci95_b or [None, None]
+    return line(p.A, p.S, p.Nstar, fit.n_points or 0, cross.params_b, cross.status, (ci[0], ci[1]))

@@ -1,4 +1,4 @@
-"""The sweep on Dask (results/fleet*.py): a local cluster of 2 worker processes on two
+"""The sweep on Dask (ecocompute/fleet/): a local cluster of 2 worker processes on two
 fake GPUs, each point the real CLI in a process of its own with the fake NVML, the CPU
 accelerator and the stand-in backend behind it (tests/cli_with_fakes.py)."""
 
@@ -31,10 +31,11 @@ from ecocompute.fleet.point import (
     run_point,
     switches_for,
 )
+from ecocompute.fleet.sweep import fleet_sweep, run_on_fleet
 from ecocompute.params import read_parameters_file, resolve
 from ecocompute.report.schema import sweep_errors, validation_errors
 from ecocompute.sweeps.plan import Plan
-from ecocompute.sweeps.sweep import _run_on_fleet, sweep
+from ecocompute.sweeps.sweep import sweep
 
 from ..conftest import REPO
 from ..fakes import fake_machine
@@ -44,11 +45,11 @@ needs_dask = pytest.mark.skipif(
 )
 FAKE_CLI = (sys.executable, "-m", "tests.cli_with_fakes")
 TINY = {
-    "tokens": "6",
-    "iterations": "2",
-    "warmup": "1",
-    "idle_seconds": "0.2",
-    "sample_rate_hz": "50",
+    "tokens": 6,
+    "iterations": 2,
+    "warmup": 1,
+    "idle_seconds": 0.2,
+    "sample_rate_hz": 50,
     "quiet": True,
 }
 PLACEMENT = (
@@ -250,7 +251,7 @@ def _overlaps(records, by):
     """Pairs of runs whose processes overlapped in time, within each group of `by`."""
     groups = defaultdict(list)
     for r in records:
-        groups[by(r)].append((r["started_unix_s"], r["ended_unix_s"], r["report"]))
+        groups[by(r)].append((r.started_unix_s, r.ended_unix_s, r.report))
     found = []
     for spans in groups.values():
         spans.sort()
@@ -265,17 +266,17 @@ def test_points_spread_over_both_workers_and_never_share_a_gpu(cluster, tmp_path
 
     runs = _runs(tmp_path, 2)
     records = run_fleet(tmp_path, runs, _on(cluster, point_command=FAKE_CLI), Progress(True))
-    assert [r["status"] for r in records] == ["ok"] * 4, records
-    assert {r["worker"] for r in records} == {"gpu0", "gpu1"}
-    assert {r["gpu"] for r in records} == {"0", "1"}
-    assert _overlaps(records, by=lambda r: r["gpu"]) == []
+    assert [r.status for r in records] == ["ok"] * 4, records
+    assert {r.worker for r in records} == {"gpu0", "gpu1"}
+    assert {r.gpu for r in records} == {"0", "1"}
+    assert _overlaps(records, by=lambda r: r.gpu) == []
     assert len(_overlaps(records, by=lambda r: "any")) >= 1  # the two GPUs did work at once
     for r in records:
-        report = json.loads((tmp_path / r["report"]).read_text())
+        report = json.loads((tmp_path / r.report).read_text())
         assert validation_errors(report) == []
         sut = report["system_under_test"]
-        assert (sut["hostname"], sut["cuda_visible_devices"]) == (r["host"], r["gpu"])
-        assert report["results"]["basis"] == "measured" and r["attempts"] == 1
+        assert (sut["hostname"], sut["cuda_visible_devices"]) == (r.host, r.gpu)
+        assert report["results"]["basis"] == "measured" and r.attempts == 1
 
 
 def _comparable(doc, drop_runs=(), drop_points=()):
@@ -293,13 +294,12 @@ def _comparable(doc, drop_runs=(), drop_points=()):
 @pytest.mark.slow
 def test_a_measured_fleet_sweep_json_matches_the_sequential_one(cluster, tmp_path, monkeypatch):
     monkeypatch.setenv("ECOCOMPUTE_CACHE", os.environ["ECOCOMPUTE_CACHE"])
-    common = (["synthetic:tiny-test"], ["NF4", "INT8"], TINY)
+    common = (["synthetic:tiny-test"], ["NF4", "INT8"])
     fleet_out, seq_out = tmp_path / "fleet", tmp_path / "seq"
-    with open(os.devnull, "w") as devnull:
-        kw = {"progress": Progress(True), "n_boot": 50, "out": devnull}
-        fleet = _on(cluster, point_command=FAKE_CLI)
-        assert sweep(*common, str(fleet_out), fleet=fleet, **kw) == 0
-        assert sweep(*common, str(seq_out), machine=fake_machine(), **kw) == 0
+    kw = {"options": TINY, "progress": Progress(True), "n_boot": 50}
+    fleet = _on(cluster, point_command=FAKE_CLI)
+    assert fleet_sweep(*common, fleet_out, fleet, **kw).failed == []
+    assert sweep(*common, seq_out, machine=fake_machine(), **kw).failed == []
     fleet_doc = json.loads((fleet_out / "sweep.json").read_text())
     seq_doc = json.loads((seq_out / "sweep.json").read_text())
     assert {r["basis"] for r in fleet_doc["runs"]} == {"measured"}
@@ -312,13 +312,11 @@ def test_a_measured_fleet_sweep_json_matches_the_sequential_one(cluster, tmp_pat
 @pytest.mark.slow
 def test_a_derived_fleet_sweep_json_is_the_sequential_one_to_the_digit(cluster, tmp_path):
     models = ["synthetic:qwen2.5-0.5b", "synthetic:qwen2.5-1.5b", "synthetic:qwen2.5-3b"]
-    flags = {"dry_run": True, "gpu_arch": "ada", "quiet": True}
-    docs = []
-    for name, fleet in (("fleet", _on(cluster)), ("seq", None)):
-        with open(os.devnull, "w") as devnull:
-            sweep(models, ["NF4", "INT8"], flags, str(tmp_path / name), fleet=fleet,
-                  progress=Progress(True), out=devnull)  # fmt: skip
-        docs.append(json.loads((tmp_path / name / "sweep.json").read_text()))
+    options = {"dry_run": True, "gpu_arch": "ada", "quiet": True}
+    kw = {"options": options, "progress": Progress(True)}
+    fleet_sweep(models, ["NF4", "INT8"], tmp_path / "fleet", _on(cluster), **kw)
+    sweep(models, ["NF4", "INT8"], tmp_path / "seq", **kw)
+    docs = [json.loads((tmp_path / name / "sweep.json").read_text()) for name in ("fleet", "seq")]
     assert len(docs[0]["runs"]) == 6
     assert _comparable(docs[0], PLACEMENT) == _comparable(docs[1], PLACEMENT)
 
@@ -330,9 +328,9 @@ def test_one_per_host_runs_one_point_at_a_time_on_a_host(cluster, tmp_path):
 
     runs = _runs(tmp_path, 2, "synthetic:qwen2.5-1.5b", dry_run=True, gpu_arch="hopper")
     records = run_fleet(tmp_path, runs, _on(cluster, one_per_host=True), Progress(True))
-    assert [r["status"] for r in records] == ["ok"] * 4, records
-    assert {r["worker"] for r in records} == {"gpu0", "gpu1"}
-    assert _overlaps(records, by=lambda r: r["host"]) == []
+    assert [r.status for r in records] == ["ok"] * 4, records
+    assert {r.worker for r in records} == {"gpu0", "gpu1"}
+    assert _overlaps(records, by=lambda r: r.host) == []
 
 
 class _CtrlCOnce:
@@ -359,7 +357,7 @@ def test_ctrl_c_cancels_what_is_left_and_keeps_what_finished(cluster, tmp_path):
     runs = _runs(tmp_path, 2)
     stream = _CtrlCOnce(" done in ")
     with pytest.raises(KeyboardInterrupt):
-        _run_on_fleet(
+        run_on_fleet(
             Plan(tmp_path, runs),
             _on(cluster, point_command=FAKE_CLI),
             Progress(False, stream=stream),
@@ -393,11 +391,11 @@ def test_a_killed_workers_point_is_recorded_and_retried_once_elsewhere(cluster, 
     records = run_fleet(tmp_path, runs, _on(cluster, point_command=killer), Progress(True))
     assert marker.exists()
     (record,) = records
-    assert (record["status"], record["attempts"]) == ("ok", 2), record
-    (error,) = record["attempt_errors"]
+    assert (record.status, record.attempts) == ("ok", 2), record
+    (error,) = record.attempt_errors or []
     assert error.startswith("attempt 1 on ") and "worker lost (KilledWorker" in error
-    assert f"(worker {record['worker']})" not in error  # the retry ran on the other one
-    assert (tmp_path / record["report"]).is_file()
+    assert f"(worker {record.worker})" not in error  # the retry ran on the other one
+    assert (tmp_path / (record.report or "")).is_file()
     cluster.wait_for_workers(2, timeout=120)  # the nanny restarted the killed worker
 
 

@@ -14,7 +14,7 @@ from matplotlib.container import ErrorbarContainer
 from ecocompute.cli import main
 from ecocompute.errors import InputError
 from ecocompute.plots.axes import series_color
-from ecocompute.plots.size_plot import build_figure
+from ecocompute.plots.size_plot import FitLine, build_figure
 from ecocompute.published.figures import curve_for
 from ecocompute.results.collect import read_reports
 
@@ -106,12 +106,7 @@ def test_several_cards_need_a_choice(tmp_path):
 
 
 def test_user_fit_and_crossover_are_drawn(hopper_reports):
-    fit = {
-        "status": "fitted",
-        "parameters": {"A": 40.0, "S": 80.0, "Nstar": 3.0},
-        "n_points": 3,
-        "crossover": {"status": "within measured range", "params_b": 3.0, "ci95_b": [2.5, None]},
-    }
+    fit = FitLine(40.0, 80.0, 3.0, 3, 3.0, "within measured range", (2.5, None))
     (ax,) = build_figure(hopper_reports, fits={"NF4": fit}).axes
     (line,) = _lines(ax, "user-fit")
     assert line.get_linestyle() == ":"

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import csv
-import io
 import math
 
 import pytest
 
 from ecocompute.cli import main
 from ecocompute.core.stats import t_quantile
-from ecocompute.pooling.aggregate import aggregate, group_reports
+from ecocompute.pooling.aggregate import aggregate, render_invalid, render_table, write_csv
+from ecocompute.pooling.groups import group_reports
 from ecocompute.results.collect import read_reports, software_fingerprint
 
 from ..conftest import REPO
@@ -83,21 +83,30 @@ def test_measured_derived_software_and_protocol_never_share_a_row(tmp_path, run_
     assert len({g.fingerprint for g in groups if g.kind == "measured"}) == 2
 
 
-def test_invalid_files_are_listed_and_skipped_and_csv_matches(tmp_path):
+def test_invalid_files_are_listed_and_skipped_and_csv_matches(tmp_path, capsys):
     _three_replicates(tmp_path)
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "energy.json").write_text("{not json")
     (tmp_path / "wrong").mkdir()
     (tmp_path / "wrong" / "energy.json").write_text('{"schema_version": "x"}')
     reports, invalid = read_reports([tmp_path])
-    out, err = io.StringIO(), io.StringIO()
-    assert aggregate(reports, invalid, out, err, tmp_path / "t.csv") == 0
-    assert "skipped 2 invalid file(s)" in err.getvalue()
-    assert "not JSON" in err.getvalue()
-    assert "synthetic:made-1.1b" in out.getvalue() and "+20.0%" in out.getvalue()
+    assert "skipped 2 invalid file(s)" in render_invalid(invalid) and "not JSON" in render_invalid(
+        invalid
+    )
+    table = aggregate(reports)
+    text = render_table(table)
+    assert "synthetic:made-1.1b" in text and "+20.0%" in text
+    (row,) = table.rows()
+    assert row.n_reports == 3 and row.vs_fp16_pct_std == 10.0
+    write_csv(table, tmp_path / "t.csv")
     rows = list(csv.DictReader((tmp_path / "t.csv").open()))
     assert len(rows) == 1
     assert rows[0]["n_reports"] == "3" and float(rows[0]["vs_fp16_pct_std"]) == 10.0
+    assert main(["aggregate", str(tmp_path), "-o", str(tmp_path / "u.csv")]) == 0
+    captured = capsys.readouterr()
+    assert "skipped 2 invalid file(s)" in captured.err and "+20.0%" in captured.out
+    assert f"wrote {tmp_path / 'u.csv'}" in captured.err
+    assert (tmp_path / "u.csv").read_text() == (tmp_path / "t.csv").read_text()
 
 
 def test_no_valid_report_is_exit_1(tmp_path, capsys):

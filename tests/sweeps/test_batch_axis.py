@@ -20,7 +20,11 @@ from ..fakes import StandInQuantBackend, fake_machine
 
 
 def pts(*rows):
-    return [BatchPoint(b, d, (d - h, d + h), n, v, f"b{b}") for b, d, h, n, v in rows]
+    return [
+        BatchPoint(batch_size=b, delta_pct=d, ci95_pct=[d - h, d + h], n_pairs=n, verdict=v,
+                   report=f"b{b}")
+        for b, d, h, n, v in rows
+    ]  # fmt: skip
 
 
 def test_the_crossing_is_log2_linear_between_the_sizes_that_change_sign():
@@ -35,22 +39,24 @@ def test_a_tight_crossover_has_a_closed_interval_around_it():
         (1, -17.9, 0.3, 10, "saves"), (4, 40.1, 0.5, 10, "costs"), (16, 91.0, 1.0, 10, "costs")
     )
     cross = crossover(nf4, n_boot=2000)
-    assert cross["status"] == "inside"
-    lo, hi = cross["ci95"]
-    assert lo < cross["batch_size"] < hi and lo > 1 and hi < 4
-    assert cross["batch_size"] == pytest.approx(2 ** (2 * 17.9 / (17.9 + 40.1)), rel=1e-3)
+    assert cross.status == "inside" and cross.ci95 is not None
+    lo, hi = cross.ci95
+    assert lo is not None and hi is not None and cross.batch_size is not None
+    assert lo < cross.batch_size < hi and lo > 1 and hi < 4
+    assert cross.batch_size == pytest.approx(2 ** (2 * 17.9 / (17.9 + 40.1)), rel=1e-3)
 
 
 def test_no_crossing_inside_the_sizes_is_said_and_the_interval_left_open():
     int8 = pts((1, -8.3, 0.8, 4, "saves"), (4, -7.7, 0.1, 3, "saves"), (64, -14.8, 1.8, 3, "saves"))
     cross = crossover(int8, n_boot=2000)
-    assert cross["batch_size"] is None and cross["status"] == "outside"
-    assert "saves at every batch size measured (1..64)" in cross["note"]
-    assert cross["ci95"] == [None, None] and cross["ci95_text"] == "beyond 64"
+    assert cross.batch_size is None and cross.status == "outside"
+    assert "saves at every batch size measured (1..64)" in (cross.note or "")
+    assert cross.ci95 == [None, None] and cross.ci95_text == "beyond 64"
     noisy = pts((1, -0.5, 3.0, 3, "inconclusive"), (4, -3.0, 0.5, 10, "saves"))
     cross = crossover(noisy, n_boot=2000)
-    assert cross["ci95"][1] is None and "beyond 4" in cross["ci95_text"]
-    assert crossover(pts((1, -3.0, 1.0, 5, "saves")))["status"] == "one batch size"
+    assert cross.ci95 is not None and cross.ci95[1] is None
+    assert "beyond 4" in (cross.ci95_text or "")
+    assert crossover(pts((1, -3.0, 1.0, 5, "saves"))).status == "one batch size"
 
 
 def test_the_map_in_words():
@@ -101,25 +107,19 @@ def test_batch_sizes_are_whole_increasing_and_not_mixed_with_batch_size():
 def test_a_sweep_over_batch_sizes_on_the_cpu(tmp_path, monkeypatch):
     monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
     backend = StandInQuantBackend()
-    flags = {
-        "tokens": "4",
-        "iterations": "3",
-        "warmup": "0",
-        "idle_seconds": "0.2",
-        "decode": "graphs",
-        "quiet": True,
-    }
-    rc = sweep(
+    options = {"tokens": 4, "iterations": 3, "warmup": 0, "idle_seconds": 0.2,
+               "decode": "graphs", "quiet": True}  # fmt: skip
+    done = sweep(
         ["synthetic:tiny-test"],
         ["NF4", "INT4"],
-        flags,
-        str(tmp_path / "sw"),
+        tmp_path / "sw",
+        options=options,
         progress=Progress(quiet=True),
         machine=fake_machine(backend=lambda: backend),
         batch_sizes=[1, 2, 4],
     )
-    assert rc in (0, 1)
     doc = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    assert doc == done.document()
     # one session per batch size, the models loaded once for all three
     assert backend.loads == ["FP16", "NF4", "INT4"]
     assert [r["report"] for r in doc["runs"]][:2] == [

@@ -31,12 +31,10 @@ def test_sizes_are_rounded_to_significant_digits():
 
 def test_a_fit_with_a_tiny_nstar_keeps_it_positive():
     points = [Point(n, d, 5.0 / 2.262) for n, d in TINY_FIRST]
-    fit = fit_points(points, n_boot=50)
-    nstar = fit["parameters"]["Nstar"]
-    assert nstar > 0
-    p = fit["parameters"]
+    p = fit_points(points, n_boot=50).parameters
+    assert p is not None and p.Nstar > 0
     for n, d in TINY_FIRST:  # three points, three parameters: the curve passes through them
-        assert delta_pct(n, p["A"], p["S"], nstar) == pytest.approx(d, abs=0.05)
+        assert delta_pct(n, p.A, p.S, p.Nstar) == pytest.approx(d, abs=0.05)
 
 
 def test_fit_only_over_a_tiny_size_writes_sweep_json_and_its_plot(tmp_path, capsys):

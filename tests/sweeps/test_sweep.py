@@ -1,4 +1,5 @@
-"""sweep: the run loop, the layout on disk, sweep.json, the fit of measured points only."""
+"""sweep: the run loop, the layout on disk, sweep.json (a typed Sweep, its schema generated
+from the model), the fit of measured points only."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ecocompute.cli import main
 from ecocompute.errors import RunError
 from ecocompute.published.figures import delta_pct
 from ecocompute.report.schema import sweep_errors
+from ecocompute.sweeps.document import SCHEMA_FILE, read_sweep, schema_text
 from ecocompute.sweeps.plan import slug
 from ecocompute.sweeps.sweep import sweep
 
@@ -24,7 +26,15 @@ A, S, NSTAR = 40.0, 80.0, 3.0  # crosses zero at N = 3B
 def _doc(folder):
     doc = json.loads((folder / "sweep.json").read_text())
     assert sweep_errors(doc) == []
+    assert read_sweep(folder / "sweep.json").document() == doc  # read back as written
     return doc
+
+
+def test_the_committed_schema_is_the_one_the_model_generates():
+    assert SCHEMA_FILE.read_text() == schema_text(), (
+        "schema/sweep.schema.json differs from the Sweep model: regenerate it with "
+        "`python -m ecocompute.sweeps.document`"
+    )
 
 
 def test_slug_names_one_folder_per_model_and_format():
@@ -108,7 +118,7 @@ def test_fit_only_on_an_empty_folder_is_exit_2(tmp_path):
     assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path)]) == 2
 
 
-def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path, monkeypatch):
+def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path, monkeypatch, capsys):
     import ecocompute.report.job as job
 
     sizes = {
@@ -135,22 +145,22 @@ def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path, monkeypat
     monkeypatch.setattr(job, "run_energy_estimate", run)
     monkeypatch.setattr(job, "build_report", build)
 
-    with pytest.raises(RunError, match="1 of 4 run"):
-        sweep(
-            list(sizes),
-            ["NF4"],
-            {"quiet": True},
-            str(tmp_path),
-            progress=Progress(quiet=True),
-            n_boot=200,
-        )
-    doc = _doc(tmp_path)
-    failed = [r for r in doc["runs"] if r["status"] == "failed"]
-    assert [r["model_name"] for r in failed] == ["synthetic:m-3b"]
-    assert "out of memory" in failed[0]["error"]
-    (fit,) = doc["fits"]
-    assert fit["status"] == "fitted" and fit["n_points"] == 3
-    assert fit["crossover"]["params_b"] == pytest.approx(3.0, rel=0.02)
+    done = sweep(
+        list(sizes), ["NF4"], tmp_path, options={"quiet": True}, progress=Progress(quiet=True),
+        n_boot=200,
+    )  # fmt: skip
+    assert done.document() == _doc(tmp_path)  # what it returns is what it wrote
+    (failed,) = done.failed
+    assert failed.model_name == "synthetic:m-3b" and failed.status == "failed"
+    assert "out of memory" in (failed.error or "")
+    (fit,) = done.fits
+    assert fit.status == "fitted" and fit.n_points == 3
+    assert fit.crossover is not None
+    assert fit.crossover.params_b == pytest.approx(3.0, rel=0.02)
+    models = ",".join(sizes)  # the command line: the same sweep, exit 1, saying which
+    assert main(["sweep", "--models", models, "--output_dir", str(tmp_path / "cli"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "1 of 4 run(s) failed" in err and "sweep.json was written" in err
 
 
 def test_cli_sweep_without_scipy_still_writes_reports(tmp_path, monkeypatch, capsys):
@@ -169,24 +179,18 @@ def test_measured_sweep_end_to_end_on_the_cpu(tmp_path, monkeypatch):
     from ..fakes import StandInQuantBackend, fake_machine
 
     monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
-    flags = {
-        "tokens": "8",
-        "iterations": "3",
-        "warmup": "1",
-        "idle_seconds": "0.2",
-        "sample_rate_hz": "50",
-        "quiet": True,
-    }
+    options = {"tokens": 8, "iterations": 3, "warmup": 1, "idle_seconds": 0.2,
+               "sample_rate_hz": 50, "quiet": True}  # fmt: skip
     backend = StandInQuantBackend()
-    rc = sweep(
+    done = sweep(
         ["synthetic:tiny-test"],
         ["NF4", "INT8"],
-        flags,
-        str(tmp_path / "sw"),
+        tmp_path / "sw",
+        options=options,
         progress=Progress(quiet=True),
         machine=fake_machine(backend=lambda: backend),
     )
-    assert rc == 0
+    assert done.failed == []
     out = tmp_path / "sw"
     doc = _doc(out)
     # several formats: one session per point, FP16 loaded once, a report per format
