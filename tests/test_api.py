@@ -156,7 +156,7 @@ def test_the_api_leaves_the_environment_and_the_signal_handlers_as_it_found_them
     assert transformers.LlamaForCausalLM  # its import is the one that sets inductor's default
     monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)  # the compiled run sets it
-    tiny = {"tokens": 16, "iterations": 2, "warmup": 1, "idle_seconds": 0.2}
+    tiny = {"tokens": 16, "iterations": 2, "warmup": 1, "idle_seconds": 1.0}
     calls = {
         "published": lambda: ecocompute.estimate("TinyLlama/TinyLlama-1.1B-Chat-v1.0"),
         "measured": lambda: ecocompute.estimate(

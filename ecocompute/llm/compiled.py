@@ -31,15 +31,14 @@ per token without a graph: the record says graph_captured false.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ecocompute.core import packages
+from ecocompute.core.environment import environment_kept
 from ecocompute.errors import DecodeCaptureFailed, one_line
 from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.llm.synthetic import tool_cache_root
@@ -93,8 +92,8 @@ class NearTie:
 
 def inductor_cache_dir() -> tuple[str, str]:
     """The folder inductor caches in, and where that choice came from. Sets
-    TORCHINDUCTOR_CACHE_DIR to the tool's cache folder (call it inside
-    environment_kept()) unless it was set before to another folder than inductor's own
+    TORCHINDUCTOR_CACHE_DIR to the tool's cache folder (inside environment_kept(), so
+    only for a while) unless it was set before to another folder than inductor's own
     default (importing transformers' model classes already makes inductor write its
     default there, so that value says nothing of the user's wish)."""
     current = os.environ.get(CACHE_ENV)
@@ -105,39 +104,13 @@ def inductor_cache_dir() -> tuple[str, str]:
     return path, "the tool's cache folder (ECOCOMPUTE_CACHE, else ~/.cache/ecocompute)"
 
 
-@contextlib.contextmanager
-def environment_kept() -> Iterator[None]:
-    """os.environ after the block exactly as before it, whatever ends the block: the
-    cache folder set here, and what inductor sets itself while it compiles (it writes
-    _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR before each library it loads, read there and
-    then), stay inside the compile."""
-    before = dict(os.environ)
-    try:
-        yield
-    finally:
-        for key in set(os.environ) - set(before):
-            del os.environ[key]
-        for key, value in before.items():
-            if os.environ.get(key) != value:
-                os.environ[key] = value
-
-
-@contextlib.contextmanager
-def _recompile_limit() -> Iterator[None]:
-    """Dynamo's recompile limit raised to RECOMPILE_LIMIT for the block, then put back."""
+def _recompile_limit() -> Any:
+    """Dynamo's recompile limit raised to RECOMPILE_LIMIT for a block, then put back."""
     import torch._dynamo
 
-    limits = torch._dynamo.config
-    for name in ("recompile_limit", "cache_size_limit"):  # the newer name, the older
-        if hasattr(limits, name):
-            before = getattr(limits, name)
-            setattr(limits, name, max(int(before), RECOMPILE_LIMIT))
-            try:
-                yield
-            finally:
-                setattr(limits, name, before)
-            return
-    yield
+    config = torch._dynamo.config
+    name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+    return config.patch(name, max(int(getattr(config, name)), RECOMPILE_LIMIT))
 
 
 def _inductor_default() -> str | None:
@@ -173,8 +146,9 @@ class CompiledDecoder(GraphDecoder):
     # -- prepare() ------------------------------------------------------------------
     def prepare(self) -> None:
         """The graphs regime's prepare, with inductor's cache folder and dynamo's
-        recompile limit set for it alone (compile, warm-up, capture and check), and
-        the environment put back afterwards."""
+        recompile limit set for it alone (compile, warm-up, capture and check); the
+        environment is put back afterwards, with what inductor sets itself while it
+        compiles (_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR, read as it loads a library)."""
         with environment_kept(), _recompile_limit():
             self._cache_dir = inductor_cache_dir()
             super().prepare()
