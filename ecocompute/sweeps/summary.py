@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ecocompute import __version__
 from ecocompute.errors import InputError
+from ecocompute.plots.size_plot import FitLine, plot_reports
 from ecocompute.report.build import SCOPE, utc_now
 from ecocompute.results.collect import Report, read_one
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
@@ -17,9 +17,6 @@ from ecocompute.sweeps.document import OK, PLOT_NAME, Fit, RunRecord, Sweep
 from ecocompute.sweeps.fits import batch_axis, fit_entry, skipped_fit
 from ecocompute.sweeps.plan import SWEEP_FORMATS
 from ecocompute.sweeps.records import relative
-
-if TYPE_CHECKING:
-    from ecocompute.plots.size_plot import FitLine
 
 
 def one_of(values: set[str], what: str) -> str | None:
@@ -98,8 +95,6 @@ def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Swee
     if "matplotlib" in sweep_fits.missing_fit_stack():
         note = "no plot: matplotlib is not installed (pip install 'ecocompute[plot]')"
         return sweep.model_copy(update={"plot_note": note})
-    from ecocompute.plots.size_plot import FitLine, plot_reports
-
     try:
         if sweep.batch_axis:
             from ecocompute.plots.batch_plot import plot_batch_axis
@@ -107,7 +102,7 @@ def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Swee
             path = plot_batch_axis(reports, output_dir / PLOT_NAME)
         else:
             lines: dict[str, FitLine] = {
-                f.precision: line for f in sweep.fits if (line := _fit_line(f, FitLine))
+                f.precision: line for f in sweep.fits if (line := _fit_line(f))
             }
             path = plot_reports(reports, output_dir / PLOT_NAME, fits=lines)
     except InputError as exc:
@@ -115,10 +110,12 @@ def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Swee
     return sweep.model_copy(update={"plot": relative(path, output_dir)})
 
 
-def _fit_line(fit: Fit, line: type[FitLine]) -> FitLine | None:
+def _fit_line(fit: Fit) -> FitLine | None:
     """What the plot draws of a fitted curve."""
     p, cross = fit.parameters, fit.crossover
     if not fit.fitted or p is None or cross is None:
         return None
     ci = cross.ci95_b or [None, None]
-    return line(p.A, p.S, p.Nstar, fit.n_points or 0, cross.params_b, cross.status, (ci[0], ci[1]))
+    return FitLine(
+        p.A, p.S, p.Nstar, fit.n_points or 0, cross.params_b, cross.status, (ci[0], ci[1])
+    )
