@@ -50,10 +50,3 @@ def derived_source(report: dict) -> str:
 def synthetic_cache(tmp_path_factory) -> Path:
     """One ECOCOMPUTE_CACHE for the session: synthetic checkpoints are built once."""
     return tmp_path_factory.mktemp("ecocompute-cache")
-
-
-@pytest.fixture(autouse=True)
-def _no_leaked_progress_setting(monkeypatch):
-    """`--quiet` sets HF_HUB_DISABLE_PROGRESS_BARS for its process; tests that call
-    main() in-process get it put back afterwards."""
-    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
