@@ -19,7 +19,7 @@ Per nominal size (the size in the model name, as the published anchors are keyed
 FP16 mJ/token is the mean over reports of each report's own FP16 baseline (NF4 and
 INT8 reports each measure one); the NF4 and INT8 deltas are the mean over reports of
 each report's paired mean delta. The NF4 delta curve is fitted to the per-report points
-with the sweep's own fitter (ecocompute.results.curvefit: weights 1/se^2 from each
+with the sweep's own fitter (ecocompute.sweeps.curvefit: weights 1/se^2 from each
 report's paired t interval).
 
     python benchmarks/hopper_figures.py            # print the block
@@ -116,7 +116,7 @@ def _sd(values: list[float]) -> float | None:
 
 def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
     """The project_measurements.hopper block, from the reports under root."""
-    from ecocompute.results.curvefit import Point, fit_points, se_from_ci
+    from ecocompute.sweeps.curvefit import Point, fit_points, se_from_ci
 
     kept, excluded = load_reports(root)
     if not kept:
@@ -187,7 +187,7 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
         )
         for size, rel, doc in nf4
     ]
-    fit = fit_points(points)
+    fit = fit_points(points).model_dump(exclude_unset=True)  # as sweep.json has it
     if fit["status"] == "fitted":
         p = fit["parameters"]
         low, top = fit["measured_range_b"]

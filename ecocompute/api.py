@@ -10,14 +10,16 @@ labelled figure derived from the published dataset, exactly as `energy_estimate`
 it takes the same parameters (keyword arguments named as the flags, without dashes,
 each a value of its type), or a RunParams whole (ecocompute.params). Several formats
 (precision="NF4,INT4,FP8" or a list) are one session against one FP16 baseline.
-sweep() is `ecocompute sweep`; read_report() reads one report of any format this tool
-reads as its typed record.
+sweep() is `ecocompute sweep` and returns the typed Sweep (sweep.json's model);
+read_report() reads one report of any format this tool reads as its typed record.
 
 Errors are the project's exception types (ecocompute.errors): InputError for bad input
 (the command line's exit 2), RunError for a run that failed (exit 1), ReportInvalid
 for a report that fails its own checks. Nothing is installed behind the caller's back:
 no signal handler (a Ctrl-C is the caller's KeyboardInterrupt; a write it interrupts
-leaves no partial file), no logging configuration, no progress unless asked.
+leaves no partial file), no logging configuration, no progress unless asked, and no
+environment variable or library setting that outlives the call (those a run needs,
+such as inductor's cache folder or quiet progress bars, are put back on the way out).
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecocompute.boundary.progress import Progress
-from ecocompute.errors import InputError, ReportInvalid
+from ecocompute.errors import InputError, ReportInvalid, RunError
 from ecocompute.report.model import Report
 
 if TYPE_CHECKING:
     from ecocompute.params import RunParams
+    from ecocompute.sweeps.document import Sweep
 
 
 @dataclass(frozen=True)
@@ -199,31 +202,47 @@ def sweep(
     *,
     output_dir: str | os.PathLike[str],
     batch_sizes: Sequence[int] | None = None,
+    params: RunParams | None = None,
     progress: bool = False,
     machine: Any = None,
     **options: Any,
-) -> dict[str, Any]:
+) -> Sweep:
     """`ecocompute sweep`: one session per model (and batch size), every report written
-    under output_dir, then the fit or the batch axis; returns sweep.json's document.
-    Raises InputError, or RunError when a point failed (sweep.json is written)."""
-    import io
-    import json
+    under output_dir, then the size fit or the batch axis, sweep.json and its plot;
+    returns the Sweep (ecocompute.sweeps.document.Sweep, sweep.json as a typed model).
+    The parameters every point shares: params (a RunParams) or options by name
+    (tokens=, iterations=, dry_run=, ... as for estimate()). A point that fails is
+    recorded and the others run; then SweepFailed (a RunError) carrying the Sweep.
+    Raises InputError before anything runs."""
+    from ecocompute.sweeps.sweep import sweep as run_sweep
 
-    from ecocompute.results.sweep import sweep as run_sweep
-    from ecocompute.results.sweep_doc import SWEEP_NAME
-
-    run_sweep(
+    if params is not None and options:
+        name = sorted(options)[0]
+        raise InputError(name, options[name], "give params= or options by name, not both")
+    shared = params if params is not None else {**options, "quiet": not progress}
+    done = run_sweep(
         list(models),
         list(precisions),
-        {**options, "quiet": not progress},
-        str(output_dir),
+        output_dir,
+        options=shared,
+        batch_sizes=batch_sizes,
         progress=Progress(quiet=not progress),
         machine=machine,
-        out=io.StringIO(),
-        batch_sizes=batch_sizes,
     )
-    doc: dict[str, Any] = json.loads((Path(output_dir) / SWEEP_NAME).read_text())
-    return doc
+    if done.failed:
+        raise SweepFailed(done)
+    return done
+
+
+class SweepFailed(RunError):
+    """A sweep whose points did not all finish: .sweep is its Sweep (sweep.json is
+    written), the failed points in .sweep.failed with why."""
+
+    def __init__(self, sweep: Sweep) -> None:
+        self.sweep = sweep
+        super().__init__(
+            f"{len(sweep.failed)} of {len(sweep.runs)} run(s) failed; the others were fitted"
+        )
 
 
 def read_report(path: str | os.PathLike[str]) -> Any:
@@ -244,11 +263,11 @@ def pool_units(*paths: str | os.PathLike[str]) -> Any:
     (reports of one unit combined, never counted twice), the random-effects pool with
     the between-unit spread and a prediction interval for a unit not yet measured, and
     the same per board part or VBIOS where the units differ in it. A list of
-    ecocompute.results.units.UnitPool; invalid files are skipped (aggregate lists them).
+    ecocompute.pooling.units.UnitPool; invalid files are skipped (aggregate lists them).
     Raises InputError without a path."""
+    from ecocompute.pooling.groups import group_reports
+    from ecocompute.pooling.units import pool_units as pool
     from ecocompute.results.collect import read_reports
-    from ecocompute.results.groups import group_reports
-    from ecocompute.results.units import pool_units as pool
 
     if not paths:
         raise InputError("paths", "()", "at least one report or folder")

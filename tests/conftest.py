@@ -53,13 +53,6 @@ def synthetic_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("ecocompute-cache")
 
 
-@pytest.fixture(autouse=True)
-def _no_leaked_progress_setting(monkeypatch):
-    """`--quiet` sets HF_HUB_DISABLE_PROGRESS_BARS for its process; tests that call
-    main() in-process get it put back afterwards."""
-    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
-
-
 @pytest.fixture
 def default_signal_handlers():
     """Python's own handlers of SIGINT, SIGTERM and SIGHUP while a test runs, whatever

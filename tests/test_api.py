@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import signal
 from pathlib import Path
@@ -105,21 +106,114 @@ def test_read_report_refuses_what_is_not_a_report(tmp_path):
         ecocompute.read_report(bad)
 
 
-def test_sweep_returns_its_document(tmp_path):
-    doc = ecocompute.sweep(["synthetic:qwen2.5-0.5b", "synthetic:tinyllama-1.1b"], ["NF4"],
-                           output_dir=tmp_path / "sw", dry_run=True, gpu_arch="ada")  # fmt: skip
-    assert [r["status"] for r in doc["runs"]] == ["ok", "ok"]
-    assert json.loads((tmp_path / "sw" / "sweep.json").read_text())["runs"] == doc["runs"]
+def test_sweep_returns_its_typed_sweep(tmp_path):
+    done = ecocompute.sweep(["synthetic:qwen2.5-0.5b", "synthetic:tinyllama-1.1b"], ["NF4"],
+                            output_dir=tmp_path / "sw", dry_run=True, gpu_arch="ada")  # fmt: skip
+    assert isinstance(done, ecocompute.Sweep)
+    assert [r.status for r in done.runs] == ["ok", "ok"] and done.failed == []
+    assert [r.basis for r in done.runs] == ["interpolated"] * 2
+    (fit,) = done.fits
+    assert fit.status == "skipped" and "derived from the published curve" in (fit.reason or "")
+    assert json.loads((tmp_path / "sw" / "sweep.json").read_text()) == done.document()
+
+
+def test_sweep_takes_the_parameters_model_too(tmp_path):
+    from ecocompute.params import resolve
+
+    params = resolve(None, {"dry_run": True, "gpu_arch": "ada", "tokens": 128})
+    done = ecocompute.sweep(["synthetic:qwen2.5-0.5b"], output_dir=tmp_path, params=params)
+    report = json.loads((tmp_path / (done.runs[0].report or "")).read_text())
+    assert report["workload"]["max_new_tokens"] == 128
+    with pytest.raises(InputError, match="not both"):
+        ecocompute.sweep(["m"], output_dir=tmp_path, params=params, tokens=4)
+    with pytest.raises(InputError, match="set per point by the sweep"):
+        ecocompute.sweep(["m"], output_dir=tmp_path, model_name="x")
+
+
+def test_a_sweep_whose_point_fails_raises_with_its_sweep(tmp_path, monkeypatch):
+    import ecocompute.jobs.report_job as job
+    from ecocompute.errors import RunError
+
+    def run(params, progress, machine=None):
+        raise RunError("out of memory (scripted)")
+
+    monkeypatch.setattr(job, "run_energy_estimate", run)
+    with pytest.raises(ecocompute.SweepFailed, match="1 of 1 run") as failed:
+        ecocompute.sweep(["synthetic:qwen2.5-0.5b"], output_dir=tmp_path, gpu_arch="ada")
+    assert isinstance(failed.value, RunError)
+    (point,) = failed.value.sweep.failed
+    assert point.error == "out of memory (scripted)"
+    assert (tmp_path / "sweep.json").is_file()
 
 
 def test_the_readmes_python_example_runs_and_prints_what_it_says(tmp_path, monkeypatch):
     readme = (REPO / "README.md").read_text()
     section = readme[readme.index("## From Python") :]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    said = re.search(r"On a machine without a GPU this prints `([^`]*)`", section).group(1)
+    said = re.search(r"On a machine without a GPU this prints\s*```text\n(.*?)```", section, re.S)
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {})
-    assert out.getvalue().strip() == said
+    assert out.getvalue().strip() == said.group(1).strip()
     assert (tmp_path / "outputs" / "python" / "energy.json").is_file()
+    assert (tmp_path / "outputs" / "sweep" / "sweep.json").is_file()
+
+
+def _process_state():
+    """What a library call must leave as it found it: the environment, every signal's
+    handler, and the progress-bar settings of huggingface_hub and transformers."""
+    from huggingface_hub import utils as hub
+    from transformers.utils import logging as tf_logging
+
+    handlers = {
+        s: signal.getsignal(s)
+        for s in signal.valid_signals()
+        if s not in (signal.SIGKILL, signal.SIGSTOP)
+    }
+    bars = (hub.are_progress_bars_disabled(), tf_logging.is_progress_bar_enabled())
+    return dict(os.environ), handlers, bars
+
+
+@pytest.mark.slow
+def test_the_api_leaves_the_environment_and_the_signal_handlers_as_it_found_them(
+    tmp_path, monkeypatch
+):
+    """estimate() on the published path, measured on the stand-ins and in the compiled
+    regime, and sweep(): each leaves os.environ, the signal handlers and the libraries'
+    progress bars exactly as it found them (issue 28). The heavy libraries are imported
+    first: importing transformers' models makes inductor set its own default cache
+    folder, which is torch's doing, not the API's."""
+    pytest.importorskip("torch")
+    import transformers
+
+    assert transformers.LlamaForCausalLM  # its import is the one that sets inductor's default
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)  # the compiled run sets it
+    tiny = {"tokens": 16, "iterations": 2, "warmup": 1, "idle_seconds": 1.0}
+    calls = {
+        "published": lambda: ecocompute.estimate("TinyLlama/TinyLlama-1.1B-Chat-v1.0"),
+        "measured": lambda: ecocompute.estimate(
+            "synthetic:tiny-test", "NF4", machine=fake_machine(), **tiny
+        ),
+        "compiled": lambda: ecocompute.estimate(
+            "synthetic:tiny-test", "NF4", decode="compiled", machine=fake_machine(), **tiny
+        ),
+        "sweep": lambda: ecocompute.sweep(
+            ["synthetic:qwen2.5-0.5b", "synthetic:tinyllama-1.1b"],
+            output_dir=tmp_path / "sw",
+            dry_run=True,
+            gpu_arch="ada",
+        ),
+    }
+    for name, call in calls.items():
+        before = _process_state()
+        result = call()
+        after = _process_state()
+        env = {k: (before[0].get(k), after[0].get(k)) for k in {*before[0], *after[0]}}
+        assert {k: v for k, v in env.items() if v[0] != v[1]} == {}, name
+        assert after[1:] == before[1:], name
+        if name == "compiled":  # it did set the cache folder while it compiled
+            decode = result.report["measurement"]["decode"]
+            assert decode["regime"] == "compiled"
+            assert decode["compiler"]["inductor_cache_dir"] == str(tmp_path / "cache/inductor")

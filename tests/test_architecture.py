@@ -26,9 +26,13 @@ RANK = {
     "report": 7,
     "jobs": 8,
     "results": 9,
-    "api": 10,
-    "cli": 11,
-    "__main__": 12,
+    "pooling": 10,
+    "plots": 11,
+    "sweeps": 12,
+    "fleet": 13,
+    "api": 14,
+    "cli": 15,
+    "__main__": 16,
 }
 SUBPACKAGES = (
     "core",
@@ -43,6 +47,10 @@ SUBPACKAGES = (
     "report",
     "jobs",
     "results",
+    "pooling",
+    "plots",
+    "sweeps",
+    "fleet",
     "cli",
 )
 

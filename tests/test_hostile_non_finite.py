@@ -10,6 +10,7 @@ Infinity, numbers that overflow a float and integers too long to convert.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -17,11 +18,11 @@ import pytest
 
 from ecocompute.cli import main
 from ecocompute.errors import ReportInvalid, RunError
+from ecocompute.pooling.aggregate import aggregate, csv_text
 from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict
 from ecocompute.report.write import report_text
-from ecocompute.results.aggregate import csv_text
-from ecocompute.results.collect import Invalid, read_one
-from ecocompute.results.sweep_doc import write_sweep
+from ecocompute.results.collect import Invalid, read_one, read_reports
+from ecocompute.sweeps.document import Fit, Sweep, write_sweep
 
 from .made_reports import _v2_base, measured, write
 from .test_faults import listing
@@ -108,13 +109,19 @@ def test_every_writer_refuses_non_finite_and_huge_numbers(tmp_path, value):
         report_text(doc)
     with pytest.raises(NotReportJson):
         dumps_strict({"x": [1.0, value]})
-    sweep_doc = {"schema_version": "ecocompute-sweep/1.0", "fits": [{"A": value}]}
+    fit = Fit(precision="NF4", points=[], status="fitted", chi2=value)
+    sweep = Sweep.model_validate(
+        {"timestamp_utc": "2026-01-01T00:00:00Z", "tool": "t", "card": None, "gpu_arch": None,
+         "software": None, "protocol": None, "scope": "s", "runs": [], "fits": [fit],
+         "plot": None}
+    )  # fmt: skip
     with pytest.raises(ReportInvalid, match="fits"):
-        write_sweep(sweep_doc, tmp_path)
+        write_sweep(sweep, tmp_path)
     assert not (tmp_path / "sweep.json").exists()
     if not math.isfinite(value):
+        (row,) = aggregate(read_reports([write(measured(), tmp_path / "r")])[0]).rows()
         with pytest.raises(RunError, match="nothing was written"):
-            csv_text([{"kind": "measured", "vs_fp16_pct_mean": value}])
+            csv_text([dataclasses.replace(row, vs_fp16_pct_mean=value)])
 
 
 def test_strict_reading_is_the_json_standard():

@@ -118,7 +118,7 @@ MARKUP = ["m$\\frac{$-1.1b", "m$x^2$ $\\undefinedcmd$-3b", "$$-7b", "a$\\undefin
 
 def test_plot_draws_names_with_dollar_signs_as_written(tmp_path, capsys, monkeypatch):
     pytest.importorskip("matplotlib")
-    from ecocompute.results import plot
+    from ecocompute.plots import size_plot as plot
 
     for k, (size, name) in enumerate(zip((1.1, 3.0, 7.0, 1.0), MARKUP, strict=True)):
         write(measured(params_b=size, model=name), tmp_path / f"r{k}")
@@ -151,12 +151,12 @@ def test_a_sweep_of_names_with_dollar_signs_plots_and_writes_sweep_json(tmp_path
 def test_a_sweep_that_fails_after_its_points_says_they_stand(tmp_path, capsys, monkeypatch):
     """Whatever breaks after the points (here a stand-in bug in the plot), the line says
     what is on disk: the points' reports, and no sweep.json."""
-    from ecocompute.results import sweep
+    from ecocompute.sweeps import sweep
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a stand-in bug")
 
-    monkeypatch.setattr(sweep, "add_plot", broken)
+    monkeypatch.setattr(sweep, "with_plot", broken)
     out = tmp_path / "sw"
     models = "synthetic:qwen2.5-0.5b,synthetic:tinyllama-1.1b"
     assert main(["sweep", "--dry_run", "-q", "--models", models, "--output_dir", str(out)]) == 1

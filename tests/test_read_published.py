@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ecocompute.cli import main
-from ecocompute.results.aggregate import group_reports
+from ecocompute.pooling.aggregate import group_reports
 from ecocompute.results.collect import read_one, read_reports
 
 from .published_reports import (

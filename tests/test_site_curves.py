@@ -17,7 +17,7 @@ import pytest
 from ecocompute.cli import main
 from ecocompute.published.figures import anchors_for, curve_for, published, published_figure
 from ecocompute.published.site_curves import SITE_FILE, site_data
-from ecocompute.results.curvefit import crossover_of
+from ecocompute.sweeps.curvefit import crossover_of
 
 from .conftest import REPO, read_report
 

@@ -12,9 +12,9 @@ from ecocompute.boundary.progress import Progress
 from ecocompute.core.precision import Precision
 from ecocompute.monitor.meter import WindowReading
 from ecocompute.params import resolve
+from ecocompute.pooling.aggregate import group_reports
 from ecocompute.report.read import validation_errors
 from ecocompute.report.summary import render
-from ecocompute.results.aggregate import group_reports
 from ecocompute.results.collect import read_reports
 from ecocompute.task.protocol import Stopping
 from ecocompute.task.trials import Trial

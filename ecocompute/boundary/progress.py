@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterator
+from importlib.util import find_spec
 from typing import TextIO
 
 
@@ -34,14 +37,32 @@ def say(text: str, stream: TextIO | None = None) -> bool:
     return True
 
 
-def quiet_library_progress_bars() -> None:
-    """With --quiet, also silence the bars transformers and huggingface_hub draw on
-    stderr themselves ("Loading weights", "Writing model shards"). Works whether or
-    not they are imported yet: the environment variable covers a later import."""
-    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    hub_utils = sys.modules.get("huggingface_hub.utils")
-    if hub_utils is not None:
-        hub_utils.disable_progress_bars()
-    transformers_logging = sys.modules.get("transformers.utils.logging")
-    if transformers_logging is not None:
-        transformers_logging.disable_progress_bar()
+@contextlib.contextmanager
+def library_progress_bars_hidden(hidden: bool = True) -> Iterator[None]:
+    """With --quiet, also hide the bars huggingface_hub and transformers draw on stderr
+    themselves ("Loading weights", "Writing model shards"), for the block only: their
+    settings are put back on the way out, whatever ends the block, and a library first
+    imported inside it gets the setting it would have had. A user's own
+    HF_HUB_DISABLE_PROGRESS_BARS is left to decide, as the hub lets it."""
+    if not hidden or find_spec("huggingface_hub") is None:
+        yield
+        return
+    from huggingface_hub import utils as hub
+
+    transformers = sys.modules.get("transformers.utils.logging")
+    tf_was_on = transformers is not None and transformers.is_progress_bar_enabled()
+    hub_hidden = "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ
+    hub_hidden = hub_hidden and not hub.are_progress_bars_disabled()
+    if hub_hidden:
+        hub.disable_progress_bars()
+    if transformers is not None:
+        transformers.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if hub_hidden:
+            hub.enable_progress_bars()
+        now = sys.modules.get("transformers.utils.logging")  # imported meanwhile, maybe
+        on = tf_was_on if transformers is not None else not hub.are_progress_bars_disabled()
+        if now is not None and on:
+            now.enable_progress_bar()

@@ -34,13 +34,18 @@ def add_energy_estimate(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_energy_estimate(args: argparse.Namespace) -> int:
-    from ecocompute.boundary.progress import Progress, quiet_library_progress_bars
-    from ecocompute.jobs.report_job import ReportJob
+    from ecocompute.boundary.progress import library_progress_bars_hidden
     from ecocompute.params import resolve
 
     params = resolve(args.parameters_file, run_flags_given(args))
-    if params.quiet:
-        quiet_library_progress_bars()
+    with library_progress_bars_hidden(params.quiet):
+        return _energy_estimate(args, params)
+
+
+def _energy_estimate(args: argparse.Namespace, params: RunParams) -> int:
+    from ecocompute.boundary.progress import Progress
+    from ecocompute.jobs.report_job import ReportJob
+
     if len(params.session_formats) > 1:
         return _energy_session(args, params)
     job = ReportJob(params)

@@ -1,9 +1,12 @@
-"""The commands that read reports: `validate`, `aggregate`, `plot` and `check`."""
+"""The commands that read reports: `validate`, `aggregate`, `plot` and `check`: each
+calls the library, prints what it returns and chooses the exit status."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from ecocompute.boundary.printing import print_after_write
 
 # -- validate ------------------------------------------------------------------------
 
@@ -52,9 +55,30 @@ def add_aggregate(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    from ecocompute.results.aggregate import aggregate_paths
+    """Skipped files on stderr; no valid report: exit 1; the CSV written before the table
+    is printed, so that a stdout that fails afterwards is told apart (exit 3)."""
+    from ecocompute.pooling.aggregate import (
+        aggregate,
+        read_reports_for,
+        render_invalid,
+        render_table,
+        write_csv,
+    )
 
-    return aggregate_paths(args.paths, sys.stdout, sys.stderr, args.output, args.units)
+    reports, invalid = read_reports_for(args.paths, args.output)
+    if invalid:
+        print(render_invalid(invalid), file=sys.stderr)
+    if not reports:
+        print("ecocompute: error: no valid energy.json report found", file=sys.stderr)
+        return 1
+    table = aggregate(reports, units=args.units)
+    text = render_table(table)
+    if args.output is None:
+        print(text)
+        return 0
+    target = write_csv(table, args.output)
+    print(f"wrote {target}", file=sys.stderr)
+    return print_after_write(text, [str(target)])
 
 
 def add_plot(sub: argparse._SubParsersAction) -> None:
@@ -79,9 +103,18 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from ecocompute.results.plot import plot_paths
+    """Skipped files on stderr, then the picture; exit 3 when it was written but the line
+    saying so could not be printed."""
+    from ecocompute.plots.files import require_matplotlib
+    from ecocompute.plots.size_plot import plot_reports
+    from ecocompute.pooling.aggregate import read_reports_for, render_invalid
 
-    return plot_paths(args.paths, args.output, args.card, sys.stdout, sys.stderr)
+    require_matplotlib()
+    reports, invalid = read_reports_for(args.paths, args.output)
+    if invalid:
+        print(render_invalid(invalid), file=sys.stderr)
+    path = plot_reports(reports, args.output, card=args.card)
+    return print_after_write(f"wrote {path}", [str(path)])
 
 
 def add_check(sub: argparse._SubParsersAction) -> None:
@@ -104,7 +137,20 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_cmd_check)
 
 
-def _cmd_check(args: argparse.Namespace) -> int:
-    from ecocompute.results.check import check_path
+CHECK_EXIT = {"within": 0, "outside": 1, "not gradeable": 2}  # by Verdict's value
 
-    return check_path(args.report, args.k, sys.stdout, sys.stderr)
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 within, 1 outside, 2 not gradeable (or not a valid report)."""
+    from ecocompute.pooling.check import check_file, parse_k, render_check
+    from ecocompute.results.collect import Invalid
+
+    checked = check_file(args.report, parse_k(args.k))
+    if isinstance(checked, Invalid):
+        for problem in checked.problems:
+            print(f"{checked.path}: INVALID {problem}", file=sys.stderr)
+        print("ecocompute check: not gradeable: not a valid report (exit 2)", file=sys.stderr)
+        return CHECK_EXIT["not gradeable"]
+    status = CHECK_EXIT[checked.verdict.value]
+    print(render_check(checked, status))
+    return status

@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from ecocompute.boundary.printing import print_after_write
+from ecocompute.boundary.progress import Progress
 from ecocompute.cli.flags import (
     add_run_flags,
     parameters_file_flag,
     recorded_command,
     run_flags_given,
 )
-from ecocompute.errors import InputError
+from ecocompute.errors import InputError, RunError
 
 SWEEP_DIR = "outputs/sweep"
 
@@ -106,9 +109,12 @@ def _add_fleet_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from ecocompute.results.fleet_options import options_from_flags
-    from ecocompute.results.sweep import sweep
-    from ecocompute.results.sweep_plan import split_batches, split_list
+    """The sweep, then its summary; exit 3 when sweep.json was written but the summary
+    could not be printed, 1 when a point failed (sweep.json is written either way)."""
+    from ecocompute.fleet.options import options_from_flags
+    from ecocompute.sweeps.document import SWEEP_NAME
+    from ecocompute.sweeps.plan import split_batches, split_list
+    from ecocompute.sweeps.render import render
 
     fleet = options_from_flags(
         scheduler=args.scheduler,
@@ -130,15 +136,50 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.reports and not args.fit_only:
         raise InputError("reports", args.reports, "only with --fit_only")
     models = None if args.fit_only else split_list("models", args.models)
-    return sweep(
-        models,
-        split_list("precisions", args.precisions),
-        run_flags_given(args, leave_out=("output_dir",)),
-        args.output_dir,
-        parameters_file=args.parameters_file,
-        fit_only=args.fit_only,
-        command=recorded_command(),
-        fleet=fleet,
-        reports_from=args.reports,
-        batch_sizes=split_batches(args.batch_sizes),
-    )
+    precisions = split_list("precisions", args.precisions)
+    batch_sizes = split_batches(args.batch_sizes)
+    progress, command = Progress(bool(args.quiet)), recorded_command()
+    shared = run_flags_given(args, leave_out=("output_dir",))
+    if models is None:
+        from ecocompute.sweeps.sweep import fit_reports
+
+        done = fit_reports(
+            args.output_dir, reports=args.reports, progress=progress, command=command
+        )
+    elif fleet is None:
+        from ecocompute.sweeps.sweep import sweep
+
+        done = sweep(
+            models,
+            precisions,
+            args.output_dir,
+            options=shared,
+            parameters_file=args.parameters_file,
+            batch_sizes=batch_sizes,
+            progress=progress,
+            command=command,
+        )
+    else:
+        from ecocompute.fleet.sweep import fleet_sweep
+
+        done = fleet_sweep(
+            models,
+            precisions,
+            args.output_dir,
+            fleet,
+            options=shared,
+            parameters_file=args.parameters_file,
+            batch_sizes=batch_sizes,
+            progress=progress,
+            command=command,
+        )
+    path = Path(args.output_dir) / SWEEP_NAME
+    status = print_after_write(render(done, path), [str(path)])
+    if status:
+        return status
+    if done.failed:
+        raise RunError(
+            f"{len(done.failed)} of {len(done.runs)} run(s) failed (see {path}); "
+            "the others were fitted"
+        )
+    return 0

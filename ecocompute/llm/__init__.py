@@ -2,8 +2,9 @@
 CUDA accelerator, synthetic presets (public architectures, random weights; the largest
 built in GPU memory, in_memory.py, over a placement plan, placement.py), decode regimes
 (eager generate(), graph-captured static-cache decode, and the same decode with its step
-compiled by torch.compile), out-of-memory naming, and the perplexity probe with its
-corpus. torch, transformers and bitsandbytes are imported inside functions only.
+compiled by torch.compile), out-of-memory naming, the perplexity probe with its corpus,
+and the models a sweep keeps loaded across a model's points (resident.py). torch,
+transformers and bitsandbytes are imported inside functions only.
 
 May import: formats, telemetry (device records), precision, errors, units.
 """

@@ -17,9 +17,11 @@ tokens' logits lie within NEAR_TIE_STD_FRACTION of the logits' spread is a near 
 (recorded, and that row is compared no further); any other is a failure.
 
 Inductor's cache: TORCHINDUCTOR_CACHE_DIR, when set before the compile, is used as it
-is; otherwise it is set to the tool's cache folder (<ECOCOMPUTE_CACHE or
-~/.cache/ecocompute>/inductor), so a second run of the same model, format and batch
-loads the compiled graph instead of compiling it. Whether it did is read from inductor's
+is; otherwise it points at the tool's cache folder (<ECOCOMPUTE_CACHE or
+~/.cache/ecocompute>/inductor) while the step is compiled and captured, and is put back
+afterwards (as is dynamo's recompile limit), so a second run of the same model, format
+and batch loads the compiled graph instead of compiling it, and the caller's process
+keeps its own settings. Whether it did is read from inductor's
 FX-graph cache counters during this compile (warm: every graph loaded; cold: compiled);
 dynamo still traces the step in every process, so a warm compile is faster, not free.
 
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecocompute.core import packages
+from ecocompute.core.environment import environment_kept
 from ecocompute.errors import DecodeCaptureFailed, one_line
 from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.llm.synthetic import tool_cache_root
@@ -52,8 +55,6 @@ RECOMPILE_LIMIT = 256
 # Two tokens whose eager logits differ by at most this fraction of the logits' standard
 # deviation are a near tie: rounding, not a wrong compile, may choose between them.
 NEAR_TIE_STD_FRACTION = 0.05
-
-_set_by_us: str | None = None  # the TORCHINDUCTOR_CACHE_DIR this module set, if any
 
 
 @dataclass(frozen=True)
@@ -91,18 +92,25 @@ class NearTie:
 
 def inductor_cache_dir() -> tuple[str, str]:
     """The folder inductor caches in, and where that choice came from. Sets
-    TORCHINDUCTOR_CACHE_DIR to the tool's cache folder unless it was set before to
-    another folder than inductor's own default (importing transformers' model classes
-    already makes inductor write its default there, so that value says nothing of the
-    user's wish)."""
-    global _set_by_us
+    TORCHINDUCTOR_CACHE_DIR to the tool's cache folder (inside environment_kept(), so
+    only for a while) unless it was set before to another folder than inductor's own
+    default (importing transformers' model classes already makes inductor write its
+    default there, so that value says nothing of the user's wish)."""
     current = os.environ.get(CACHE_ENV)
-    if current is not None and current not in (_set_by_us, _inductor_default()):
+    if current is not None and current != _inductor_default():
         return current, f"{CACHE_ENV}, set before the run"
     path = str(tool_cache_root() / "inductor")
     os.environ[CACHE_ENV] = path
-    _set_by_us = path
     return path, "the tool's cache folder (ECOCOMPUTE_CACHE, else ~/.cache/ecocompute)"
+
+
+def _recompile_limit() -> Any:
+    """Dynamo's recompile limit raised to RECOMPILE_LIMIT for a block, then put back."""
+    import torch._dynamo
+
+    config = torch._dynamo.config
+    name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+    return config.patch(name, max(int(getattr(config, name)), RECOMPILE_LIMIT))
 
 
 def _inductor_default() -> str | None:
@@ -136,17 +144,20 @@ class CompiledDecoder(GraphDecoder):
         self._cache_dir = ("", "")
 
     # -- prepare() ------------------------------------------------------------------
+    def prepare(self) -> None:
+        """The graphs regime's prepare, with inductor's cache folder and dynamo's
+        recompile limit set for it alone (compile, warm-up, capture and check); the
+        environment is put back afterwards, with what inductor sets itself while it
+        compiles (_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR, read as it loads a library)."""
+        with environment_kept(), _recompile_limit():
+            self._cache_dir = inductor_cache_dir()
+            super().prepare()
+
     def _build_step(self) -> None:
         """Compile the step and call it once (the compile), timed and synchronized."""
         import torch
         import torch._dynamo
 
-        self._cache_dir = inductor_cache_dir()
-        limits = torch._dynamo.config
-        for name in ("recompile_limit", "cache_size_limit"):  # the newer name, the older
-            if hasattr(limits, name):
-                setattr(limits, name, max(int(getattr(limits, name)), RECOMPILE_LIMIT))
-                break
         before = _counts()
         graph_break = None
         started = time.monotonic()

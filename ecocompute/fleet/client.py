@@ -1,0 +1,343 @@
+"""`ecocompute sweep --scheduler ADDRESS | --local_cluster`: the sweep's points spread
+over GPUs on one or several hosts with Dask distributed (the [fleet] extra).
+
+Dask places each point on a worker with a GPU free (workers declare GPU=1, points ask
+for GPU=1: a GPU never runs two measurements at once) and notices one that dies. Each
+point is one
+`energy_estimate` process on its worker (point.py); the client here gathers the
+reports into the sweep's folder, in the sequential sweep's layout, and the caller
+(fleet/sweep.py) writes sweep.json and the fit exactly as the sequential sweep does.
+
+Failures: a point whose worker died, or whose process ran out of memory or was
+killed, is recorded with its reason and retried once, on another worker where one is
+connected; a point refused as bad input (exit 2) or failing otherwise is not retried.
+Ctrl-C (or SIGTERM) cancels the points not finished, keeps the finished ones' reports,
+and raises FleetInterrupted carrying every record, so sweep.json can say so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ecocompute.boundary.interrupts import describe as describe_interrupt
+from ecocompute.boundary.progress import Progress
+from ecocompute.errors import Interrupted, RunError
+from ecocompute.fleet.cluster import (
+    GPU_RESOURCE,
+    gpu_workers,
+    open_client,
+    require_distributed,
+)
+from ecocompute.fleet.judge import (
+    MAX_ATTEMPTS,
+    FleetInterrupted,
+    Point,
+    Verdict,
+    cancelled_record,
+    judge,
+    keep_report,
+    placement_of,
+    placement_of_killed,
+)
+from ecocompute.fleet.options import (
+    MAX_SUBMISSIONS,
+    POINT_CANCEL_GRACE_S,
+    FleetOptions,
+    where_of,
+)
+from ecocompute.fleet.point import (
+    POLL_S,
+    Placement,
+    PointOutcome,
+    PointSpec,
+    describe_placement,
+    parameters_yaml,
+    run_point,
+    switches_for,
+)
+from ecocompute.params import RunParams
+from ecocompute.report.write import REPORT_NAME
+from ecocompute.sweeps.document import CANCELLED, RunRecord
+from ecocompute.sweeps.records import answered, new_record, written_record
+
+
+class _Fleet:
+    """The client's side of one fleet sweep (not thread-safe: the main thread only)."""
+
+    def __init__(
+        self,
+        client: Any,
+        root: Path,
+        runs: tuple[RunParams, ...],
+        options: FleetOptions,
+        progress: Progress,
+    ) -> None:
+        self.client = client
+        self.root = root
+        self.options = options
+        self.progress = progress
+        sweep_id = uuid.uuid4().hex[:12]
+        self.topic = f"ecocompute-sweep-{sweep_id}"
+        self.cancel_event = f"{self.topic}-cancel"
+        self.points = [self._point(i, p) for i, p in enumerate(runs, 1)]
+        self.pending: dict[Any, Point] = {}  # future -> point
+        self.by_key: dict[str, Point] = {}  # attempt_key -> point
+        self.started: dict[str, dict[str, Any]] = {}  # attempt_key -> start event
+        self._seen_events = 0
+        self.interrupt_name = "an interrupt"  # set by cancel()
+
+    def _point(self, index: int, params: RunParams) -> Point:
+        spec = PointSpec(
+            name=Path(params.output_dir).name,
+            attempt_key="",
+            parameters_yaml=parameters_yaml(params),
+            switches=switches_for(params),
+            command=self.options.point_command,
+            topic=self.topic,
+            cancel_event=self.cancel_event,
+            one_per_host=self.options.one_per_host,
+            cancel_grace_s=POINT_CANCEL_GRACE_S,
+        )
+        return Point(index, params, spec)
+
+    def say(self, point: Point, text: str) -> None:
+        self.progress(f"sweep {point.index}/{len(self.points)}: {point.label} {text}")
+
+    # -- submitting ----------------------------------------------------------------
+
+    def submit(self, point: Point) -> None:
+        point.submissions += 1
+        key = f"ecocompute-point-{point.spec.name}-{point.submissions}-{uuid.uuid4().hex[:8]}"
+        spec = replace(point.spec, attempt_key=key)
+        workers = self._allowed_workers(point)
+        future = self.client.submit(
+            run_point,
+            spec,
+            key=key,
+            resources={GPU_RESOURCE: 1},
+            workers=workers,
+            allow_other_workers=False,
+            pure=False,
+            retries=0,
+        )
+        self.pending[future] = point
+        self.by_key[key] = point
+
+    def _allowed_workers(self, point: Point) -> list[str] | None:
+        """None (any GPU worker) for a first try; for a retry, the GPU workers that are
+        not the one(s) it failed on, if any is connected."""
+        if not point.avoid:
+            return None
+        others = [
+            address
+            for address, name in gpu_workers(self.client).items()
+            if address not in point.avoid and name not in point.avoid
+        ]
+        if not others:
+            self.say(point, "has no other worker to go to: retried on any")
+            return None
+        return others
+
+    # -- watching ------------------------------------------------------------------
+
+    def run(self) -> list[RunRecord]:
+        from distributed import wait
+
+        for point in self.points:
+            self.say(point, f"queued -> {point.params.output_dir}")
+            self.submit(point)
+        while self.pending:
+            self._announce_started()
+            try:
+                done = wait(list(self.pending), timeout=POLL_S, return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                continue
+            self._announce_started()
+            for future in done:
+                self.settle(self.pending.pop(future), future, may_retry=True)
+        return self.records()
+
+    def _announce_started(self) -> None:
+        events = self.client.get_events(self.topic)
+        for _, msg in events[self._seen_events :]:
+            self.started[msg["attempt_key"]] = msg
+            point = self.by_key.get(msg["attempt_key"])
+            if point is not None and point.record is None:
+                self.say(point, f"running on {describe_placement(placement_of(msg))}")
+        self._seen_events = len(events)
+
+    # -- settling ------------------------------------------------------------------
+
+    def settle(self, point: Point, future: Any, *, may_retry: bool) -> None:
+        """Record a finished submission; resubmit it when it earns a retry."""
+        from distributed import CancelledError, KilledWorker
+
+        try:
+            outcome: PointOutcome = future.result()
+        except (KilledWorker, OSError, CancelledError) as exc:  # CommClosedError is an OSError
+            self._lost(point, future.key, exc, may_retry)
+            return
+        except Exception as exc:  # run_point itself failed on the worker: a bug
+            self._fail(point, None, f"the worker's task failed: {type(exc).__name__}: {exc}")
+            return
+        verdict, reason = judge(outcome)
+        place = outcome.placement
+        if verdict is Verdict.OK:
+            self._ok(point, outcome)
+        elif verdict is Verdict.CANCELLED:
+            self._cancelled(point, f"cancelled by {self.interrupt_name} while it ran", place)
+        else:
+            point.attempts += 1
+            retryable = may_retry and verdict is Verdict.RETRY
+            self._retry_or_fail(point, place, reason, outcome, retryable)
+
+    def _lost(self, point: Point, key: str, exc: BaseException, may_retry: bool) -> None:
+        start = self.started.get(key)
+        if start is None and point.submissions < MAX_SUBMISSIONS and may_retry:
+            # Lost before it started (queued on a worker that died): not an attempt.
+            self.say(point, "lost its worker before it started; submitted again")
+            self.submit(point)
+            return
+        point.attempts += 1
+        place = placement_of(start) if start else placement_of_killed(exc)
+        reason = f"worker lost ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
+        self._retry_or_fail(point, place, reason, None, may_retry)
+
+    def _retry_or_fail(
+        self,
+        point: Point,
+        place: Placement,
+        reason: str,
+        outcome: PointOutcome | None,
+        retryable: bool,
+    ) -> None:
+        where = describe_placement(place)
+        point.errors.append(f"attempt {point.attempts} on {where}: {reason}")
+        elapsed = "" if outcome is None else f" after {outcome.elapsed_s:.1f} s"
+        if retryable and point.attempts < MAX_ATTEMPTS:
+            self.say(point, f"FAILED{elapsed} on {where}: {reason}; retrying on another worker")
+            point.avoid.update(a for a in (place.worker, place.worker_name) if a)
+            self.submit(point)
+            return
+        self.say(point, f"FAILED{elapsed} on {where}: {reason}")
+        self._fail(point, place, reason, outcome)
+
+    def _ok(self, point: Point, outcome: PointOutcome) -> None:
+        point.attempts += 1
+        target = Path(point.params.output_dir) / REPORT_NAME
+        try:
+            doc = keep_report(outcome.report_text or "", target)
+        except RunError as exc:  # ReportInvalid is one: a second try would repeat it
+            self.say(point, f"FAILED: {exc}")
+            self._fail(point, outcome.placement, str(exc), outcome)
+            return
+        params = point.params
+        point.record = answered(
+            params.model_name,
+            str(params.precision),
+            written_record(target, doc),
+            self.root,
+            self._placement_fields(point, outcome.placement, outcome),
+        )
+        delta = doc["results"].get("vs_fp16_energy_pct")
+        delta_text = "" if delta is None else f": {delta:+.1f}% vs FP16"
+        self.say(
+            point,
+            f"done in {outcome.elapsed_s:.1f} s on {describe_placement(outcome.placement)}"
+            f"{delta_text} ({doc['results'].get('basis')})",
+        )
+
+    def _fail(
+        self,
+        point: Point,
+        place: Placement | None,
+        reason: str,
+        outcome: PointOutcome | None = None,
+    ) -> None:
+        placement = self._placement_fields(point, place, outcome)
+        point.record = new_record(point.params, error=reason, more=placement)
+
+    def _cancelled(self, point: Point, reason: str, place: Placement | None) -> None:
+        placement = self._placement_fields(point, place, None)
+        point.record = new_record(point.params, error=reason, status=CANCELLED, more=placement)
+
+    def _placement_fields(
+        self, point: Point, place: Placement | None, outcome: PointOutcome | None
+    ) -> dict[str, object]:
+        return {
+            "host": None if place is None else place.host,
+            "gpu": None if place is None else place.gpu,
+            "worker": None if place is None else (place.worker_name or place.worker),
+            "attempts": point.attempts,
+            "attempt_errors": list(point.errors),
+            "elapsed_s": None if outcome is None else outcome.elapsed_s,
+            "started_unix_s": None if outcome is None else outcome.started_unix_s,
+            "ended_unix_s": None if outcome is None else outcome.ended_unix_s,
+        }
+
+    # -- stopping ------------------------------------------------------------------
+
+    def cancel(self, interrupt: BaseException) -> list[RunRecord]:
+        """Ctrl-C: tell every point to stop (running ones get SIGINT, queued ones never
+        start), wait a while for them, keep whatever finished, cancel the rest."""
+        from distributed import Event, wait
+
+        name, _ = describe_interrupt(interrupt)
+        self.interrupt_name = name
+        self.progress(
+            f"sweep interrupted by {name}: cancelling {len(self.pending)} point(s) not "
+            "finished; the finished ones are kept"
+        )
+        try:
+            Event(self.cancel_event, client=self.client).set()
+            if self.pending:
+                wait(list(self.pending), timeout=self.options.cancel_wait_s)
+        except (KeyboardInterrupt, Interrupted, TimeoutError, OSError):
+            pass  # a second Ctrl-C, or points that did not stop in time: cancelled below
+        for future, point in list(self.pending.items()):
+            if future.done():  # finished (or stopped) after all: keep what it says
+                self.settle(point, future, may_retry=False)
+        with contextlib.suppress(Exception):  # the scheduler may be gone: nothing to stop
+            self.client.cancel(list(self.pending))
+        self.pending.clear()
+        for point in self.points:
+            if point.record is None:
+                self._cancelled(point, f"cancelled by {name} before it finished", None)
+        return self.records()
+
+    def records(self) -> list[RunRecord]:
+        missing = [p.label for p in self.points if p.record is None]
+        if missing:  # every path above sets one; a gap would be a bug here
+            raise RuntimeError(f"points without a record: {missing}")
+        return [p.record for p in self.points if p.record is not None]
+
+
+def run_fleet(
+    root: Path, runs: tuple[RunParams, ...], options: FleetOptions, progress: Progress
+) -> list[RunRecord]:
+    """Run every point on the fleet and write each report under its output_dir; returns
+    the sweep's run records in plan order. Raises FleetExtraMissing (no Dask),
+    InputError (no GPU for --local_cluster), RunError (no scheduler or workers), or
+    FleetInterrupted on Ctrl-C / SIGTERM."""
+    require_distributed(options.flag)
+    where = where_of(options, quiet=progress.quiet)
+    if where.scheduler is None:
+        gpus = ", ".join(where.local_gpus)
+        progress(f"starting a local Dask cluster: one worker per GPU ({gpus})")
+    fleet: _Fleet | None = None
+    try:
+        with open_client(where) as client:
+            fleet = _Fleet(client, root, runs, options, progress)
+            try:
+                records = fleet.run()
+            except (KeyboardInterrupt, Interrupted) as exc:
+                raise FleetInterrupted(fleet.cancel(exc), exc) from None
+    except (KeyboardInterrupt, Interrupted) as exc:  # while the cluster started or closed
+        done = fleet is not None and all(p.record is not None for p in fleet.points)
+        kept = fleet.records() if fleet is not None and done else None
+        raise FleetInterrupted(kept or [cancelled_record(p, exc) for p in runs], exc) from None
+    return records

@@ -1,0 +1,80 @@
+"""The fixed furniture of a plot panel: log size axis, limits, labels, the break-even
+line and the saves/costs sides (size_plot.py draws the curves and points on it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_SIZE_TICKS = (0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 7, 10, 14, 20, 30, 50, 70, 100, 200, 400)
+
+
+def dress_axes(ax: Any, fmt: str, span: tuple[float, float]) -> None:
+    ax.set_xscale("log")
+    ax.set_xlim(*span)
+    ticks = [t for t in _SIZE_TICKS if span[0] <= t <= span[1]]
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.set_xticks([], minor=True)
+    low, high = ax.get_ylim()
+    pad = 0.12 * (high - low)
+    ax.set_ylim(min(low, -pad), max(high, pad))  # break-even and both sides in view
+    ax.axhspan(0.0, ax.get_ylim()[1], color="#d62728", alpha=0.04, zorder=0)
+    ax.axhspan(ax.get_ylim()[0], 0.0, color="#2ca02c", alpha=0.06, zorder=0)
+    ax.set_xlabel("model size (billions of parameters, log scale)")
+    ax.set_ylabel(f"{fmt} energy per token vs FP16 (%)")
+    ax.set_title(f"{fmt} vs FP16")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=1)
+
+
+def draw_break_even(ax: Any, fmt: str) -> None:
+    ax.axhline(0.0, color="black", linewidth=1.2, label="break-even (0%)", gid="break-even")
+    ax.annotate(
+        "break-even",
+        xy=(0.99, 0.0),
+        xycoords=("axes fraction", "data"),
+        xytext=(0, 3),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        fontsize=9,
+        fontweight="bold",
+        gid="break-even-label",
+    )
+    ax.text(
+        0.01,
+        0.99,
+        f"above 0: {fmt} costs energy",
+        transform=ax.transAxes,
+        fontsize=8,
+        color="#b22222",
+        va="top",
+        gid="costs-label",
+    )
+    ax.text(
+        0.01,
+        0.01,
+        f"below 0: {fmt} saves energy",
+        transform=ax.transAxes,
+        fontsize=8,
+        color="#2e7d32",
+        va="bottom",
+        gid="saves-label",
+    )
+
+
+_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+_GOLDEN = 0.618033988749895
+
+
+def series_color(i: int) -> str:
+    """The i-th series' colour: six hand-picked ones, then as many more as needed, each
+    new one a hue step of the golden ratio from the last (none repeats, none is grey,
+    the colour of derived points)."""
+    if i < len(_COLORS):
+        return _COLORS[i]
+    import colorsys
+
+    hue = (0.11 + (i - len(_COLORS)) * _GOLDEN) % 1.0
+    lightness = (0.38, 0.50, 0.30)[(i - len(_COLORS)) % 3]
+    r, g, b = colorsys.hls_to_rgb(hue, lightness, 0.75)
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"

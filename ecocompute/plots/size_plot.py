@@ -1,0 +1,329 @@
+"""`ecocompute plot`: energy delta vs FP16 against model size, one card, with the
+published fitted curve and the user's points on it.
+
+One panel per quantized format. In each: the site's curve of the card's arch class
+(solid over the sizes it was fitted on, dashed beyond), and every curve that gave one
+of the derived points shown, as their reports record it (a borrowed curve only there,
+and labelled so: never under points it did not give); the Ada NF4 curve for context
+where the card is not Ada; a zero line labelled break-even; the user's points with 95%
+intervals (filled where a point pools n >= 2 reports, hollow where n = 1, each series
+its own colour however many), derived points as grey crosses and illustrative ones as
+grey pluses; and, after a sweep, the user's own fit with its crossover. matplotlib is
+imported inside the functions and drawn through its Agg canvas, so it works headless
+and never touches pyplot's global state.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ecocompute.errors import InputError
+from ecocompute.plots.axes import draw_break_even, dress_axes, series_color
+from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
+from ecocompute.pooling.groups import Group, group_reports
+from ecocompute.published.figures import (
+    ORIGIN_PUBLISHED,
+    DeltaCurve,
+    anchors_for,
+    curve_for,
+    delta_pct,
+)
+from ecocompute.report.labels import card_with_arch
+from ecocompute.results.collect import Report
+
+
+@dataclass(frozen=True)
+class FitLine:
+    """A sweep's own fitted curve, drawn over the points: dE%(N) = A - S x/(1+x),
+    x = N/Nstar, and its crossover (billions of parameters) with its 95% interval (None
+    where open)."""
+
+    a_pct: float
+    s_pct: float
+    nstar_b: float
+    n_points: int
+    crossover_b: float | None = None
+    crossover_status: str = ""
+    crossover_ci95_b: tuple[float | None, float | None] = (None, None)
+
+
+CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
+FORMATS = ("NF4", "INT8")
+_MARKERS = ("o", "s", "D", "^", "v", "P")
+
+
+def plottable(reports: Sequence[Report], card: str | None = None) -> list[Report]:
+    """The quantized reports with a size and a delta, of one card (InputError if the
+    reports span several cards and none was chosen)."""
+    points = [r for r in reports if r.quantized and r.delta_pct is not None and r.params_b]
+    if card is not None:
+        points = [r for r in points if card.lower() in r.card.lower()]
+        if not points:
+            raise InputError("card", card, "no plottable report of that card")
+    cards = sorted({r.card for r in points})
+    if len(cards) > 1:
+        raise InputError(
+            "card",
+            None,
+            "the reports come from several cards (" + "; ".join(cards) + "); pass --card "
+            "with one of them",
+        )
+    if not points:
+        raise InputError(
+            "PATH",
+            None,
+            "no plottable report: needs NF4 or INT8 reports with a size and a delta vs FP16",
+        )
+    return points
+
+
+def _curve_label(curve: DeltaCurve, arch: str) -> str:
+    lo, hi = curve.fitted_range_b
+    if curve.origin != ORIGIN_PUBLISHED:
+        return (
+            f"this project's own {curve.arch} {curve.precision} fit, {lo:g}-{hi:g}B "
+            "(not published): the curve of the derived points"
+        )
+    anchors = anchors_for(curve.arch)
+    card = f" ({anchors.card})" if anchors else ""
+    text = f"published {curve.arch} {curve.precision} fit{card}, fitted {lo:g}-{hi:g}B"
+    if curve.borrowed_from:
+        text += f"; BORROWED for {arch}, not measured on {arch}: it gave the derived points"
+    return text
+
+
+def _curves_of(arch: str, fmt: str, mine: Sequence[Group]) -> list[DeltaCurve]:
+    """The curves a panel draws: the class's own published curve, and every curve that
+    gave one of its derived points (as the report records it). A borrowed curve only
+    where it gave a point: never under points it did not produce."""
+    own = curve_for(arch, fmt)
+    curves = [own] if own is not None and own.borrowed_from is None else []
+    for g in mine:
+        made = g.reports[0].curve if g.kind == "derived" else None
+        if made is not None and all(_key(made) != _key(c) for c in curves):
+            curves.append(made)
+    return curves
+
+
+def _key(c: DeltaCurve) -> tuple[object, ...]:
+    return (c.origin, c.arch, c.precision, c.a_pct, c.s_pct, c.nstar_b)
+
+
+def _draw_curve(
+    ax: Any, curve: DeltaCurve, span: tuple[float, float], label: str, color: str, alpha: float
+) -> None:
+    """Solid over the fitted range, dashed beyond it (extrapolation)."""
+    import numpy as np
+
+    lo, hi = curve.fitted_range_b
+    pieces = (
+        (span[0], min(lo, span[1]), "--", None),
+        (max(lo, span[0]), min(hi, span[1]), "-", label),
+        (max(hi, span[0]), span[1], "--", None),
+    )
+    for a, b, style, text in pieces:
+        if b <= a:
+            continue
+        xs = np.geomspace(a, b, 100)
+        ax.plot(
+            xs,
+            [curve.delta_pct(float(x)) for x in xs],
+            linestyle=style,
+            color=color,
+            alpha=alpha,
+            linewidth=2 if style == "-" else 1.5,
+            label=text,
+            gid=f"{curve.origin}-{curve.arch}-{curve.precision}-"
+            + ("fitted" if style == "-" else "beyond"),
+        )
+
+
+def _point_label(g: Group, several_stacks: bool) -> str:
+    size = f"{g.params_b:.3g}B" if g.params_b else "?"
+    text = f"{g.model} {size}, {g.protocol}, n={g.n}"
+    if g.kind != "measured":
+        text = f"{g.kind.upper()} (not measured): {text}"
+    if g.copies:
+        text += f" ({len(g.reports)} identical files)"
+    if g.origin != "ecocompute":
+        text += f" ({g.origin})"
+    if several_stacks:
+        text += f" [{g.fingerprint}]"
+    return text
+
+
+def build_figure(
+    reports: Sequence[Report],
+    *,
+    card: str | None = None,
+    fits: Mapping[str, FitLine] | None = None,
+) -> Any:
+    """The figure (matplotlib.figure.Figure) for one card's reports.
+
+    fits: {precision: a sweep's own fit}, drawn as the user's curve.
+    Raises InputError when nothing can be plotted, RunError without matplotlib.
+    """
+    require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    points = plottable(reports, card)
+    groups = group_reports(points)
+    formats = [f for f in FORMATS if any(g.precision == f for g in groups)]
+    arch = points[0].arch
+    stacks = sorted({g.fingerprint for g in groups})
+
+    fig = Figure(figsize=(7.5 * len(formats), 7.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(formats), squeeze=False)[0]
+    for ax, fmt in zip(axes, formats, strict=True):
+        panel = [g for g in groups if g.precision == fmt]
+        _draw_panel(ax, fmt, panel, arch, (fits or {}).get(fmt), stacks)
+    fig.suptitle(_title(points, groups, arch, stacks), fontsize=9)
+    return fig
+
+
+def _draw_panel(
+    ax: Any,
+    fmt: str,
+    mine: Sequence[Group],
+    arch: str,
+    fit: FitLine | None,
+    stacks: Sequence[str],
+) -> None:
+    """One format's panel: the published curve (and Ada's for context), the user's fit,
+    break-even, the points."""
+    curves = _curves_of(arch, fmt, mine)
+    context = curve_for(CONTEXT_ARCH, fmt) if arch != CONTEXT_ARCH else None
+    ranges = [g.params_b for g in mine if g.params_b]
+    for c in (*curves, context):
+        if c is not None:
+            ranges.extend(c.fitted_range_b)
+    span = (min(ranges) / 1.6, max(ranges) * 1.6)
+    for i, curve in enumerate(curves):
+        color = "#444444" if i == 0 else "#7f7f7f"
+        _draw_curve(ax, curve, span, _curve_label(curve, arch), color, 0.9)
+    if not any(c.arch == arch for c in curves):
+        lender = curve_for(arch, fmt)
+        note = f"no published {fmt} curve measured on {arch}"
+        if lender is not None and all(_key(lender) != _key(c) for c in curves):
+            note += f" (the site borrows {lender.arch}'s: not drawn under points it did not give)"
+        ax.text(
+            0.02,
+            0.02,
+            note,
+            transform=ax.transAxes,
+            fontsize=9,
+            color="#444444",
+            gid="no-curve-note",
+        )
+    if context is not None:
+        label = _curve_label(context, CONTEXT_ARCH) + " (context: another arch)"
+        _draw_curve(ax, context, span, label, "#e69f00", 0.7)
+    if fit is not None:
+        _draw_fit(ax, fit, span)
+    draw_break_even(ax, fmt)
+    several = len(stacks) > 1
+    for i, g in enumerate(mine):
+        _draw_point(ax, g, i, _point_label(g, several), list(stacks).index(g.fingerprint))
+    dress_axes(ax, fmt, span)
+
+
+def _title(
+    points: Sequence[Report], groups: Sequence[Group], arch: str, stacks: Sequence[str]
+) -> str:
+    software = (
+        points[0].software_title
+        if len(stacks) == 1
+        else f"{len(stacks)} software stacks (see legend)"
+    )
+    kinds = {g.kind for g in groups}
+    if kinds == {"measured"}:
+        what = "measured GPU-package energy (NVML), not wall power"
+    elif kinds == {"derived"}:
+        what = "DERIVED from the published dataset, nothing measured here"
+    elif "measured" not in kinds:
+        what = "nothing measured: " + " and ".join(sorted(k.upper() for k in kinds)) + " points"
+    else:
+        what = (
+            "measured (NVML GPU-package energy) and "
+            + " and ".join(sorted(k for k in kinds if k != "measured"))
+            + " points"
+        )
+    card = card_with_arch(points[0].card, arch)
+    return f"{card}\n{software}\n{what}; bars: 95% CI; filled: n >= 2 reports, hollow: n = 1"
+
+
+def _draw_point(ax: Any, g: Group, i: int, label: str, stack: int) -> None:
+    d = g.delta()
+    if d is None or g.params_b is None:
+        return
+    if g.kind != "measured":  # derived: x; illustrative: +; grey, never a series colour
+        mark = "x" if g.kind == "derived" else "+"
+        ax.plot([g.params_b], [d.mean], mark, color="grey", markersize=8, label=label, gid=g.kind)
+        return
+    color = series_color(i)
+    ci = g.delta_ci95()
+    yerr = None if ci is None else [[d.mean - ci[0]], [ci[1] - d.mean]]
+    ax.errorbar(
+        [g.params_b],
+        [d.mean],
+        yerr=yerr,
+        fmt=_MARKERS[stack % len(_MARKERS)],
+        color=color,
+        markersize=8,
+        markerfacecolor=color if g.n >= 2 else "none",
+        markeredgewidth=1.6,
+        capsize=4,
+        label=label,
+        gid=f"point-n{g.n}",
+    )
+
+
+def _draw_fit(ax: Any, fit: FitLine, span: tuple[float, float]) -> None:
+    import numpy as np
+
+    xs = np.geomspace(span[0], span[1], 200)
+    ax.plot(
+        xs,
+        [delta_pct(float(x), fit.a_pct, fit.s_pct, fit.nstar_b) for x in xs],
+        linestyle=":",
+        color="#1f77b4",
+        linewidth=2,
+        label=f"your fit: A={fit.a_pct:.1f}, S={fit.s_pct:.1f}, N*={fit.nstar_b:.3g}B "
+        f"({fit.n_points} points)",
+        gid="user-fit",
+    )
+    if fit.crossover_b is not None:
+        lo, hi = fit.crossover_ci95_b
+        ax.axvline(
+            fit.crossover_b,
+            color="#1f77b4",
+            linewidth=1,
+            linestyle="-.",
+            label=f"your crossover {fit.crossover_b:.3g}B ({fit.crossover_status})",
+            gid="user-crossover",
+        )
+        left = lo if lo is not None else span[0]
+        right = hi if hi is not None else span[1]
+        ax.axvspan(left, right, color="#1f77b4", alpha=0.08, gid="user-crossover-ci")
+
+
+def plot_reports(
+    reports: Sequence[Report],
+    path: str | os.PathLike[str],
+    *,
+    card: str | None = None,
+    fits: Mapping[str, FitLine] | None = None,
+) -> Path:
+    """Draw and write the picture (PNG, or SVG by its name); returns the file written.
+    Names are text, not markup: a model name holding `$` (matplotlib's mathtext) or a
+    user's matplotlibrc with usetex is drawn as written. Raises InputError (nothing to
+    plot, several cards), RunError (no matplotlib, or the file cannot be written)."""
+    require_matplotlib()
+    with text_as_written():
+        return write_figure(build_figure(reports, card=card, fits=fits), path)

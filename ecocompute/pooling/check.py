@@ -1,0 +1,273 @@
+"""`ecocompute check`: grade one measured report against the published figures.
+
+What is graded, and against what:
+- FP16 energy per token against the site's FP16 anchor of the same size (within 5% in
+  parameters), only when the anchor was measured on the report's own arch class.
+  Tolerance: k times the published run-to-run spread (CV < 2%, main dataset v1.1.0).
+  The anchor comes from the cards the site names for it (e.g. RTX 4090 + RTX 4090D for
+  ada): another card of the same class is compared with those, and the output says so.
+- The delta vs FP16 (NF4/INT8) against the site's fitted curve of the report's own
+  arch class. Tolerance: k times the curve's residual spread as the site gives it
+  (resid_std: the RMS of its anchors about the fit), else a project default
+  (DEFAULT_SPREAD_PCT, not a published figure); the output names which.
+
+Never graded: a derived report (it is the published figure itself: circular), an
+illustrative one (it says it is not a measurement), any
+comparison with a borrowed curve or borrowed anchors (Hopper has no published curve;
+the Ampere one is only borrowed, so a Hopper report would be graded against another
+architecture), and any comparison with this project's own figures (the Hopper anchors
+and NF4 fit the no-GPU path ships are derived from this project's H200 reports, so
+grading a measured report against them would compare that data with itself, as for a
+derived report). The answer is a Checked: its grades and its verdict (within: every
+graded comparison within tolerance; outside: one or more outside; not gradeable:
+nothing graded, or the report refused); the command line chooses the exit status.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+from dataclasses import dataclass
+
+from ecocompute.errors import InputError
+from ecocompute.published.figures import (
+    Anchors,
+    DeltaCurve,
+    curve_for,
+    project_measurements,
+    published,
+)
+from ecocompute.published.site_curves import borrowed_by_site, site_anchors
+from ecocompute.report.labels import card_with_arch
+from ecocompute.results.collect import Invalid, Report, read_one
+
+DEFAULT_K = 2.0
+# A tolerance of more spreads than this grades nothing (k = 1e308 made it infinite):
+# at 100, even the default 10 pp spread allows +-1000 pp, beyond any delta a report holds.
+MAX_K = 100.0
+ANCHOR_SIZE_TOLERANCE = 0.05  # relative: 1.1B matches an anchor at 1.1B +- 5%
+# The spread used where the published data has no points to compute a curve's residuals
+# from. A project default, not a published figure: wide enough for the card-to-card
+# spread within one arch class, narrow enough to flag a sign flip of a large delta.
+DEFAULT_SPREAD_PCT = 10.0
+
+
+class Verdict(enum.Enum):
+    WITHIN = "within"
+    OUTSIDE = "outside"
+    NOT_GRADEABLE = "not gradeable"
+
+
+@dataclass(frozen=True)
+class Grade:
+    what: str
+    within: bool | None  # None: not graded
+    text: str
+
+
+@dataclass(frozen=True)
+class Spread:
+    pct: float
+    source: str
+
+
+def curve_spread(curve: DeltaCurve) -> Spread:
+    """The curve's residual spread (percentage points) and where it came from."""
+    if curve.resid_std_pct is not None:
+        return Spread(
+            curve.resid_std_pct,
+            f"the site's residual spread of its {curve.arch} {curve.precision} fit over "
+            f"{curve.n_anchors} measured points (resid_std)",
+        )
+    return Spread(
+        DEFAULT_SPREAD_PCT,
+        f"project default {DEFAULT_SPREAD_PCT:g} pp: the published data gives no residual "
+        f"spread for {curve.arch} {curve.precision}",
+    )
+
+
+def grade_anchor(r: Report, k: float) -> Grade:
+    what = "FP16 anchor"
+    size, fp16 = r.params_b, r.fp16_energy_per_token_mj
+    anchors: Anchors | None = site_anchors(r.arch)  # the class's own: never borrowed
+    if anchors is None:
+        borrowed = borrowed_by_site(r.arch)
+        own = project_measurements(r.arch)
+        if own is not None:
+            why = (
+                f"the published dataset has no FP16 anchors for {r.arch}; the {r.arch} "
+                f"anchors shipped are {own['label']}, derived from this project's own "
+                "reports, so grading against them would be circular"
+            )
+        elif borrowed:
+            why = (
+                f"the published FP16 anchors for {r.arch} are {borrowed}'s, "
+                "borrowed: a cross-architecture comparison is not a grade"
+            )
+        else:
+            why = f"the published dataset has no FP16 anchors for arch class '{r.arch}'"
+        return Grade(what, None, f"not graded: {why}")
+    if size is None or fp16 is None:
+        return Grade(what, None, "not graded: the report has no size or no FP16 energy")
+    match = [
+        (i, n, e)
+        for i, (n, e) in enumerate(anchors.points)
+        if abs(size - n) <= ANCHOR_SIZE_TOLERANCE * n
+    ]
+    if not match:
+        sizes = ", ".join(f"{n:g}B" for n, _ in anchors.points)
+        return Grade(
+            what, None, f"not graded: no {r.arch} anchor within 5% of {size:g}B (anchors: {sizes})"
+        )
+    i, n_b, anchor = match[0]
+    card = anchors.card_at(i)
+    cv = float(published()["repeatability"]["cv_pct_max"])
+    dev = 100.0 * (fp16 / anchor - 1.0)
+    tol = k * cv
+    within = abs(dev) <= tol
+    same_card = any(c.strip().lower() in r.card.lower() for c in card.split(" + "))
+    return Grade(
+        what,
+        within,
+        f"FP16 {fp16:,.1f} mJ/token vs the site's {card} anchor "
+        f"{anchor:,.1f} at {n_b:g}B: {dev:+.1f}%, tolerance +-{k:g} x {cv:g}% = +-{tol:.1f}% "
+        f"(spread: published CV < {cv:g}%) -> {'within' if within else 'OUTSIDE'}"
+        + (
+            ""
+            if same_card
+            else f"; note: the anchor was measured on {card}, this report on {r.card}"
+        ),
+    )
+
+
+def grade_curve(r: Report, k: float) -> Grade:
+    what = f"{r.precision} curve"
+    curve = curve_for(r.arch, r.precision)
+    if curve is None:
+        return Grade(
+            what,
+            None,
+            f"not graded: the published dataset has no {r.precision} curve for arch class "
+            f"'{r.arch}'",
+        )
+    if curve.borrowed_from:
+        mine = project_measurements(r.arch)
+        return Grade(
+            what,
+            None,
+            f"not graded: no published curve was measured on {r.arch}; {curve.arch}'s is only "
+            "borrowed, so grading against it would not be a fair grade"
+            + (
+                f"; {mine['label']} are this project's own data, so grading against them "
+                "would be circular"
+                if mine is not None
+                else ""
+            ),
+        )
+    delta, size = r.delta_pct, r.params_b
+    if delta is None or size is None:
+        return Grade(what, None, "not graded: the report has no size or no delta vs FP16")
+    spread = curve_spread(curve)
+    expected = curve.delta_pct(size)
+    resid = delta - expected
+    tol = k * spread.pct
+    within = abs(resid) <= tol
+    lo, hi = curve.fitted_range_b
+    where = "" if curve.covers(size) else f"; {size:g}B is outside the fitted {lo:g}-{hi:g}B"
+    return Grade(
+        what,
+        within,
+        f"{delta:+.1f}% vs the site's {curve.arch} curve's {expected:+.1f}% at {size:.4g}B: "
+        f"residual {resid:+.1f} pp, tolerance +-{k:g} x {spread.pct:.1f} pp = +-{tol:.1f} pp "
+        f"(spread: {spread.source}){where} -> {'within' if within else 'OUTSIDE'}",
+    )
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One report graded. refused: why it was not graded at all (derived, illustrative);
+    else its grades, each within, outside or not graded."""
+
+    report: Report
+    k: float
+    grades: tuple[Grade, ...] = ()
+    refused: str | None = None
+
+    @property
+    def verdict(self) -> Verdict:
+        graded = [g for g in self.grades if g.within is not None]
+        if self.refused is not None or not graded:
+            return Verdict.NOT_GRADEABLE
+        return Verdict.WITHIN if all(g.within for g in graded) else Verdict.OUTSIDE
+
+
+def check(r: Report, k: float = DEFAULT_K) -> Checked:
+    """Grade a report against the published figures (see the module's docstring)."""
+    if r.kind == "illustrative":
+        why = "the report says it is illustrative, not a real measurement"
+        return Checked(r, k, refused=f"{why} ({r.source}); there is nothing to grade")
+    if not r.measured:
+        return Checked(
+            r,
+            k,
+            refused=f"the report is derived from the published dataset ({r.source}), not "
+            "measured; grading it against the published figures would compare them with "
+            "themselves",
+        )
+    grades = [grade_anchor(r, k)]
+    if r.quantized:
+        grades.append(grade_curve(r, k))
+    return Checked(r, k, tuple(grades))
+
+
+def render_check(checked: Checked, exit_status: int) -> str:
+    """The grade as `ecocompute check` prints it, naming the exit status it ends with."""
+    r, k = checked.report, checked.k
+    size = "size unknown" if r.params_b is None else f"{r.params_b:.4g}B"
+    card = card_with_arch(r.card, r.arch)
+    head = f"  report:      {r.model} {size} {r.precision} on {card}, {r.basis}"
+    if r.delta_pct is not None:
+        ci = r.ci95_pct
+        head += f", {r.delta_pct:+.1f}% vs FP16" + (
+            f" (95% CI {ci[0]:+.1f} .. {ci[1]:+.1f}%)" if ci else ""
+        )
+    if r.from_published_container:
+        head += (
+            f"; written by the published container (format {r.format_name}): one run, "
+            "n = 1, no interval"
+        )
+    lines = [f"ecocompute check: {r.path}", head]
+    if checked.refused is not None:
+        lines.append(f"  result:      REFUSED (exit {exit_status}): {checked.refused}")
+        return "\n".join(lines)
+    lines.extend(f"  {g.what + ':':<12} {g.text}" for g in checked.grades)
+    verdict = checked.verdict
+    if verdict is Verdict.NOT_GRADEABLE:
+        lines.append(f"  result:      NOT GRADEABLE (exit {exit_status})")
+    else:
+        lines.append(f"  result:      {verdict.value.upper()} k = {k:g} (exit {exit_status})")
+    return "\n".join(lines)
+
+
+def check_file(path: str | os.PathLike[str], k: float = DEFAULT_K) -> Checked | Invalid:
+    """One report file graded, or why it is not a valid report."""
+    one = read_one(path)
+    return one if isinstance(one, Invalid) else check(one, k)
+
+
+def parse_k(text: str | None) -> float:
+    """--k: a finite positive number (default DEFAULT_K). Raises InputError."""
+    if text is None:
+        return DEFAULT_K
+    try:
+        k = float(text)
+    except ValueError:
+        k = math.nan
+    if not (math.isfinite(k) and k > 0):
+        raise InputError("k", text, "must be a finite positive number, e.g. --k 2")
+    if k > MAX_K:
+        raise InputError(
+            "k", text, f"must be at most {MAX_K:g}: a wider tolerance grades nothing, e.g. --k 2"
+        )
+    return k

@@ -1,0 +1,169 @@
+"""aggregate's groups: reports of one kind (measured, illustrative, derived), card,
+model, size, format, software fingerprint and protocol, and what a group says across
+its reports and, where the reports name them, its GPU units (units.py)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ecocompute.core.stats import Summary, summarise_known, t_interval
+from ecocompute.pooling.units import UnitEstimate, pool_estimates, unit_estimates
+from ecocompute.results.collect import Report
+
+KIND_ORDER = {"measured": 0, "illustrative": 1, "derived": 2}
+KIND_WORDS = {
+    "measured": "measured",
+    "illustrative": "ILLUSTRATIVE: the reports say they are not a real measurement",
+    "derived": "DERIVED from the published dataset",
+}
+
+
+@dataclass(frozen=True)
+class Group:
+    kind: str  # measured | illustrative | derived
+    card: str
+    arch: str
+    model: str
+    params_b: float | None
+    precision: str
+    fingerprint: str
+    protocol: str
+    reports: tuple[Report, ...]
+
+    def unit_estimates(self) -> list[UnitEstimate] | None:
+        """A measured group's units (reports of one unit combined), where every report
+        names its GPUs' UUIDs and gives an interval; None otherwise."""
+        if self.kind != "measured" or self.precision == "FP16":
+            return None
+        units, unplaced = unit_estimates(self.reports)
+        return None if unplaced or not units else units
+
+    @property
+    def independent(self) -> tuple[Report, ...]:
+        """The reports that count as replications: every measured one; of figures that
+        were not measured (derived, illustrative), one: copies of a figure replicate
+        nothing (the group holds only identical figures)."""
+        return self.reports if self.kind == "measured" else self.reports[:1]
+
+    @property
+    def n(self) -> int:
+        """Independent estimates: units where the reports name them (two reports of one
+        unit are one), else reports."""
+        units = self.unit_estimates()
+        return len(units) if units is not None else len(self.independent)
+
+    @property
+    def copies(self) -> int:
+        """Files in the group beyond the independent ones (identical figures)."""
+        return len(self.reports) - len(self.independent)
+
+    @property
+    def origin(self) -> str:
+        """Who wrote the reports (ours, or the published container's, by format)."""
+        return self.reports[0].origin
+
+    @property
+    def bases(self) -> str:
+        return "+".join(sorted({r.basis for r in self.reports}))
+
+    def energy(self) -> Summary | None:
+        return summarise_known([r.energy_per_token_mj for r in self.independent])
+
+    def fp16_energy(self) -> Summary | None:
+        return summarise_known([r.fp16_energy_per_token_mj for r in self.independent])
+
+    def delta(self) -> Summary | None:
+        return summarise_known([r.delta_pct for r in self.independent])
+
+    def trial_cv(self) -> Summary | None:
+        """Within-report, trial-to-trial CV of the format's energy per token (mean over
+        reports): the repeatability a single report shows."""
+        return summarise_known([r.trial_cv_pct for r in self.independent])
+
+    def delta_ci95(self) -> tuple[float, float] | None:
+        """The 95% interval of the delta (see the module's docstring)."""
+        units = self.unit_estimates()
+        if units is not None:
+            if len(units) == 1:
+                return units[0].ci95_pct
+            return pool_estimates(units).ci95
+        if len(self.independent) == 1:
+            return self.reports[0].ci95_pct
+        d = self.delta()
+        return None if d is None else t_interval(d)
+
+    def pooled_delta(self) -> float | None:
+        """The delta the row gives: over units, the random-effects mean; else the mean
+        of the reports."""
+        units = self.unit_estimates()
+        if units is not None:
+            return units[0].delta_pct if len(units) == 1 else pool_estimates(units).mu
+        d = self.delta()
+        return None if d is None else d.mean
+
+    def prediction_interval(self) -> tuple[float, float] | None:
+        """For a unit not yet measured (three units or more)."""
+        units = self.unit_estimates()
+        return None if units is None or len(units) < 3 else pool_estimates(units).pi95
+
+    @property
+    def trials(self) -> int | None:
+        counts = [r.n_pairs for r in self.independent]
+        return None if any(c is None for c in counts) else sum(c for c in counts if c)
+
+
+def _mean(s: Summary | None) -> float | None:
+    return None if s is None else s.mean
+
+
+def _sd(s: Summary | None) -> float | None:
+    return None if s is None else s.sd
+
+
+def _cv(s: Summary | None) -> float | None:
+    return None if s is None else s.cv_pct
+
+
+def group_reports(reports: Sequence[Report]) -> list[Group]:
+    buckets: dict[tuple[Any, ...], list[Report]] = {}
+    for r in reports:
+        # the format as tables name it: INT8 from torchao never pools with LLM.int8()
+        what = (r.kind, r.card, r.arch, r.model, r.params_b, r.format_label)
+        key = (*what, r.fingerprint, r.protocol)
+        # a figure that was not measured pools only with identical copies of itself
+        figure = (
+            () if r.measured else (r.energy_per_token_mj, r.fp16_energy_per_token_mj, r.delta_pct)
+        )
+        buckets.setdefault((r.origin, *key, *figure), []).append(r)
+    groups = [
+        Group(
+            r.kind,
+            r.card,
+            r.arch,
+            r.model,
+            r.params_b,
+            r.format_label,
+            r.fingerprint,
+            r.protocol,
+            tuple(rs),
+        )
+        for rs in buckets.values()
+        for r in rs[:1]
+    ]
+    groups.sort(
+        key=lambda g: (
+            KIND_ORDER[g.kind],
+            g.origin != "ecocompute",
+            g.card,
+            g.precision,
+            g.params_b if g.params_b is not None else math.inf,
+            g.model,
+            g.protocol,
+            g.fingerprint,
+            -len(g.reports),
+        )
+    )
+    return groups

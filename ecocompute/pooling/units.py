@@ -1,0 +1,249 @@
+"""Reports of one card model across its units: each unit's own estimate, the pooled delta
+by a random-effects model, the spread between units and a prediction interval for a unit
+not yet measured; and the same per value of a recorded property (the board part, the
+VBIOS) where that property separates the units.
+
+A report's interval holds for the unit that measured it. Units are told apart by their
+GPUs' NVML UUIDs: two reports of one unit (a rerun, another session) are combined into
+that unit's one estimate (inverse-variance, since they share its true value), never
+counted as two units. Only measured reports of one card, model, format, software stack
+and protocol (tokens, batch size, regime, GPU count) are pooled together, as aggregate
+groups them. The statistics: core/meta.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ecocompute.core.meta import RandomEffects, fixed_effect, pool
+from ecocompute.results.collect import Report
+
+
+class ReportGroup(Protocol):
+    """What pooling needs of one of aggregate's groups (groups.py)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def card(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def precision(self) -> str: ...
+    @property
+    def protocol(self) -> str: ...
+    @property
+    def fingerprint(self) -> str: ...
+    @property
+    def reports(self) -> tuple[Report, ...]: ...
+
+
+PROPERTIES = ("board_part", "vbios")  # recorded properties that may separate units
+PROPERTY_WORDS = {"board_part": "board part", "vbios": "VBIOS"}
+
+
+@dataclass(frozen=True)
+class UnitEstimate:
+    """One unit's delta: from its one report, or its reports combined."""
+
+    unit: str  # NVML UUID(s)
+    board_part: str | None
+    vbios: str | None
+    idle_before_w: float | None
+    reports: tuple[Report, ...]
+    delta_pct: float
+    se_pct: float
+
+    @property
+    def tail(self) -> str:
+        return "+".join(u.rsplit("-", 1)[-1][-12:] for u in self.unit.split("+"))
+
+    @property
+    def ci95_pct(self) -> tuple[float, float]:
+        """The unit's own interval: its single report's, or the combination's (normal,
+        from the combined standard error, where several reports were combined)."""
+        if len(self.reports) == 1 and self.reports[0].ci95_pct is not None:
+            return self.reports[0].ci95_pct
+        half = 1.959963984540054 * self.se_pct
+        return self.delta_pct - half, self.delta_pct + half
+
+    @property
+    def fp16_energy_per_token_mj(self) -> float | None:
+        known = [r.fp16_energy_per_token_mj for r in self.reports]
+        values = [v for v in known if v is not None]
+        return sum(values) / len(values) if values else None
+
+    def get(self, prop: str) -> str | None:
+        value = getattr(self, prop)
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class Subgroup:
+    """The units that share one value of a recorded property, pooled."""
+
+    prop: str
+    value: str
+    units: tuple[UnitEstimate, ...]
+    pooled: RandomEffects
+
+
+@dataclass(frozen=True)
+class UnitPool:
+    """One aggregate group (a card model, model, format, software, protocol) across its
+    units."""
+
+    group: ReportGroup
+    units: tuple[UnitEstimate, ...]
+    pooled: RandomEffects | None  # None with no unit
+    subgroups: Mapping[str, tuple[Subgroup, ...]]  # property -> its values' pools
+    unplaced: tuple[Report, ...]  # reports without a UUID or without an interval
+
+    @property
+    def separated_by(self) -> list[str]:
+        """Properties whose values split the units into groups whose 95% intervals do
+        not overlap (each value with at least two units)."""
+        found = []
+        for prop, groups in self.subgroups.items():
+            if len(groups) < 2 or any(g.pooled.ci95 is None for g in groups):
+                continue
+            spans = sorted(g.pooled.ci95 for g in groups if g.pooled.ci95 is not None)
+            if all(a[1] < b[0] for a, b in itertools.pairwise(spans)):
+                found.append(prop)
+        return found
+
+
+def unit_estimates(reports: Sequence[Report]) -> tuple[list[UnitEstimate], list[Report]]:
+    """Each unit's estimate from the measured reports that name it and give an interval
+    (the others are returned apart)."""
+    by_unit: dict[str, list[Report]] = {}
+    unplaced = []
+    for r in reports:
+        if r.unit is None or r.delta_pct is None or r.delta_se_pct is None:
+            unplaced.append(r)
+            continue
+        by_unit.setdefault(r.unit, []).append(r)
+    units = []
+    for unit, rs in by_unit.items():
+        deltas = [float(r.delta_pct) for r in rs if r.delta_pct is not None]
+        variances = [float(r.delta_se_pct) ** 2 for r in rs if r.delta_se_pct is not None]
+        delta, variance = fixed_effect(deltas, variances)
+        units.append(
+            UnitEstimate(
+                unit=unit,
+                board_part=_one(r.board_part for r in rs),
+                vbios=_one(r.vbios for r in rs),
+                idle_before_w=_mean(r.idle_before_w for r in rs),
+                reports=tuple(rs),
+                delta_pct=delta,
+                se_pct=variance**0.5,
+            )
+        )
+    units.sort(key=lambda u: (u.board_part or "~", u.delta_pct))
+    return units, unplaced
+
+
+def pool_units(groups: Sequence[ReportGroup]) -> list[UnitPool]:
+    """Every measured group of quantized reports (aggregate's groups), pooled across its
+    units."""
+    pools = []
+    for group in groups:
+        if group.kind != "measured" or group.precision == "FP16":
+            continue
+        units, unplaced = unit_estimates(group.reports)
+        pooled = pool_estimates(units) if units else None
+        subgroups = {}
+        for prop in PROPERTIES:
+            values = {u.get(prop) for u in units}
+            if None in values or len(values) < 2:
+                continue  # not recorded for every unit, or the same for all
+            subgroups[prop] = tuple(
+                Subgroup(prop, value, members, pool_estimates(members))
+                for value in sorted(v for v in values if v is not None)
+                for members in [tuple(u for u in units if u.get(prop) == value)]
+            )
+        pools.append(UnitPool(group, tuple(units), pooled, subgroups, tuple(unplaced)))
+    return pools
+
+
+def pool_estimates(units: Sequence[UnitEstimate]) -> RandomEffects:
+    return pool([u.delta_pct for u in units], [u.se_pct**2 for u in units])
+
+
+def _one(values: Iterable[str | None]) -> str | None:
+    """The value the reports of one unit give (joined where they disagree)."""
+    known = {v for v in values if v}
+    return "+".join(sorted(known)) if known else None
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _ci(ci: tuple[float, float] | None) -> str:
+    return "-" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
+
+
+def render_units(pools: Sequence[UnitPool]) -> str:
+    """The per-unit tables, the pooled lines and the per-property lines."""
+    lines: list[str] = []
+    for p in pools:
+        g = p.group
+        if lines:
+            lines.append("")
+        lines.append(
+            f"{g.card} | {g.model} | {g.precision} vs FP16 | {g.protocol} | {g.fingerprint}"
+        )
+        lines.append(
+            f"  {'unit':<14} {'board part':<20} {'VBIOS':<15} {'idle W':>6} {'FP16 mJ':>8} "
+            f"{'n':>2} {'vs FP16':>8} {'95% CI (this unit)':>18}"
+        )
+        for u in p.units:
+            fp16 = u.fp16_energy_per_token_mj
+            lines.append(
+                f"  {u.tail:<14} {u.board_part or '-':<20} {u.vbios or '-':<15} "
+                f"{'-' if u.idle_before_w is None else format(u.idle_before_w, '.0f'):>6} "
+                f"{'-' if fp16 is None else format(fp16, ',.0f'):>8} {len(u.reports):>2} "
+                f"{u.delta_pct:>+7.2f}% {_ci(u.ci95_pct):>18}"
+            )
+        if p.pooled is not None:
+            lines.append("  " + pooled_words(p.pooled, "card model"))
+        for prop, groups in p.subgroups.items():
+            for s in groups:
+                lines.append(f"  {PROPERTY_WORDS[prop]} {s.value}: " + pooled_words(s.pooled, ""))
+            if prop in p.separated_by:
+                lines.append(
+                    f"  the {PROPERTY_WORDS[prop]} separates the units: its groups' intervals "
+                    "do not overlap"
+                )
+        if p.unplaced:
+            lines.append(
+                f"  ({len(p.unplaced)} report(s) left out: no GPU UUID or no interval to weigh)"
+            )
+    return "\n".join(lines)
+
+
+def pooled_words(r: RandomEffects, what: str) -> str:
+    """ "pooled over 8 units: -14.4% [-17.2, -11.6]; between-unit sd 3.0 points;
+    a new unit: [-22.3, -6.5]" """
+    of = f" ({what})" if what else ""
+    text = f"pooled over {r.k} unit{'s' if r.k != 1 else ''}{of}: {r.mu:+.2f}%"
+    if r.ci95 is not None:
+        text += f" {_ci(r.ci95)}"
+    text += f"; between-unit sd {r.tau:.2f} points"
+    if r.pi95 is not None:
+        text += f"; a unit not yet measured: {_ci(r.pi95)} (95% prediction)"
+    return text
+
+
+UNITS_FOOTNOTE = (
+    "\nEach unit is one GPU (NVML UUID); several reports of one unit are combined into its "
+    "one estimate, never counted as more units. Pooled: a random-effects model (REML "
+    "between-unit variance; Hartung-Knapp interval, t on k-1 degrees of freedom; "
+    "prediction interval for a unit not yet measured, t on k-2), docs/units.md. A report's "
+    "own interval holds for its unit only."
+)

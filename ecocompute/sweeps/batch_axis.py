@@ -1,0 +1,163 @@
+"""The batch axis of a sweep: per model and format, the delta vs FP16 against the
+batch size, the batch size where it crosses zero (with a 95% interval), and the map in
+words ("INT4 saves at batch 1-4, costs from 16").
+
+The crossover is located on a log2 batch axis, linearly between the two measured batch
+sizes whose deltas have opposite signs (the first such pair from the smallest size).
+Its interval is a parametric bootstrap: each point's delta is redrawn from its own
+paired Student-t interval (mean + se * t(n-1)), and the crossover found again. A draw
+in which the sign never changes puts the crossover beyond the largest batch measured
+(or below the smallest, if the smallest already changed sign): then that end of the
+interval is open, said so, never closed at the edge of the sizes measured. Batch sizes
+are never pooled: each point is one session's report.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Sequence
+
+from ecocompute.sweeps.curvefit import se_from_ci
+from ecocompute.sweeps.document import BatchAxisEntry, BatchCrossover, BatchPoint, Draws
+
+N_BOOT = 4000
+SEED = 20261201
+
+
+def first_crossing(points: Sequence[tuple[int, float]]) -> float | None:
+    """The batch size where the deltas (sorted by batch) first change sign, on a log2
+    axis; None where they never do. +inf/-inf are not returned here."""
+    for (b0, d0), (b1, d1) in itertools.pairwise(points):
+        if d0 == 0.0:
+            return float(b0)
+        if (d0 < 0) != (d1 < 0) or d1 == 0.0:
+            x0, x1 = math.log2(b0), math.log2(b1)
+            x = x0 + (0.0 - d0) * (x1 - x0) / (d1 - d0)
+            return 2.0**x
+    return None
+
+
+def _draw(point: BatchPoint, rng: random.Random) -> float:
+    se = se_from_ci(point.ci95_pct, point.n_pairs)
+    if se is None or point.n_pairs is None:
+        return point.delta_pct
+    df = point.n_pairs - 1
+    # Student-t draw: a normal over the root of a scaled chi-square
+    chi2 = (
+        sum(rng.gauss(0.0, 1.0) ** 2 for _ in range(df))
+        if df < 30
+        else rng.gammavariate(df / 2.0, 2.0)
+    )
+    t = rng.gauss(0.0, 1.0) / math.sqrt(chi2 / df)
+    return point.delta_pct + se * t
+
+
+def crossover(
+    points: Sequence[BatchPoint], *, n_boot: int = N_BOOT, seed: int = SEED
+) -> BatchCrossover:
+    """The crossover batch size of one format's points."""
+    pts = sorted(points, key=lambda p: p.batch_size)
+    lo_b, hi_b = pts[0].batch_size, pts[-1].batch_size
+    sizes = [p.batch_size for p in pts]
+    if len(pts) < 2:
+        return BatchCrossover(
+            batch_sizes=sizes,
+            batch_size=None,
+            status="one batch size",
+            ci95=None,
+            note="one batch size measured: no crossover can be located",
+        )
+    mean = first_crossing([(p.batch_size, p.delta_pct) for p in pts])
+    rng = random.Random(seed)
+    below = beyond = 0
+    found: list[float] = []
+    start_sign = pts[0].delta_pct < 0
+    for _ in range(n_boot):
+        drawn = [(p.batch_size, _draw(p, rng)) for p in pts]
+        cross = first_crossing(drawn)
+        if cross is not None:
+            found.append(cross)
+        elif (drawn[0][1] < 0) != start_sign:
+            below += 1  # every drawn point has the other sign: it crossed before the first
+        else:
+            beyond += 1
+    ranked = sorted([-math.inf] * below + found + [math.inf] * beyond)
+    low = ranked[int(0.025 * (len(ranked) - 1))]
+    high = ranked[math.ceil(0.975 * (len(ranked) - 1))]
+    text = f"{_end(low, lo_b, hi_b)} .. {_end(high, lo_b, hi_b)}"
+    result = BatchCrossover(
+        batch_sizes=sizes,
+        batch_size=None if mean is None else round(mean, 3),
+        status="outside" if mean is None else "inside",
+        ci95=[None if math.isinf(v) else round(v, 3) for v in (low, high)],
+        draws=Draws(n=n_boot, no_crossing_beyond=beyond, no_crossing_below=below),
+        ci95_text=_end(low, lo_b, hi_b) if low == high and math.isinf(low) else text,
+        ci_note="parametric bootstrap over each point's paired t interval; an open end (below "
+        "/ beyond) means the draws put the crossover outside the batch sizes measured",
+    )
+    if mean is not None:
+        return result
+    side = "saves" if pts[0].delta_pct < 0 else "costs"
+    note = f"the mean delta {side} at every batch size measured ({lo_b}..{hi_b}): any "
+    return result.model_copy(update={"note": note + "crossover lies outside them"})
+
+
+def _end(value: float, lo_b: int, hi_b: int) -> str:
+    if value == math.inf:
+        return f"beyond {hi_b}"
+    if value == -math.inf:
+        return f"below {lo_b}"
+    return f"{value:.3g}"
+
+
+def _span(batches: Sequence[int], last: int) -> str:
+    if len(batches) == 1:
+        return f"{batches[0]}"
+    if batches[-1] == last:
+        return f"from {batches[0]}"
+    return f"{batches[0]}-{batches[-1]}"
+
+
+def map_words(fmt: str, points: Sequence[BatchPoint]) -> str:
+    """'INT4 saves at batch 1-4, costs from 16', from each point's verdict."""
+    pts = sorted(points, key=lambda p: p.batch_size)
+    last = pts[-1].batch_size
+    groups: list[tuple[str, list[int]]] = []
+    for p in pts:
+        verdict = p.verdict or "inconclusive"
+        if groups and groups[-1][0] == verdict:
+            groups[-1][1].append(p.batch_size)
+        else:
+            groups.append((verdict, [p.batch_size]))
+    if len(groups) == 1:
+        verdict, batches = groups[0]
+        every = "every batch measured" if len(batches) > 1 else f"batch {batches[0]}"
+        return (
+            f"{fmt} {verdict} at {every}"
+            if verdict != "inconclusive"
+            else (f"{fmt} is inconclusive at {every}")
+        )
+    parts = []
+    for k, (verdict, batches) in enumerate(groups):
+        span = _span(batches, last)
+        at = "at " if not span.startswith("from") else ""
+        prefix = "batch " if k == 0 and not span.startswith("from") else ""
+        word = verdict if verdict != "inconclusive" else "is inconclusive"
+        parts.append(f"{word} {at}{prefix}{span}")
+    return f"{fmt} " + ", ".join(parts)
+
+
+def axis_entry(
+    model: str, fmt: str, points: Sequence[BatchPoint], n_boot: int | None
+) -> BatchAxisEntry:
+    """One (model, format) curve over the batch axis."""
+    pts = sorted(points, key=lambda p: p.batch_size)
+    return BatchAxisEntry(
+        model_name=model,
+        precision=fmt,
+        points=pts,
+        crossover=crossover(pts, **({} if n_boot is None else {"n_boot": n_boot})),
+        map=map_words(fmt, pts),
+    )

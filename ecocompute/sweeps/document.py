@@ -1,0 +1,302 @@
+"""sweep.json as one typed model (pydantic v2): a sweep is built as a Sweep, written from
+it, read back through it, and schema/sweep.schema.json is generated from it (a test fails
+when the committed file and the model differ; regenerate with
+`python -m ecocompute.sweeps.document`).
+
+A file holds the keys its writer set and no others: a field that was never given (a
+fleet's placement on a sequential run, a fitted curve's parameters on a skipped fit) is
+left out, not written as null, so a file read and written again is the same file.
+Percentages are energy per token vs FP16; sizes are billions of parameters.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import GenerateJsonSchema
+
+from ecocompute.errors import ReportInvalid
+from ecocompute.report.atomic import write_text_atomic
+from ecocompute.report.files import read_document
+from ecocompute.report.numbers import dumps_strict
+from ecocompute.report.read import sweep_problems
+from ecocompute.report.schema import SWEEP_SCHEMA
+
+SWEEP_NAME = "sweep.json"
+PLOT_NAME = "sweep.png"
+SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema" / SWEEP_SCHEMA
+
+OK, FAILED, CANCELLED = "ok", "failed", "cancelled"
+CrossoverStatus = Literal["within measured range", "extrapolated", "none in range"]
+WITHIN: Final = "within measured range"
+EXTRAPOLATED: Final = "extrapolated"
+NONE_IN_RANGE: Final = "none in range"
+
+Precision = Literal["FP16", "NF4", "INT8", "INT4", "FP8"]
+Quantized = Literal["NF4", "INT8", "INT4", "FP8"]
+Pair = Annotated[list[float], Field(min_length=2, max_length=2)]
+OpenPair = Annotated[list[float | None], Field(min_length=2, max_length=2)]  # null: open end
+Seconds = Annotated[float, Field(ge=0)]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunRecord(_Part):
+    """One point's format: how its run ended and what its report says."""
+
+    model_name: str
+    precision: Precision
+    status: Literal["ok", "failed", "cancelled"] = Field(
+        description="cancelled: a fleet sweep was interrupted (Ctrl-C, SIGTERM) before the "
+        "run finished"
+    )
+    error: str | None = None
+    report: str | None = Field(None, description="its energy.json, relative to sweep.json")
+    params_b: float | None = None
+    basis: str | None = None
+    vs_fp16_energy_pct: float | None = None
+    vs_fp16_ci95_pct: Pair | None = None
+    n_pairs: int | None = None
+    verdict: str | None = None
+    batch_size: Annotated[int, Field(ge=1)] | None = None
+    session_s: Seconds | None = Field(
+        None,
+        description="seconds the point's session took on its machine (loading, preparing, "
+        "measuring), from its report",
+    )
+    host: str | None = Field(
+        None, description="fleet sweep: host name of the worker that ran (or last tried) the run"
+    )
+    gpu: str | None = Field(None, description="fleet sweep: that worker's CUDA_VISIBLE_DEVICES")
+    worker: str | None = Field(None, description="fleet sweep: the Dask worker's name (or address)")
+    attempts: Annotated[int, Field(ge=0)] | None = Field(
+        None, description="fleet sweep: attempts that started (a failed first is retried once)"
+    )
+    attempt_errors: list[str] | None = Field(
+        None, description="fleet sweep: why each failed attempt failed"
+    )
+    elapsed_s: Seconds | None = Field(None, description="wall time of the run")
+    started_unix_s: float | None = Field(
+        None, description="fleet sweep: when the run's process started, on its worker's clock"
+    )
+    ended_unix_s: float | None = Field(
+        None, description="fleet sweep: when it ended, on its worker's clock"
+    )
+
+
+class FitPoint(_Part):
+    """A measured point a size fit used."""
+
+    model_name: str
+    params_b: float
+    delta_pct: float
+    se_pct: float | None
+    ci95_pct: Pair | None
+    report: str
+
+
+class FitParameters(_Part):
+    """dE%(N) = A - S * x / (1 + x), x = N / Nstar (N in billions)."""
+
+    A: float
+    S: float
+    Nstar: float
+
+
+class SizeCrossover(_Part):
+    """Where a fitted size curve crosses zero, and its bootstrap interval."""
+
+    status: CrossoverStatus
+    params_b: float | None
+    search_range_b: Pair
+    search_range_rule: str
+    note: str | None = None
+    fitted_curve_crossover_b: float | None = None
+    ci95_b: OpenPair | None = None
+    ci_method: str | None = None
+    ci_note: str | None = None
+    resamples_crossing_in_range: float | None = None
+
+
+class CurveFit(_Part):
+    """A size fit: fitted (its parameters, crossover and notes) or skipped (why)."""
+
+    status: Literal["fitted", "skipped"]
+    reason: str | None = None
+    formula: str | None = None
+    parameters: FitParameters | None = None
+    n_points: int | None = None
+    dof: int | None = None
+    chi2: float | None = None
+    reduced_chi2: float | None = None
+    weighting: str | None = None
+    measured_range_b: Pair | None = None
+    crossover: SizeCrossover | None = None
+    notes: list[str] | None = None
+
+    @property
+    def fitted(self) -> bool:
+        return self.status == "fitted"
+
+
+class PublishedCurve(_Part):
+    """The published curve of the card's arch class, with its own crossover."""
+
+    arch: str
+    card: str | None = None
+    A: float | None = None
+    S: float | None = None
+    Nstar: float | None = None
+    fitted_range_b: Pair | None = None
+    crossover_b: float | None = None
+    borrowed_for: str | None = None
+    note: str | None = None
+    crossover_note: str | None = None
+
+
+class _FormatPart(_Part):
+    precision: Quantized
+    points: list[FitPoint]
+    left_out: list[str] = Field(default_factory=list)
+
+
+class Fit(CurveFit, _FormatPart):
+    """One format's size fit over the measured points (derived ones are left out)."""
+
+    published_curve: PublishedCurve | None = None
+
+
+class BatchPoint(_Part):
+    """One batch size's measured delta (one session's report)."""
+
+    batch_size: Annotated[int, Field(ge=1)]
+    delta_pct: float
+    ci95_pct: Pair | None = None
+    n_pairs: int | None = None
+    verdict: str | None = None
+    throughput_tokens_per_s: float | None = None
+    fp16_throughput_tokens_per_s: float | None = None
+    report: str | None = None
+
+
+class Draws(_Part):
+    n: int
+    no_crossing_beyond: int
+    no_crossing_below: int
+
+
+class BatchCrossover(_Part):
+    """The batch size where a format's delta changes sign (log2-linear between the two
+    measured sizes), with a parametric-bootstrap 95% interval whose ends are null where
+    open (ci95_text says below or beyond)."""
+
+    batch_sizes: list[int] = Field(default_factory=list)
+    batch_size: float | None
+    status: Literal["inside", "outside", "one batch size"]
+    ci95: OpenPair | None = None
+    draws: Draws | None = None
+    note: str | None = None
+    ci95_text: str | None = None
+    ci_note: str | None = None
+
+
+class BatchAxisEntry(_Part):
+    """One model and format over the batch axis."""
+
+    model_name: str
+    precision: str
+    points: list[BatchPoint]
+    crossover: BatchCrossover
+    map: str
+
+
+class Sweep(_Part):
+    """ecocompute-sweep/1.0: one card's energy_estimate runs over several model sizes, and
+    the fit of dE%(N) = A - S x/(1+x), x = N/Nstar, to its measured points, with the
+    crossover size where dE% = 0. Each run's full record is its own energy.json
+    (runs[].report, relative to this file). Percent values are energy per token vs FP16;
+    sizes are billions of parameters. With a batch axis (sweep --batch_sizes), batch_axis
+    and map say per format where the delta changes sign against the batch size."""
+
+    model_config = ConfigDict(title="EcoCompute sweep summary")
+
+    schema_version: Literal["ecocompute-sweep/1.0"] = "ecocompute-sweep/1.0"
+    timestamp_utc: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")]
+    tool: str
+    command: list[str] | None = None
+    card: str | None
+    gpu_arch: str | None
+    software: str | None = Field(description="software fingerprint of the measured runs")
+    protocol: str | None
+    scope: str
+    runs: list[RunRecord]
+    fits: list[Fit]
+    plot: str | None = Field(description="the plot, relative to this file")
+    plot_note: str | None = None
+    batch_axis: list[BatchAxisEntry] | None = None
+    map: list[str] | None = Field(
+        None, description="the batch axis in words, one phrase per model and format"
+    )
+
+    @property
+    def failed(self) -> list[RunRecord]:
+        """The runs that did not finish (failed, or cancelled by an interrupt)."""
+        return [r for r in self.runs if r.status != OK]
+
+    def document(self) -> dict[str, Any]:
+        """The JSON document: its format, and the fields that were set, none made up."""
+        return {"schema_version": self.schema_version, **self.model_dump(exclude_unset=True)}
+
+
+def write_sweep(sweep: Sweep, folder: Path) -> Path:
+    """<folder>/sweep.json, checked as `validate` checks it (schema, finite numbers: no
+    NaN in a fit), then written atomically. Raises ReportInvalid, RunError."""
+    doc = sweep.document()
+    problems = sweep_problems(doc)
+    if problems:
+        raise ReportInvalid(problems)
+    return write_text_atomic(folder / SWEEP_NAME, dumps_strict(doc, indent=2) + "\n")
+
+
+def read_sweep(path: str | Path) -> Sweep:
+    """A sweep.json read back as a Sweep (checked as `validate` checks it first). Raises
+    ReportInvalid with every reason."""
+    doc, problems = read_document(path)
+    problems = problems if doc is None else sweep_problems(doc)
+    if problems:
+        raise ReportInvalid(problems)
+    return Sweep.model_validate(doc)
+
+
+class _Plain(GenerateJsonSchema):
+    """No title per field, and no defaults: a default is the model's business, and a
+    validator that fills them in (fastjsonschema does) would change the document."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def default_schema(self, schema: Any) -> Any:
+        return self.generate_inner(schema["schema"])
+
+
+def sweep_schema() -> dict[str, Any]:
+    """schema/sweep.schema.json, as the model generates it."""
+    generated = Sweep.model_json_schema(schema_generator=_Plain)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://ecocompute.example/schema/{SWEEP_SCHEMA}",
+        **generated,
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(sweep_schema(), indent=2) + "\n"
+
+
+if __name__ == "__main__":  # regenerate the committed schema
+    SCHEMA_FILE.write_text(schema_text(), encoding="utf-8")

@@ -1,0 +1,168 @@
+"""What a sweep fits: per format, the size curve over its measured points (with the
+published curve beside it), or, on a batch axis, the delta against the batch size and
+its crossover (batch_axis.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib.util import find_spec
+from pathlib import Path
+
+from ecocompute.published.figures import anchors_for, curve_for
+from ecocompute.results.collect import Report
+from ecocompute.sweeps.batch_axis import axis_entry
+from ecocompute.sweeps.curvefit import Point, crossover_of, fit_points, se_from_ci
+from ecocompute.sweeps.document import (
+    BatchAxisEntry,
+    BatchPoint,
+    CurveFit,
+    Fit,
+    FitPoint,
+    PublishedCurve,
+)
+from ecocompute.sweeps.records import relative
+
+
+def missing_fit_stack() -> list[str]:
+    return [name for name in ("numpy", "scipy", "matplotlib") if find_spec(name) is None]
+
+
+def published_curve(arch: str | None, precision: str) -> PublishedCurve | None:
+    if arch is None:
+        return None
+    curve = curve_for(arch, precision)
+    if curve is None:
+        return PublishedCurve(
+            arch=arch, note=f"the published dataset has no {precision} curve for {arch}"
+        )
+    anchors = anchors_for(curve.arch)
+    cross = crossover_of(curve.a_pct, curve.s_pct, curve.nstar_b)
+    out = PublishedCurve(
+        arch=curve.arch,
+        card=anchors.card if anchors else None,
+        A=curve.a_pct,
+        S=curve.s_pct,
+        Nstar=curve.nstar_b,
+        fitted_range_b=list(curve.fitted_range_b),
+        crossover_b=None if cross is None else round(cross, 4),
+        borrowed_for=arch if curve.borrowed_from else None,
+    )
+    notes: dict[str, str] = {}
+    if curve.borrowed_from:
+        notes["note"] = (
+            f"{arch} has no published curve; this is {curve.arch}'s, borrowed, so it is not "
+            f"a measurement of {arch}"
+        )
+    if cross is None:
+        notes["crossover_note"] = "the published curve never crosses zero"
+    return out.model_copy(update=notes)
+
+
+def fit_entry(
+    fmt: str,
+    reports: Sequence[Report],
+    output_dir: Path,
+    arch: str | None,
+    missing: Sequence[str],
+    n_boot: int | None,
+) -> Fit:
+    """One format's fit over the measured reports (or why it was skipped)."""
+    ours = [r for r in reports if r.precision == fmt]
+    used = [r for r in ours if r.measured and r.delta_pct is not None and r.params_b]
+    left_out = [
+        f"{r.model} (illustrative: the report says it is not a real measurement)"
+        if r.kind == "illustrative"
+        else f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
+        for r in ours
+        if not r.measured
+    ]
+    points = [
+        Point(
+            float(r.params_b or 0.0),
+            float(r.delta_pct or 0.0),
+            se_from_ci(r.ci95_pct, r.n_pairs),
+            r.model,
+        )
+        for r in used
+    ]
+    listed = [
+        FitPoint(
+            model_name=r.model,
+            params_b=p.params_b,
+            delta_pct=p.delta_pct,
+            se_pct=None if p.se_pct is None else round(p.se_pct, 4),
+            ci95_pct=list(r.ci95_pct) if r.ci95_pct else None,
+            report=relative(r.path, output_dir),
+        )
+        for r, p in zip(used, points, strict=True)
+    ]
+    if not used and left_out:
+        why = (
+            "every point is derived from the published curve (published path), not measured: "
+            "fitting them would only give back the published curve"
+            if all(r.kind == "derived" for r in ours)
+            else "no point is a measurement (derived or illustrative): nothing to fit"
+        )
+        curve = CurveFit(status="skipped", reason=why)
+    elif "scipy" in missing or "numpy" in missing:
+        why = "the fit needs numpy and scipy: pip install 'ecocompute[plot]', then run "
+        why += "`ecocompute sweep --fit_only --output_dir` on this folder"
+        curve = CurveFit(status="skipped", reason=why)
+    else:
+        curve = fit_points(points, **({} if n_boot is None else {"n_boot": n_boot}))
+    return Fit.model_validate(
+        {
+            "precision": fmt,
+            "points": listed,
+            "left_out": left_out,
+            **{name: getattr(curve, name) for name in curve.model_fields_set},
+            "published_curve": published_curve(arch, fmt),
+        }
+    )
+
+
+def skipped_fit(fmt: str, arch: str | None, batches: Sequence[int]) -> Fit:
+    return Fit(
+        precision=fmt,  # a quantized format of the sweep
+        points=[],
+        left_out=[],
+        status="skipped",
+        reason=f"the sweep has a batch axis ({', '.join(map(str, batches))}): the size "
+        "curve is fitted at one batch size (sweep --fit_only --reports over one batch's "
+        "reports); see batch_axis",
+        published_curve=published_curve(arch, fmt),
+    )
+
+
+def batch_axis(
+    reports: Sequence[Report], output_dir: Path, formats: Sequence[str], n_boot: int | None
+) -> list[BatchAxisEntry]:
+    """Per model and format: the delta against the batch size, its crossover and the
+    map in words. Only measured points (a derived figure does not depend on the batch)."""
+    entries = []
+    for model in dict.fromkeys(r.model for r in reports):
+        for fmt in formats:
+            points = [
+                batch_point(r, output_dir)
+                for r in reports
+                if r.model == model
+                and r.precision == fmt
+                and r.measured
+                and r.delta_pct is not None
+            ]
+            if points:
+                entries.append(axis_entry(model, fmt, points, n_boot))
+    return entries
+
+
+def batch_point(r: Report, output_dir: Path) -> BatchPoint:
+    return BatchPoint(
+        batch_size=r.batch_size,
+        delta_pct=float(r.delta_pct or 0.0),
+        ci95_pct=list(r.ci95_pct) if r.ci95_pct else None,
+        n_pairs=r.n_pairs,
+        verdict=r.verdict,
+        report=relative(r.path, output_dir),
+        throughput_tokens_per_s=r.throughput_tokens_per_s,
+        fp16_throughput_tokens_per_s=r.fp16_throughput_tokens_per_s,
+    )

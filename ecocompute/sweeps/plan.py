@@ -1,0 +1,150 @@
+"""A sweep's plan: its points (one session per model and batch size, or per format on the
+fleet), their folders, and the lists the command line gives, all validated before
+anything runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ecocompute.boundary.user_paths import check_creatable
+from ecocompute.errors import InputError
+from ecocompute.params import FIELDS, RunParams, resolve
+
+SWEEP_FORMATS = ("NF4", "INT8", "INT4", "FP8")
+
+
+def model_slug(model_name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model_name.strip()).strip("-.") or "model"
+
+
+def slug(model_name: str, precision: str) -> str:
+    """A folder name for one run: synthetic:qwen2.5-0.5b + NF4 -> synthetic-qwen2.5-0.5b-NF4."""
+    return f"{model_slug(model_name)}-{precision}"
+
+
+def point_folder(model_name: str, formats: Sequence[str], batch_size: int | None) -> str:
+    """A point's folder: <model>-<format> for one format, <model> for a session of
+    several (a subfolder per format), with -b<batch> on a batch axis."""
+    name = slug(model_name, formats[0]) if len(formats) == 1 else model_slug(model_name)
+    return name if batch_size is None else f"{name}-b{batch_size}"
+
+
+def split_list(field: str, text: str | None) -> list[str]:
+    items = [item.strip() for item in (text or "").split(",") if item.strip()]
+    if not items:
+        raise InputError(field, text, "give a comma-separated list, e.g. A,B,C")
+    if len(set(items)) != len(items):
+        raise InputError(field, text, "lists an item twice")
+    return items
+
+
+def split_batches(text: str | None) -> list[int] | None:
+    """--batch_sizes 1,4,16,64: whole numbers >= 1, each once, in increasing order."""
+    if text is None:
+        return None
+    items = split_list("batch_sizes", text)
+    sizes = []
+    for item in items:
+        if not item.isdigit() or int(item) < 1 or len(item) > 6:
+            raise InputError("batch_sizes", text, "give whole numbers >= 1, e.g. 1,4,16,64")
+        sizes.append(int(item))
+    if sizes != sorted(sizes):
+        raise InputError("batch_sizes", text, "give the batch sizes in increasing order")
+    return sizes
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    output_dir: Path
+    runs: tuple[RunParams, ...]  # one per point (a session of its formats)
+    batch_axis: bool = False  # several batch sizes
+
+
+# What a sweep sets per point: every other run parameter is shared by all of them.
+PER_POINT = ("model_name", "precision", "formats", "output_dir")
+
+
+def options_of(params: RunParams | Mapping[str, object] | None) -> dict[str, object]:
+    """The run parameters every point shares, as field values: those of a RunParams
+    that differ from its defaults (a default is no choice, and so no conflict with
+    batch_sizes), or the fields given. Raises InputError naming a field the sweep sets
+    itself, or one that is not a run parameter."""
+    if params is None:
+        return {}
+    if isinstance(params, RunParams):
+        default = RunParams()
+        values = {n: getattr(params, n) for n in FIELDS if n not in PER_POINT}
+        return {n: v for n, v in values.items() if v != getattr(default, n)}
+    for name in params:
+        if name not in FIELDS or name in PER_POINT:
+            why = "set per point by the sweep" if name in PER_POINT else "not a run parameter"
+            raise InputError(name, params[name], why)
+    return dict(params)
+
+
+def plan(
+    models: Sequence[str],
+    precisions: Sequence[str],
+    options: Mapping[str, object],
+    output_dir: str | os.PathLike[str],
+    parameters_file: str | None = None,
+    *,
+    batch_sizes: Sequence[int] | None = None,
+    sessions: bool = True,
+) -> Plan:
+    """Every point's parameters, validated before anything runs. options: the run
+    parameters every point shares (options_of). Raises InputError. sessions False (the
+    fleet, which spreads points over GPUs): one point per format."""
+    models = split_list("models", ",".join(models))
+    formats = [p.upper() for p in precisions]
+    if len(set(formats)) != len(formats):  # "NF4,nf4": one folder, written twice
+        raise InputError("precisions", ",".join(precisions), "lists a format twice")
+    for fmt in formats:
+        if fmt not in SWEEP_FORMATS:
+            raise InputError(
+                "precisions",
+                fmt,
+                "allowed: " + ", ".join(SWEEP_FORMATS) + " (FP16 is every run's baseline)",
+            )
+    if batch_sizes is not None and options.get("batch_size") is not None:
+        raise InputError("batch_size", options["batch_size"], "give --batch_sizes or --batch_size")
+    groups = [formats] if sessions else [[fmt] for fmt in formats]
+    batches: list[int | None] = list(batch_sizes) if batch_sizes else [None]
+    out = Path(output_dir)
+    folders: dict[str, str] = {}
+    for model in models:
+        folder = model_slug(model).lower()
+        if folder in folders:
+            raise InputError(
+                "models",
+                model,
+                f"would write into the same folder as '{folders[folder]}' "
+                f"({slug(model, formats[0])}); name each model so that its folder differs",
+            )
+        folders[folder] = model
+        for group in groups:  # a folder name longer than the file system allows: now
+            for batch in batches:
+                check_creatable("models", out / point_folder(model, group, batch), room=64)
+    runs = []
+    for model in models:
+        for batch in batches:
+            for group in groups:
+                # one format of several on the fleet: the folder its session would use
+                target = (
+                    out / point_folder(model, formats, batch) / group[0]
+                    if len(group) < len(formats)
+                    else out / point_folder(model, group, batch)
+                )
+                values = {
+                    **options,
+                    "model_name": model,
+                    "precision": ",".join(group),
+                    "output_dir": str(target),
+                    **({} if batch is None else {"batch_size": batch}),
+                }
+                runs.append(resolve(parameters_file, values))
+    return Plan(out, tuple(runs), batch_sizes is not None and len(batch_sizes) > 1)

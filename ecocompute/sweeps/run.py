@@ -1,0 +1,115 @@
+"""Running a sweep's points one after another on this machine (report/job.py and
+report/session_job.py, as energy_estimate does), the models of one model's points
+kept loaded across its batch sizes; and reading the reports of an earlier sweep
+(--fit_only)."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ecocompute.boundary.interrupts import check as check_interrupt
+from ecocompute.boundary.progress import Progress
+from ecocompute.errors import EcoComputeError
+from ecocompute.jobs.report_job import ReportJob
+from ecocompute.jobs.session_job import SessionJob
+from ecocompute.llm.resident import ResidentModels
+from ecocompute.params import RunParams
+from ecocompute.results.collect import read_reports
+from ecocompute.sweeps.document import RunRecord
+from ecocompute.sweeps.plan import Plan
+from ecocompute.sweeps.records import answered, new_record, written_record
+from ecocompute.task.machine import Machine
+
+
+def run_sweep(
+    the_plan: Plan,
+    progress: Progress,
+    *,
+    machine: Machine | None = None,
+    command: Sequence[str] | None = None,
+) -> list[RunRecord]:
+    """Run and write every point's reports (through jobs.report_job / jobs.session_job, as
+    energy_estimate does); a point that fails is recorded and the sweep goes on. The
+    points of one model share its loaded models. machine: the real one unless a test
+    hands in stand-ins."""
+    from ecocompute.task import run as estimate_run  # this_machine, at call time
+
+    base = machine or estimate_run.this_machine()
+    resident = ResidentModels(base.backend)
+    shared = dataclasses.replace(base, backend=resident)
+    records: list[RunRecord] = []
+    total = len(the_plan.runs)
+    try:
+        for i, params in enumerate(the_plan.runs, 1):
+            check_interrupt()  # a safe point: between points
+            formats = ",".join(map(str, params.session_formats)) or str(params.precision)
+            progress(
+                f"sweep {i}/{total}: {params.model_name} {formats} batch {params.batch_size} "
+                f"-> {params.output_dir}"
+            )
+            records += run_point(params, shared, command, the_plan.output_dir, progress, i, total)
+            _free_device_memory()
+    finally:
+        resident.clear()
+        _free_device_memory()
+    return records
+
+
+def run_point(
+    params: RunParams,
+    machine: Machine,
+    command: Sequence[str] | None,
+    root: Path,
+    progress: Progress,
+    i: int,
+    total: int,
+) -> list[RunRecord]:
+    """One point's records, one per format (each failed, with why, if the point failed)."""
+    singles = [
+        dataclasses.replace(params, precision=f, formats=()) for f in params.session_formats
+    ] or [params]
+    started = time.monotonic()
+    argv = None if command is None else list(command)
+    try:
+        if len(singles) > 1:
+            job = SessionJob(params).run(Progress(params.quiet), machine=machine, command=argv)
+            written = list(job.reports)
+        else:
+            one = ReportJob(params).run(Progress(params.quiet), machine=machine, command=argv)
+            written = [one]
+    except EcoComputeError as exc:  # this point failed; the others still answer
+        progress(f"sweep {i}/{total}: {params.model_name} FAILED: {exc}")
+        return [new_record(p, error=str(exc)) for p in singles]
+    elapsed = round(time.monotonic() - started, 2)
+    records = []
+    for p, w in zip(singles, written, strict=True):
+        report = written_record(w.path, w.report)
+        records.append(
+            answered(p.model_name, str(p.precision), report, root, {"elapsed_s": elapsed})
+        )
+    return records
+
+
+def _free_device_memory() -> None:
+    """Drop the last run's models before the next loads (torch only if already loaded)."""
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def existing_records(
+    output_dir: Path, sources: Sequence[str | os.PathLike[str]] | None = None
+) -> tuple[list[RunRecord], list[str]]:
+    """For a fit of reports already written: the reports under sources (default: under
+    output_dir), as run records, and the files skipped (each "path: why")."""
+    reports, invalid = read_reports(list(sources) if sources else [output_dir])
+    records = [answered(r.model, r.precision, r, output_dir) for r in reports]
+    skipped = [f"{bad.path}: {bad.problems[0]}" for bad in invalid]
+    return records, skipped

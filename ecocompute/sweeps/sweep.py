@@ -1,0 +1,128 @@
+"""A sweep: one energy_estimate session per model (and batch size), every format asked
+for against one FP16 baseline, then a fit of the published curve's form to this card's
+own measured points and the crossover size; returned as a Sweep (sweep.json,
+document.py). On Dask workers instead: fleet/sweep.py.
+
+Layout under the output folder (one point is one session: a model at one batch size):
+  <model-slug>-<precision>/energy.json   one format: one report per point
+  <model-slug>/<format>/energy.json      several formats: one session, a report each
+  ...-b<batch>                           with batch sizes, each batch size's point
+  sweep.json                             the summary (schema/sweep.schema.json)
+  sweep.png                              the plot (with the fit), when matplotlib exists
+
+With batch sizes the points of one model share its loaded models (llm/resident.py) and
+the summary adds the batch axis: per format, the delta against the batch size and the
+batch size where it crosses zero (batch_axis.py), and the map in words.
+
+Only measured points are fitted: a report derived from the published dataset (a dry
+run, or a run that fell back) is the published curve itself, so fitting it would be
+circular; such a sweep says the fit was skipped and why. fit_reports() fits the reports
+already under a folder (e.g. written by two sweeps run side by side on two GPUs) without
+running anything.
+
+Nothing here prints or chooses an exit status: progress lines go to the Progress given
+(stderr by default), and a point that fails is recorded in the Sweep (Sweep.failed).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ecocompute.boundary.progress import Progress, library_progress_bars_hidden
+from ecocompute.errors import InputError
+from ecocompute.params import RunParams, check_output_dir
+from ecocompute.report.write import REPORT_NAME
+from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
+from ecocompute.sweeps.document import RunRecord, Sweep, write_sweep
+from ecocompute.sweeps.plan import options_of, plan
+from ecocompute.sweeps.run import existing_records, run_sweep
+from ecocompute.sweeps.summary import summarise, with_plot
+from ecocompute.task.machine import Machine
+
+
+def sweep(
+    models: Sequence[str],
+    precisions: Sequence[str],
+    output_dir: str | os.PathLike[str],
+    *,
+    options: RunParams | Mapping[str, object] | None = None,
+    parameters_file: str | None = None,
+    batch_sizes: Sequence[int] | None = None,
+    progress: Progress | None = None,
+    machine: Machine | None = None,
+    command: Sequence[str] | None = None,
+    n_boot: int | None = None,
+) -> Sweep:
+    """Run every point here, one after another, each report written under output_dir;
+    then fit (or, with several batch sizes, the batch axis), plot, and write sweep.json.
+
+    options: the run parameters every point shares, a RunParams or its fields by name
+    (tokens=..., dry_run=..., quiet=...; model_name, precision and output_dir are the
+    sweep's own); parameters_file: a YAML file under them. machine: the real one unless
+    a test hands in stand-ins. command: the command line the reports record.
+    Raises InputError before anything runs; RunError, ReportInvalid when sweep.json
+    cannot be written (every finished point's report stands)."""
+    shared = options_of(options)
+    quiet = bool(shared.get("quiet"))
+    progress = progress or Progress(quiet)
+    root = open_folder(output_dir, progress)
+    the_plan = plan(
+        models, precisions, shared, output_dir, parameters_file, batch_sizes=batch_sizes
+    )
+    with library_progress_bars_hidden(quiet):
+        records = run_sweep(the_plan, progress, machine=machine, command=command)
+    return finish(records, root, command=command, n_boot=n_boot)
+
+
+def fit_reports(
+    output_dir: str | os.PathLike[str],
+    *,
+    reports: Sequence[str | os.PathLike[str]] | None = None,
+    progress: Progress | None = None,
+    command: Sequence[str] | None = None,
+    n_boot: int | None = None,
+) -> Sweep:
+    """Run nothing: fit the reports already under output_dir (or under `reports`, files
+    and folders) and write sweep.json and its plot into output_dir. Invalid files are
+    skipped (said on progress). Raises InputError when there is nothing to fit, or the
+    measured reports are of several cards, software stacks or protocols."""
+    progress = progress or Progress()
+    root = open_folder(output_dir, progress)
+    if not root.is_dir() and not reports:
+        raise InputError("output_dir", str(output_dir), "does not exist; nothing to fit")
+    root.mkdir(parents=True, exist_ok=True)
+    records, skipped = existing_records(root, reports)
+    for line in skipped:
+        progress(f"skipped invalid report {line}")
+    if not records:
+        raise InputError("output_dir", str(output_dir), f"holds no valid {REPORT_NAME} to fit")
+    return finish(records, root, command=command, n_boot=n_boot)
+
+
+def open_folder(output_dir: str | os.PathLike[str], progress: Progress) -> Path:
+    """The sweep's folder, checked before anything runs (InputError), and a word on what
+    will be skipped for want of the [plot] extra."""
+    root = check_output_dir(str(output_dir))
+    missing = sweep_fits.missing_fit_stack()
+    if missing:
+        progress(
+            f"{', '.join(missing)} not installed: the fit and/or plot will be skipped "
+            "(pip install 'ecocompute[plot]'; `sweep --fit_only` can fit later)"
+        )
+    return root
+
+
+def finish(
+    records: Sequence[RunRecord],
+    root: Path,
+    *,
+    command: Sequence[str] | None = None,
+    n_boot: int | None = None,
+) -> Sweep:
+    """The points' records made into the Sweep: fitted, plotted, sweep.json written."""
+    summary, reports = summarise(records, root, command=command, n_boot=n_boot)
+    summary = with_plot(summary, reports, root)
+    write_sweep(summary, root)
+    return summary

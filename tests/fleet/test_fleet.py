@@ -1,0 +1,416 @@
+"""The sweep on Dask (ecocompute/fleet/): a local cluster of 2 worker processes on two
+fake GPUs, each point the real CLI in a process of its own with the fake NVML, the CPU
+accelerator and the stand-in backend behind it (tests/cli_with_fakes.py)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections import defaultdict
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+
+from ecocompute.boundary.progress import Progress
+from ecocompute.cli import main
+from ecocompute.errors import InputError
+from ecocompute.fleet.cluster import visible_gpus
+from ecocompute.fleet.judge import Verdict, judge
+from ecocompute.fleet.options import FleetOptions
+from ecocompute.fleet.point import (
+    Placement,
+    PointOutcome,
+    PointSpec,
+    _wait,
+    parameters_yaml,
+    run_point,
+    switches_for,
+)
+from ecocompute.fleet.sweep import fleet_sweep, run_on_fleet
+from ecocompute.params import read_parameters_file, resolve
+from ecocompute.report.read import validation_errors
+from ecocompute.report.schema import sweep_errors
+from ecocompute.sweeps.plan import Plan
+from ecocompute.sweeps.sweep import sweep
+
+from ..conftest import REPO
+from ..fakes import fake_machine
+
+needs_dask = pytest.mark.skipif(
+    find_spec("distributed") is None, reason="Dask distributed ([fleet] extra) not installed"
+)
+FAKE_CLI = (sys.executable, "-m", "tests.cli_with_fakes")
+TINY = {
+    "tokens": 6,
+    "iterations": 2,
+    "warmup": 1,
+    "idle_seconds": 0.2,
+    "sample_rate_hz": 50,
+    "quiet": True,
+}
+PLACEMENT = (
+    "host",
+    "gpu",
+    "worker",
+    "attempts",
+    "attempt_errors",
+    "elapsed_s",
+    "session_s",
+    "started_unix_s",
+    "ended_unix_s",
+)
+# What a measurement on the CPU stand-ins decides from its timings (the fake GPU draws
+# a steady 100 W, so energy follows each decode's duration): differs run to run.
+TIMED_RESULTS = ("vs_fp16_energy_pct", "vs_fp16_ci95_pct", "verdict")
+
+
+# -- no cluster needed -------------------------------------------------------------------
+
+
+def test_a_fleet_flag_without_dask_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    import ecocompute.fleet.cluster as fleet_cluster
+
+    monkeypatch.setattr(fleet_cluster, "find_spec", lambda name: None)
+    out = tmp_path / "sw"
+    args = ["sweep", "--models", "synthetic:tiny-test", "--dry_run", "--output_dir", str(out)]
+    assert main([*args, "--local_cluster"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "ecocompute: error: --local_cluster needs Dask distributed, which is not installed: "
+        "pip install 'ecocompute[fleet]'"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        (["--one_per_host"], "one_per_host"),
+        (["--workers", "2"], "workers"),
+        (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "workers"),
+        (["--local_cluster", "--fit_only"], "fit_only"),
+    ],
+)
+def test_fleet_flags_are_checked_together(tmp_path, capsys, extra, field):
+    out = tmp_path / "sw"
+    args = ["sweep", "--models", "synthetic:tiny-test", "--dry_run", "--output_dir", str(out)]
+    assert main([*args, *extra]) == 2
+    assert f"invalid {field}" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_scheduler_and_local_cluster_exclude_each_other(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["sweep", "--models", "m", "--scheduler", "tcp://h:8786", "--local_cluster"])
+    assert stop.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def _outcome(rc, tail="", report="{}", cancelled=False):
+    return PointOutcome(Placement("h", "0"), rc, report, tail, 1.0, 0.0, 1.0, cancelled)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "verdict", "says"),
+    [
+        (_outcome(0), Verdict.OK, ""),
+        (_outcome(0, report=None), Verdict.FAILED, "wrote no energy.json"),
+        (_outcome(2, "ecocompute: error: invalid tokens"), Verdict.FAILED, "not retried"),
+        (_outcome(-9, report=None), Verdict.RETRY, "SIGKILL (the kernel's out-of-memory"),
+        (_outcome(137, report=None), Verdict.RETRY, "SIGKILL"),
+        (
+            _outcome(1, "ecocompute: error: out of GPU memory loading m at NF4", None),
+            Verdict.RETRY,
+            "out of memory (exit 1)",
+        ),
+        (_outcome(1, "ecocompute: error: unknown synthetic preset", None), Verdict.FAILED, ""),
+        (_outcome(130, report=None, cancelled=True), Verdict.CANCELLED, "cancelled"),
+    ],
+)
+def test_judge_retries_only_a_lost_or_out_of_memory_point(outcome, verdict, says):
+    got, reason = judge(outcome)
+    assert got is verdict
+    assert says in reason
+
+
+def test_a_points_parameters_file_gives_back_its_parameters(tmp_path):
+    params = resolve(
+        None,
+        {
+            **TINY,
+            "model_name": "synthetic:tiny-test",
+            "precision": "INT8",
+            "llm_int8_threshold": "0",
+            "decode": "graphs",
+            "ci_target_pts": "5",
+            "output_dir": str(tmp_path / "a"),
+        },
+    )
+    file = tmp_path / "p.yaml"
+    file.write_text(parameters_yaml(params))
+    assert switches_for(params) == ("--quiet",)
+    read = read_parameters_file(file)
+    assert "output_dir" not in read and "quiet" not in read
+    again = resolve(str(file), {"output_dir": str(tmp_path / "a"), "quiet": True})
+    assert again == params
+
+
+def test_local_cluster_gpus_come_from_cuda_visible_devices():
+    assert visible_gpus(environ={"CUDA_VISIBLE_DEVICES": "2, GPU-abc"}) == ["2", "GPU-abc"]
+    assert visible_gpus(workers=2, environ={"CUDA_VISIBLE_DEVICES": "5"}) == ["0", "1"]
+    with pytest.raises(InputError, match="hides every GPU"):
+        visible_gpus(environ={"CUDA_VISIBLE_DEVICES": ""})
+
+
+def test_a_failed_point_comes_back_with_its_exit_status_and_last_line():
+    script = "import sys; print('summary'); sys.stderr.write('progress\\nboom: it broke\\n'); "
+    spec = PointSpec(
+        "p", "k", "tokens: 6\n", command=(sys.executable, "-c", script + "sys.exit(3)")
+    )
+    outcome = run_point(spec)
+    assert (outcome.returncode, outcome.stderr_tail, outcome.report_text) == (
+        3,
+        "boom: it broke",
+        None,
+    )
+    assert outcome.placement.host == socket.gethostname() and outcome.placement.worker is None
+    assert outcome.argv[3:6] == ("energy_estimate", "--parameters_file", outcome.argv[5])
+
+
+def test_a_cancelled_point_gets_sigint(tmp_path):
+    ready = tmp_path / "ready"  # cancelled only once the point can take its SIGINT
+    script = (
+        "import pathlib, sys, time\ntry:\n pathlib.Path(sys.argv[1]).touch()\n time.sleep(60)\n"
+        "except KeyboardInterrupt:\n raise SystemExit(130)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(ready)])
+    try:
+        assert _wait(proc, ready.exists, grace_s=30) is True
+        assert proc.returncode == 130  # SIGINT, handled, not SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+# -- a local cluster of two workers on two fake GPUs -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster(synthetic_cache):
+    """A scheduler and 2 worker processes (GPUs "0" and "1"), 2 threads each, so that
+    only the GPU resource, not the thread count, keeps two points off one GPU."""
+    from distributed import Client
+
+    from ecocompute.fleet.cluster import local_cluster
+
+    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "ECOCOMPUTE_CACHE")}
+    path = os.pathsep.join(p for p in (str(REPO), saved["PYTHONPATH"]) if p)
+    os.environ.update(PYTHONPATH=path, ECOCOMPUTE_CACHE=str(synthetic_cache))
+    try:
+        with (
+            local_cluster(("0", "1"), threads_per_worker=2, quiet=True) as dask_cluster,
+            Client(dask_cluster, set_as_default=False) as client,  # as the CLI would be
+        ):
+            client.wait_for_workers(2, timeout=120)
+            yield client
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _on(client, **options):
+    """FleetOptions for the fixture's scheduler, both workers connected."""
+    client.wait_for_workers(2, timeout=120)
+    return FleetOptions(scheduler=client.scheduler.address, **options)
+
+
+def _runs(out: Path, n_models: int, model: str = "synthetic:tiny-test", **flags):
+    """n_models x (NF4, INT8) points of one model, each in a folder of its own."""
+    return tuple(
+        resolve(
+            None,
+            {
+                **TINY,
+                **flags,
+                "model_name": model,
+                "precision": fmt,
+                "output_dir": str(out / f"m{i}-{fmt}"),
+            },
+        )
+        for i in range(n_models)
+        for fmt in ("NF4", "INT8")
+    )
+
+
+def _overlaps(records, by):
+    """Pairs of runs whose processes overlapped in time, within each group of `by`."""
+    groups = defaultdict(list)
+    for r in records:
+        groups[by(r)].append((r.started_unix_s, r.ended_unix_s, r.report))
+    found = []
+    for spans in groups.values():
+        spans.sort()
+        found += [(a[2], b[2]) for a, b in itertools.pairwise(spans) if b[0] < a[1]]
+    return found
+
+
+@needs_dask
+@pytest.mark.slow
+def test_points_spread_over_both_workers_and_never_share_a_gpu(cluster, tmp_path):
+    from ecocompute.fleet.client import run_fleet
+
+    runs = _runs(tmp_path, 2)
+    records = run_fleet(tmp_path, runs, _on(cluster, point_command=FAKE_CLI), Progress(True))
+    assert [r.status for r in records] == ["ok"] * 4, records
+    assert {r.worker for r in records} == {"gpu0", "gpu1"}
+    assert {r.gpu for r in records} == {"0", "1"}
+    assert _overlaps(records, by=lambda r: r.gpu) == []
+    assert len(_overlaps(records, by=lambda r: "any")) >= 1  # the two GPUs did work at once
+    for r in records:
+        report = json.loads((tmp_path / r.report).read_text())
+        assert validation_errors(report) == []
+        sut = report["system_under_test"]
+        assert (sut["hostname"], sut["cuda_visible_devices"]) == (r.host, r.gpu)
+        assert report["results"]["basis"] == "measured" and r.attempts == 1
+
+
+def _comparable(doc, drop_runs=(), drop_points=()):
+    assert sweep_errors(doc) == []
+    doc = {k: v for k, v in doc.items() if k not in ("timestamp_utc", "command")}
+    doc["runs"] = [{k: v for k, v in r.items() if k not in drop_runs} for r in doc["runs"]]
+    for fit in doc["fits"]:
+        fit["points"] = [
+            {k: v for k, v in p.items() if k not in drop_points} for p in fit["points"]
+        ]
+    return doc
+
+
+@needs_dask
+@pytest.mark.slow
+def test_a_measured_fleet_sweep_json_matches_the_sequential_one(cluster, tmp_path, monkeypatch):
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", os.environ["ECOCOMPUTE_CACHE"])
+    common = (["synthetic:tiny-test"], ["NF4", "INT8"])
+    fleet_out, seq_out = tmp_path / "fleet", tmp_path / "seq"
+    kw = {"options": TINY, "progress": Progress(True), "n_boot": 50}
+    fleet = _on(cluster, point_command=FAKE_CLI)
+    assert fleet_sweep(*common, fleet_out, fleet, **kw).failed == []
+    assert sweep(*common, seq_out, machine=fake_machine(), **kw).failed == []
+    fleet_doc = json.loads((fleet_out / "sweep.json").read_text())
+    seq_doc = json.loads((seq_out / "sweep.json").read_text())
+    assert {r["basis"] for r in fleet_doc["runs"]} == {"measured"}
+    drop, timed = PLACEMENT + TIMED_RESULTS, ("delta_pct", "se_pct", "ci95_pct")
+    assert _comparable(fleet_doc, drop, timed) == _comparable(seq_doc, drop, timed)
+    assert all(r["attempts"] == 1 and r["elapsed_s"] > 0 for r in fleet_doc["runs"])
+
+
+@needs_dask
+@pytest.mark.slow
+def test_a_derived_fleet_sweep_json_is_the_sequential_one_to_the_digit(cluster, tmp_path):
+    models = ["synthetic:qwen2.5-0.5b", "synthetic:qwen2.5-1.5b", "synthetic:qwen2.5-3b"]
+    options = {"dry_run": True, "gpu_arch": "ada", "quiet": True}
+    kw = {"options": options, "progress": Progress(True)}
+    fleet_sweep(models, ["NF4", "INT8"], tmp_path / "fleet", _on(cluster), **kw)
+    sweep(models, ["NF4", "INT8"], tmp_path / "seq", **kw)
+    docs = [json.loads((tmp_path / name / "sweep.json").read_text()) for name in ("fleet", "seq")]
+    assert len(docs[0]["runs"]) == 6
+    assert _comparable(docs[0], PLACEMENT) == _comparable(docs[1], PLACEMENT)
+
+
+@needs_dask
+@pytest.mark.slow
+def test_one_per_host_runs_one_point_at_a_time_on_a_host(cluster, tmp_path):
+    from ecocompute.fleet.client import run_fleet
+
+    runs = _runs(tmp_path, 2, "synthetic:qwen2.5-1.5b", dry_run=True, gpu_arch="hopper")
+    records = run_fleet(tmp_path, runs, _on(cluster, one_per_host=True), Progress(True))
+    assert [r.status for r in records] == ["ok"] * 4, records
+    assert {r.worker for r in records} == {"gpu0", "gpu1"}
+    assert _overlaps(records, by=lambda r: r.host) == []
+
+
+class _CtrlCOnce:
+    """A progress stream that raises KeyboardInterrupt (as Ctrl-C would, in the main
+    thread) when the first line containing `needle` is printed."""
+
+    def __init__(self, needle: str) -> None:
+        self.needle = needle
+        self.fired = False
+
+    def write(self, text: str) -> int:
+        if self.needle in text and not self.fired:
+            self.fired = True
+            raise KeyboardInterrupt
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@needs_dask
+@pytest.mark.slow
+def test_ctrl_c_cancels_what_is_left_and_keeps_what_finished(cluster, tmp_path):
+    runs = _runs(tmp_path, 2)
+    stream = _CtrlCOnce(" done in ")
+    with pytest.raises(KeyboardInterrupt):
+        run_on_fleet(
+            Plan(tmp_path, runs),
+            _on(cluster, point_command=FAKE_CLI),
+            Progress(False, stream=stream),
+            ["sweep", "test"],
+            50,
+        )
+    assert stream.fired
+    doc = json.loads((tmp_path / "sweep.json").read_text())
+    assert sweep_errors(doc) == []
+    status = [r["status"] for r in doc["runs"]]
+    # One finished (the Ctrl-C came on its "done" line); the queued two never finished;
+    # the one running on the other GPU may have finished before its SIGINT arrived.
+    assert status.count("ok") >= 1 and status.count("cancelled") >= 2, doc["runs"]
+    assert set(status) == {"ok", "cancelled"}
+    for run, params in zip(doc["runs"], runs, strict=True):
+        report = Path(params.output_dir) / "energy.json"
+        assert report.is_file() == (run["status"] == "ok")
+        if run["status"] == "cancelled":
+            assert run["error"].startswith("cancelled") and run["report"] is None
+    assert doc["plot"] is None and "interrupted" in doc["plot_note"]
+
+
+@needs_dask
+@pytest.mark.slow
+def test_a_killed_workers_point_is_recorded_and_retried_once_elsewhere(cluster, tmp_path):
+    from ecocompute.fleet.client import run_fleet
+
+    marker = tmp_path / "killed-once"
+    killer = (sys.executable, "-m", "tests.fleet.point_killer", str(marker))
+    runs = _runs(tmp_path, 1)[:1]
+    records = run_fleet(tmp_path, runs, _on(cluster, point_command=killer), Progress(True))
+    assert marker.exists()
+    (record,) = records
+    assert (record.status, record.attempts) == ("ok", 2), record
+    (error,) = record.attempt_errors or []
+    assert error.startswith("attempt 1 on ") and "worker lost (KilledWorker" in error
+    assert f"(worker {record.worker})" not in error  # the retry ran on the other one
+    assert (tmp_path / (record.report or "")).is_file()
+    cluster.wait_for_workers(2, timeout=120)  # the nanny restarted the killed worker
+
+
+@needs_dask
+def test_a_scheduler_whose_workers_declare_no_gpu_is_refused_before_anything_runs(tmp_path):
+    from distributed import LocalCluster
+
+    from ecocompute.errors import RunError
+    from ecocompute.fleet.client import run_fleet
+
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as plain:
+        options = FleetOptions(scheduler=plain.scheduler_address)
+        with pytest.raises(RunError, match='--resources "GPU=1"'):
+            run_fleet(tmp_path, _runs(tmp_path, 1), options, Progress(True))
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,171 @@
+"""plot: the figure's content read back through matplotlib's objects, not pixels."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from matplotlib.container import ErrorbarContainer
+
+from ecocompute.cli import main
+from ecocompute.errors import InputError
+from ecocompute.plots.axes import series_color
+from ecocompute.plots.size_plot import FitLine, build_figure
+from ecocompute.published.figures import curve_for
+from ecocompute.results.collect import read_reports
+
+from ..conftest import REPO
+from ..made_reports import measured, write
+
+
+def _lines(ax, gid_prefix):
+    return [ln for ln in ax.get_lines() if (ln.get_gid() or "").startswith(gid_prefix)]
+
+
+@pytest.fixture
+def hopper_reports(tmp_path):
+    write(measured(params_b=1.1, delta=20.0, half_ci=5.0), tmp_path / "a1")
+    write(measured(params_b=1.1, delta=24.0, half_ci=5.0), tmp_path / "a2")  # n = 2
+    write(measured(params_b=6.7, delta=5.0, half_ci=4.0), tmp_path / "b")  # n = 1
+    return read_reports([tmp_path])[0]
+
+
+def test_panel_has_log_axis_break_even_curves_and_points(hopper_reports):
+    fig = build_figure(hopper_reports)
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "log"
+    assert "billions of parameters" in ax.get_xlabel()
+    assert "vs FP16 (%)" in ax.get_ylabel()
+
+    (zero,) = _lines(ax, "break-even")
+    assert set(zero.get_ydata()) == {0.0}
+    assert any(t.get_text() == "break-even" for t in ax.texts)
+    lo, hi = ax.get_ylim()
+    assert lo < 0 < hi
+
+    # The site borrows Ampere's curve for Hopper; it gave none of these measured points,
+    # so it is not drawn under them: a note says there is no Hopper curve, and why.
+    assert not _lines(ax, "published-ampere")
+    (note,) = [t for t in ax.texts if t.get_gid() == "no-curve-note"]
+    assert "no published NF4 curve measured on hopper" in note.get_text()
+    assert "borrows ampere's: not drawn under points it did not give" in note.get_text()
+    # Ada's NF4 curve for context, named as another arch: solid 0.5-7B, dashed beyond.
+    (ada,) = _lines(ax, "published-ada-NF4-fitted")
+    assert "context" in ada.get_label() and ada.get_linestyle() == "-"
+    assert min(ada.get_xdata()) == pytest.approx(0.5) and max(ada.get_xdata()) == pytest.approx(7)
+    x, y = ada.get_xdata()[0], ada.get_ydata()[0]
+    assert y == pytest.approx(curve_for("ada", "NF4").delta_pct(x))
+    beyond = _lines(ax, "published-ada-NF4-beyond")
+    assert beyond and all(ln.get_linestyle() == "--" for ln in beyond)
+
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 2
+    by_n = {c.get_label().split("n=")[-1]: c for c in bars}
+    pooled, single = by_n["2"], by_n["1"]
+    marker = pooled.lines[0]
+    assert marker.get_xdata()[0] == pytest.approx(1.1)
+    assert marker.get_ydata()[0] == pytest.approx(22.0)
+    assert marker.get_markerfacecolor() != "none"  # filled: n >= 2
+    assert single.lines[0].get_markerfacecolor() == "none"  # hollow: n = 1
+    # the n = 1 point's bar is its own 95% CI: 5 +- 4
+    segs = single.lines[2][0].get_segments()
+    assert [p[1] for p in segs[0]] == [pytest.approx(1.0), pytest.approx(9.0)]
+
+    title = fig.get_suptitle()
+    assert "NVIDIA H200" in title and "torch 2.11.0" in title and "bitsandbytes" in title
+
+
+def test_one_panel_per_format_and_svg(tmp_path):
+    write(measured(params_b=1.1, delta=20.0), tmp_path / "nf4")
+    write(measured(params_b=1.1, delta=200.0, precision="INT8"), tmp_path / "int8")
+    write(measured(params_b=1.1, precision="FP16"), tmp_path / "fp16")  # no delta: left out
+    fig = build_figure(read_reports([tmp_path])[0])
+    assert [ax.get_title() for ax in fig.axes] == ["NF4 vs FP16", "INT8 vs FP16"]
+    out = tmp_path / "c.svg"
+    assert main(["plot", str(tmp_path), "-o", str(out)]) == 0
+    assert "<svg" in out.read_text()[:2000]
+    png = tmp_path / "c.png"
+    assert main(["plot", str(tmp_path), "-o", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_several_cards_need_a_choice(tmp_path):
+    write(measured(), tmp_path / "h200")
+    write(measured(gpu="NVIDIA GeForce RTX 4090", arch="ada"), tmp_path / "4090")
+    reports = read_reports([tmp_path])[0]
+    with pytest.raises(InputError, match="several cards"):
+        build_figure(reports)
+    fig = build_figure(reports, card="RTX 4090")
+    (ax,) = fig.axes
+    assert _lines(ax, "published-ada-NF4-fitted")
+    assert not _lines(ax, "published-ampere")
+
+
+def test_user_fit_and_crossover_are_drawn(hopper_reports):
+    fit = FitLine(40.0, 80.0, 3.0, 3, 3.0, "within measured range", (2.5, None))
+    (ax,) = build_figure(hopper_reports, fits={"NF4": fit}).axes
+    (line,) = _lines(ax, "user-fit")
+    assert line.get_linestyle() == ":"
+    (cross,) = _lines(ax, "user-crossover")
+    assert list(cross.get_xdata()) == [3.0, 3.0]
+
+
+def test_committed_validation_reports_plot(tmp_path):
+    out = tmp_path / "c.png"
+    assert main(["plot", str(REPO / "docs" / "validation"), "-o", str(out)]) == 0
+    assert out.stat().st_size > 10_000
+
+
+def test_without_matplotlib_plot_says_so_and_exits_1(tmp_path, monkeypatch, capsys):
+    write(measured(), tmp_path / "a")
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import now raises ImportError
+    assert main(["plot", str(tmp_path), "-o", str(tmp_path / "c.png")]) == 1
+    assert "pip install 'ecocompute[plot]'" in capsys.readouterr().err
+    assert not (tmp_path / "c.png").exists()
+
+
+def test_derived_points_are_drawn_on_the_curve_that_gave_them(tmp_path, capsys):
+    """Hopper derived points: this project's fit up to 13B, Ampere's borrowed curve
+    above; each drawn, labelled, and only there."""
+    for size in ("3", "14"):
+        argv = ["energy_estimate", "--dry_run", "--quiet", "--model", f"m-{size}b", "--params_b",
+                size, "--gpu_arch", "hopper", "--output_dir", str(tmp_path / size)]  # fmt: skip
+        assert main(argv) == 0
+    (ax,) = build_figure(read_reports([tmp_path])[0]).axes
+    (own,) = _lines(ax, "project-hopper-NF4-fitted")
+    assert "this project's own hopper NF4 fit" in own.get_label()
+    (borrowed,) = _lines(ax, "published-ampere-NF4-fitted")
+    assert "BORROWED for hopper" in borrowed.get_label()
+    assert "it gave the derived points" in borrowed.get_label()
+    assert len(_lines(ax, "derived")) == 2
+    # only the derived point at 3B on the Ada context curve's panel: no borrowed curve
+    (ax3,) = build_figure(read_reports([tmp_path / "3"])[0]).axes
+    assert not _lines(ax3, "published-ampere") and _lines(ax3, "project-hopper-NF4")
+
+
+def test_every_series_has_its_own_colour_past_six(tmp_path):
+    for i in range(9):
+        write(measured(params_b=1.1 + i, delta=10.0 - i), tmp_path / f"r{i}")
+    (ax,) = build_figure(read_reports([tmp_path])[0]).axes
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    colours = {c.lines[0].get_color() for c in bars}
+    assert len(bars) == 9 and len(colours) == 9
+    assert len({series_color(i) for i in range(60)}) == 60
+
+
+def test_copies_of_one_derived_report_are_one_point_of_n_1(tmp_path, capsys):
+    argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "m-1.1b", "--gpu_arch",
+            "ada", "--output_dir", str(tmp_path / "a")]  # fmt: skip
+    assert main(argv) == 0
+    # a second dry run: the same figure at another time (a byte-identical copy is counted
+    # once before plotting: test_hostile_counted_once)
+    doc = json.loads((tmp_path / "a" / "energy.json").read_text())
+    doc["timestamp_utc"] = "2026-01-01T00:00:00Z"
+    write(doc, tmp_path / "b")
+    (ax,) = build_figure(read_reports([tmp_path])[0]).axes
+    (point,) = _lines(ax, "derived")
+    assert "n=1" in point.get_label() and "2 identical files" in point.get_label()

@@ -1,0 +1,132 @@
+"""check: exit 0 within, 1 outside, 2 not gradeable; never circular, never borrowed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ecocompute.cli import main
+from ecocompute.pooling.check import DEFAULT_SPREAD_PCT, curve_spread
+from ecocompute.published.figures import curve_for, project_curve_for
+
+from ..conftest import REPO
+from ..made_reports import measured, write
+
+ADA = {"gpu": "NVIDIA GeForce RTX 4090", "arch": "ada"}
+ADA_ANCHOR_1_1B = 1585.71  # the site's, from RTX 4090 + RTX 4090D
+
+
+def _check(tmp_path, doc, *extra):
+    path = write(doc, tmp_path / "r")
+    return main(["check", str(path), *extra])
+
+
+def test_within_the_anchor_and_the_curve_is_exit_0(tmp_path, capsys):
+    on_curve = curve_for("ada", "NF4").delta_pct(1.1)
+    doc = measured(params_b=1.1, delta=round(on_curve, 3), fp16_mj=ADA_ANCHOR_1_1B, **ADA)
+    assert _check(tmp_path, doc) == 0
+    out = capsys.readouterr().out
+    assert "FP16 anchor:" in out and "the site's RTX 4090 + RTX 4090D anchor" in out
+    assert "within" in out and "this report on" not in out  # one of the anchor's cards
+    assert "WITHIN k = 2 (exit 0)" in out
+    l40s = measured(params_b=1.1, delta=round(on_curve, 3), fp16_mj=ADA_ANCHOR_1_1B,
+                    gpu="NVIDIA L40S", arch="ada")  # fmt: skip
+    assert _check(tmp_path, l40s) == 0
+    assert "this report on NVIDIA L40S" in capsys.readouterr().out  # cross-card: said
+
+
+def test_outside_the_curve_is_exit_1_and_k_widens_it(tmp_path, capsys):
+    curve = curve_for("ada", "NF4")
+    spread = curve_spread(curve).pct
+    delta = curve.delta_pct(2.0) - 2.5 * spread  # between 2 and 3 spreads away
+    doc = measured(params_b=2.0, delta=round(delta, 3), **ADA)  # no anchor at 2B
+    assert _check(tmp_path, doc) == 1
+    out = capsys.readouterr().out
+    assert "OUTSIDE" in out and "the site's residual spread of its ada NF4 fit over 9" in out
+    assert "no ada anchor within 5% of 2B" in out
+    assert _check(tmp_path, doc, "--k", "3") == 0
+
+
+def test_fp16_far_from_its_anchor_is_exit_1(tmp_path, capsys):
+    doc = measured(params_b=3.0, precision="FP16", fp16_mj=3368.4 * 1.10, **ADA)
+    assert _check(tmp_path, doc) == 1
+    assert "+10.0%, tolerance +-2 x 2% = +-4.0%" in capsys.readouterr().out
+
+
+def test_fp16_without_an_anchor_of_its_size_is_not_gradeable(tmp_path):
+    assert _check(tmp_path, measured(params_b=2.0, precision="FP16", **ADA)) == 2
+
+
+def test_hopper_is_not_graded_against_borrowed_ampere(tmp_path, capsys):
+    assert _check(tmp_path, measured(params_b=7.0)) == 2
+    out = capsys.readouterr().out
+    assert "no published curve was measured on hopper; ampere's is only borrowed" in out
+    assert "NOT GRADEABLE (exit 2)" in out
+
+
+def test_hopper_is_not_graded_against_our_own_h200_figures(tmp_path, capsys):
+    # the no-GPU path ships this project's H200 anchors for Hopper; a report that sits on
+    # them exactly is still not graded: they come from this project's own reports
+    doc = measured(params_b=1.1, precision="FP16", fp16_mj=2436.227)
+    assert _check(tmp_path, doc) == 2
+    out = capsys.readouterr().out
+    assert "the hopper anchors shipped are this project's H200 measurements" in out
+    assert "circular" in out and "NOT GRADEABLE (exit 2)" in out
+    nf4 = measured(params_b=3.0, delta=round(project_curve_for("hopper", "NF4").delta_pct(3), 3))
+    assert _check(tmp_path, nf4) == 2
+    out = capsys.readouterr().out
+    assert "ampere's is only borrowed" in out and "would be circular" in out
+
+
+def test_committed_h200_reports_are_not_gradeable():
+    for name in ("tinyllama-nf4", "tinyllama-int8", "llama2-7b-nf4"):
+        path = REPO / "docs" / "validation" / "h200-issue3" / name / "energy.json"
+        assert main(["check", str(path)]) == 2
+
+
+def test_the_spread_is_the_sites_resid_std_else_the_named_default():
+    blackwell = curve_for("blackwell", "NF4")
+    spread = curve_spread(blackwell)
+    assert spread.pct == 2.8022 and "resid_std" in spread.source
+    without = dataclasses.replace(blackwell, resid_std_pct=None)
+    fallback = curve_spread(without)
+    assert fallback.pct == DEFAULT_SPREAD_PCT
+    assert f"project default {DEFAULT_SPREAD_PCT:g} pp" in fallback.source
+
+
+def test_no_curve_for_the_format_is_not_gradeable(tmp_path):
+    doc = measured(params_b=2.0, delta=150.0, precision="INT8", gpu="NVIDIA GeForce RTX 5090",
+                   arch="blackwell")  # fmt: skip
+    assert _check(tmp_path, doc) == 2
+
+
+def test_a_derived_report_is_refused(run_cli, tmp_path):
+    done = run_cli(
+        "energy_estimate",
+        "--dry_run",
+        "--model",
+        "x",
+        "--params_b",
+        "1.1",
+        "--gpu_arch",
+        "ada",
+        "--output_dir",
+        str(tmp_path / "d"),
+    )
+    assert done.returncode == 0, done.stderr
+    checked = run_cli("check", str(tmp_path / "d" / "energy.json"))
+    assert checked.returncode == 2
+    assert "REFUSED" in checked.stdout and "compare them with themselves" in checked.stdout
+
+
+def test_an_invalid_file_is_exit_2(tmp_path, capsys):
+    bad = tmp_path / "energy.json"
+    bad.write_text("{}")
+    assert main(["check", str(bad)]) == 2
+    assert "INVALID" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("k", ["0", "-1", "nan"])
+def test_k_must_be_positive(tmp_path, k):
+    assert _check(tmp_path, measured(**ADA), "--k", k) == 2

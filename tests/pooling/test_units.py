@@ -1,0 +1,347 @@
+"""Issue 27: units of one card model. The random-effects pooling against a published
+worked example, one unit never counted as several, what tells units and their states
+apart (board, throttling, the power cap) through the fakes and NVML's adapter, and the
+kernel fingerprint of a captured step."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import types
+from pathlib import Path
+
+import pynvml
+import pytest
+
+from ecocompute.core.meta import pool
+from ecocompute.llm.kernel_fingerprint import dot_fingerprint, kernel_nodes
+from ecocompute.monitor.conditions import window_conditions
+from ecocompute.params import resolve
+from ecocompute.pooling.aggregate import group_reports
+from ecocompute.pooling.units import pool_units, render_units
+from ecocompute.report.summary import render
+from ecocompute.results.collect import read_reports
+from ecocompute.telemetry.base import ClockSample, EdgeState
+from ecocompute.telemetry.nvml import NvmlTelemetry
+
+from ..fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
+from ..made_reports import measured, write
+
+DATA = Path(__file__).parents[1] / "data"
+
+# Colditz et al. (1994), the BCG vaccine trials as Viechtbauer (2010, J. Stat. Softw.
+# 36(3), "Conducting meta-analyses in R with the metafor package") analyses them:
+# (tpos, tneg, cpos, cneg) per trial; effect: log relative risk.
+BCG = [
+    (4, 119, 11, 128),
+    (6, 300, 29, 274),
+    (3, 228, 11, 209),
+    (62, 13536, 248, 12619),
+    (33, 5036, 47, 5761),
+    (180, 1361, 372, 1079),
+    (8, 2537, 10, 619),
+    (505, 87886, 499, 87892),
+    (29, 7470, 45, 7232),
+    (17, 1699, 65, 1600),
+    (186, 50448, 141, 27197),
+    (5, 2493, 3, 2338),
+    (27, 16886, 29, 17825),
+]
+
+
+def _bcg():
+    y, v = [], []
+    for tp, tn, cp, cn in BCG:
+        y.append(math.log((tp / (tp + tn)) / (cp / (cp + cn))))
+        v.append(1 / tp - 1 / (tp + tn) + 1 / cp - 1 / (cp + cn))
+    return y, v
+
+
+def test_random_effects_reproduce_the_published_worked_example():
+    """metafor's rma(yi, vi, method="REML") on the BCG data, as the paper prints it:
+    estimate -0.7145, se 0.1798, CI [-1.0669, -0.3622], tau^2 0.3132, Q(12) 152.2330;
+    predict(): the prediction interval 0.1546 .. 1.5490 as relative risks."""
+    y, v = _bcg()
+    r = pool(y, v)
+    assert r.mu == pytest.approx(-0.7145, abs=5e-5)
+    assert r.se == pytest.approx(0.1798, abs=5e-5)
+    assert r.tau2 == pytest.approx(0.3132, abs=5e-5)
+    assert r.q == pytest.approx(152.2330, abs=5e-4)
+    lo, hi = r.z_ci95()
+    assert (lo, hi) == (pytest.approx(-1.0669, abs=5e-5), pytest.approx(-0.3622, abs=5e-5))
+    lo, hi = r.z_pi95()
+    assert math.exp(lo) == pytest.approx(0.1546, abs=5e-5)
+    assert math.exp(hi) == pytest.approx(1.5490, abs=5e-5)
+    # DerSimonian-Laird on the same data, as metafor's method="DL" gives it
+    dl = pool(y, v, method="DL")
+    assert dl.tau2 == pytest.approx(0.3088, abs=5e-5)
+    assert dl.mu == pytest.approx(-0.7141, abs=5e-5)
+    # the intervals the tool prints: Hartung-Knapp (t on k-1), wider than the z one
+    assert r.ci95[0] < r.z_ci95()[0] and r.ci95[1] > r.z_ci95()[1]
+    assert r.pi95[0] < r.ci95[0] and r.pi95[1] > r.ci95[1]
+
+
+def test_pooling_refuses_what_it_cannot_weigh():
+    with pytest.raises(ValueError):
+        pool([1.0, 2.0], [0.1, 0.0])
+    with pytest.raises(ValueError):
+        pool([], [])
+    one = pool([-12.0], [0.04])
+    assert (one.mu, one.tau2, one.ci95, one.pi95) == (-12.0, 0.0, None, None)
+
+
+def _made(root: Path, name: str, delta: float, unit: str, board: str | None = None):
+    doc = measured(delta=delta, half_ci=0.5)
+    doc["schema_version"] = "ecocompute-energy/1.4"  # the format that records board parts
+    for gpu in doc["system_under_test"]["gpus"]:
+        gpu["uuid"] = f"GPU-{unit}"
+        if board is not None:
+            gpu["board_part_number"] = board
+    write(doc, root / name)
+
+
+def test_reports_of_one_unit_are_one_unit_never_several(tmp_path):
+    for i, delta in enumerate((-12.0, -12.4, -12.8)):  # three sessions, one card
+        _made(tmp_path, f"rerun{i}", delta, "aaaa-000000000001")
+    (g,) = group_reports(read_reports([tmp_path])[0])
+    assert len(g.reports) == 3 and g.n == 1
+    (unit,) = g.unit_estimates()
+    assert unit.delta_pct == pytest.approx(-12.4) and len(unit.reports) == 3
+    # combined, the unit's interval is narrower than one session's, and it is the row's
+    lo, hi = g.delta_ci95()
+    assert hi - lo < 1.0 and lo < -12.4 < hi
+    assert g.prediction_interval() is None  # no spread between units can be seen
+    (p,) = pool_units([g])
+    assert p.pooled.k == 1
+
+
+def test_units_pool_with_their_spread_and_the_board_part_that_separates_them(tmp_path):
+    for i, delta in enumerate((-11.5, -12.0, -11.2)):
+        _made(tmp_path, f"a{i}", delta, f"aaaa-00000000000{i}", "692-2G520-0282-000")
+    for i, delta in enumerate((-17.5, -18.0, -17.1, -17.7)):
+        _made(tmp_path, f"b{i}", delta, f"bbbb-00000000000{i}", "692-2G520-0282-001")
+    _made(tmp_path, "b0-again", -17.3, "bbbb-000000000000", "692-2G520-0282-001")
+    (g,) = group_reports(read_reports([tmp_path])[0])
+    assert g.n == 7  # 8 reports, 7 units
+    (p,) = pool_units([g])
+    assert p.pooled.k == 7 and p.pooled.tau > 2.0
+    assert p.pooled.pi95[0] < -17.5 and p.pooled.pi95[1] > -11.2
+    assert [s.value for s in p.subgroups["board_part"]] == [
+        "692-2G520-0282-000",
+        "692-2G520-0282-001",
+    ]
+    low, high = p.subgroups["board_part"]
+    assert low.pooled.mu == pytest.approx(-11.57, abs=0.05) and low.pooled.k == 3
+    assert high.pooled.k == 4
+    assert p.separated_by == ["board_part"]
+    text = render_units([p])
+    assert "the board part separates the units" in text
+    assert "pooled over 7 units (card model)" in text
+
+
+def test_aggregate_units_on_the_command_line(tmp_path, run_cli):
+    for i, delta in enumerate((-11.5, -17.5, -12.0)):
+        _made(tmp_path, f"u{i}", delta, f"cccc-00000000000{i}")
+    done = run_cli("aggregate", "--units", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "Across units" in done.stdout and "a unit not yet measured" in done.stdout
+    assert "a new unit" in done.stdout
+
+
+def test_window_conditions_from_edges_clocks_and_power():
+    start = EdgeState(41.0, 39.0, {"power_cap": 1_000_000_000, "sw_thermal": 5})
+    end = EdgeState(47.0, 44.0, {"power_cap": 1_750_000_000, "sw_thermal": 5})
+    clocks = [ClockSample(1980, 3201, 0), ClockSample(1755, 3201, 0x4), ClockSample(1830, 3201, 0)]
+    c = window_conditions(0, start, end, clocks, [650.0, 699.0, 640.0], 660.0, 1.0, 700.0)
+    assert c.temperature_c == (41.0, 47.0) and c.memory_temperature_c == (39.0, 44.0)
+    assert c.sm_clock_mhz_mean == pytest.approx((1980 + 1755 + 1830) / 3)
+    assert c.clock_events_seen == ("power_cap",)
+    assert c.throttled_s == {"power_cap": pytest.approx(0.75), "sw_thermal": 0.0}
+    assert c.power_of_limit_pct_mean == pytest.approx(100 * 660 / 700)
+    assert c.power_of_limit_pct_max == pytest.approx(100 * 699 / 700)
+    assert c.throttles == ("power_cap",)
+    calm = window_conditions(0, start, start, [ClockSample(1980, 3201, 0x1)], [300.0], 300, 1, 700)
+    assert calm.throttles == () and calm.clock_events_seen == ("gpu_idle",)
+
+
+def _capped_report(capped):
+    """A measured NF4 run on the fakes whose GPU is at the power cap where capped(t)."""
+    telemetry = FakeTelemetry(
+        power_w=lambda t: 690.0, reasons=lambda t: ("power_cap",) if capped(t) else ()
+    )
+    params = resolve(
+        None,
+        {
+            "model_name": "synthetic:tiny-test",
+            "precision": "NF4",
+            "tokens": "4",
+            "iterations": "2",
+            "warmup": "0",
+            "idle_seconds": "0.2",
+        },
+    )
+    return estimate_report(
+        params,
+        open_telemetry=lambda: telemetry,
+        accelerator=CpuAccelerator(sync_s=0.12),
+        backend=StandInQuantBackend(),
+    )
+
+
+@pytest.mark.slow
+def test_a_power_capped_window_is_said_in_the_report_and_the_summary():
+    report = _capped_report(lambda t: True)
+    res = report["results"]
+    assert res["conditions"]["throttled_windows"] == len(res["trials"]) == 4
+    assert res["conditions"]["throttles"] == ["power_cap"]
+    for trial in res["trials"]:
+        (c,) = trial["conditions"]
+        assert c["throttles"] == ["power_cap"] and c["throttled_s"]["power_cap"] > 0
+        assert c["power_of_limit_pct_mean"] == pytest.approx(100 * 690 / 700, abs=0.5)
+    assert "Windows that ran throttled" in res["conditions"]["note"]
+    text = render(report, "x/energy.json")
+    assert "throttle   FP16 2 of 2 windows (the power cap)" in text
+    assert "the figures include them" in text
+    gpu = report["system_under_test"]["gpus"][0]
+    assert gpu["board_part_number"] == "692-2G520-0282-001"
+    assert gpu["before_session"]["idle_power_watts"] == pytest.approx(690, abs=1)
+    assert "unit       ...dddddddddddd (board 692-2G520-0282-001" in text
+
+
+@pytest.mark.slow
+def test_an_unthrottled_run_says_so():
+    report = _capped_report(lambda t: False)
+    assert report["results"]["conditions"]["throttled_windows"] == 0
+    assert "no window met the power cap" in render(report, "x/energy.json")
+
+
+def test_the_kernel_fingerprint_of_a_real_h200_graph_dump():
+    """tests/data/cuda-graph-h200.dot: a matmul, a softmax and an argmax captured on an
+    H200 (benchmarks/unit_probe.py); the walk through cuda.bindings gave the same three
+    kernels with the same launch shapes (docs/validation/h200-units/32cf00d23f25)."""
+    dot = (DATA / "cuda-graph-h200.dot").read_text()
+    nodes = kernel_nodes(dot)
+    walked = json.loads(
+        (
+            Path(__file__).parents[2] / "docs/validation/h200-units/32cf00d23f25/probe.json"
+        ).read_text()
+    )["graph"]["walked_with_cuda_bindings"]
+    kernels = [k for k in walked if k["type"] == "kernel"]
+    assert [n.function for n in nodes] == [k["name"] for k in kernels]
+    assert [list(n.grid) for n in nodes] == [k["grid"] for k in kernels]
+    assert [list(n.block) for n in nodes] == [k["block"] for k in kernels]
+    assert [n.shared_mem_bytes for n in nodes] == [k["shared"] for k in kernels]
+    first = dot_fingerprint(dot)
+    assert first["kernels"] == 3 and first["distinct_functions"] == 3
+    # another process: other addresses, the same kernels -> the same fingerprint
+    moved = dot.replace("0x000000004B296170", "0x00000000DEADBEEF")
+    assert dot_fingerprint(moved)["sha256"] == first["sha256"]
+    # another launch shape (an autotuner's other choice) -> another fingerprint
+    retuned = dot.replace("\\<\\<\\<64,\\{32,4\\},0\\>\\>\\>", "\\<\\<\\<32,\\{32,8\\},0\\>\\>\\>")
+    assert retuned != dot
+    assert dot_fingerprint(retuned)["sha256"] != first["sha256"]
+
+
+def _nvml_stub(**overrides):
+    """A pynvml-shaped module over one device: the real module's constants and error
+    type, scripted answers (NVML's own value union for the field reads)."""
+    stub = types.SimpleNamespace(**{k: getattr(pynvml, k) for k in dir(pynvml) if k.isupper()})
+    stub.NVMLError = pynvml.NVMLError
+
+    def fields(handle, ids):
+        out = []
+        for fid in ids:
+            value = pynvml.c_nvmlFieldValue_t()
+            value.fieldId = fid
+            value.nvmlReturn = pynvml.NVML_SUCCESS
+            value.valueType = pynvml.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
+            value.value.ullVal = {82: 44, 74: 1_500_000_000, 269: 0, 270: 0, 271: 7}[fid]
+            out.append(value)
+        return out
+
+    answers = {
+        "nvmlDeviceGetCount": lambda: 1,
+        "nvmlDeviceGetHandleByIndex": lambda i: f"h{i}",
+        "nvmlDeviceGetName": lambda h: b"NVIDIA H200",
+        "nvmlDeviceGetUUID": lambda h: "GPU-1af0ae31-3cc5-a484-61f6-bebcef2e2e82",
+        "nvmlDeviceGetPciInfo": lambda h: types.SimpleNamespace(busId=b"00000000:06:00.0"),
+        "nvmlDeviceGetBoardPartNumber": lambda h: b"692-2G520-0282-001",
+        "nvmlDeviceGetVbiosVersion": lambda h: "96.00.A5.00.1A",
+        "nvmlDeviceGetPowerManagementDefaultLimit": lambda h: 700000,
+        "nvmlDeviceGetMaxClockInfo": lambda h, kind: 1980 if kind == pynvml.NVML_CLOCK_SM else 3201,
+        "nvmlDeviceGetClockInfo": lambda h, kind: 1755 if kind == pynvml.NVML_CLOCK_SM else 3201,
+        "nvmlDeviceGetCurrentClocksEventReasons": lambda h: 0x4,
+        "nvmlDeviceGetTemperature": lambda h, sensor: 52,
+        "nvmlDeviceGetFieldValues": fields,
+        "nvmlDeviceGetViolationStatus": lambda h, policy: types.SimpleNamespace(violationTime=9),
+    }
+    answers.update(overrides)
+    for name, fn in answers.items():
+        setattr(stub, name, fn)
+    return stub
+
+
+def test_the_nvml_adapter_reads_board_edges_and_clocks():
+    telemetry = NvmlTelemetry(_nvml_stub())
+    board = telemetry.board(0)
+    assert dataclasses.astuple(board) == (
+        "692-2G520-0282-001",
+        "96.00.A5.00.1A",
+        700000,
+        1980,
+        3201,
+    )
+    state = telemetry.edge_state(0)
+    assert (state.temperature_c, state.memory_temperature_c) == (52, 44.0)
+    assert state.throttle_ns == {
+        "power_cap": 1_500_000_000,
+        "sw_thermal": 0,
+        "hw_thermal": 0,
+        "hw_power_brake": 7,
+    }
+    assert telemetry.clock_sample(0) == ClockSample(1755, 3201, 0x4)
+
+
+def test_the_nvml_adapter_leaves_out_what_the_driver_does_not_offer():
+    def unsupported(*args):
+        raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+
+    def no_fields(handle, ids):
+        values = []
+        for fid in ids:
+            value = pynvml.c_nvmlFieldValue_t()
+            value.fieldId, value.nvmlReturn = fid, pynvml.NVML_ERROR_NOT_SUPPORTED
+            values.append(value)
+        return values
+
+    stub = _nvml_stub(
+        nvmlDeviceGetBoardPartNumber=unsupported,
+        nvmlDeviceGetTemperature=unsupported,
+        nvmlDeviceGetFieldValues=no_fields,
+        nvmlDeviceGetClockInfo=unsupported,
+        nvmlDeviceGetCurrentClocksEventReasons=unsupported,
+    )
+    telemetry = NvmlTelemetry(stub)
+    assert telemetry.board(0).board_part_number is None
+    state = telemetry.edge_state(0)
+    assert state.temperature_c is None and state.memory_temperature_c is None
+    assert state.throttle_ns == {"power_cap": 9}  # the violation counter stands in
+    assert telemetry.clock_sample(0) is None
+
+
+def test_the_committed_units_pool_as_the_docs_say():
+    """docs/units.md's table comes from these reports (8 H200 units)."""
+    root = Path(__file__).parents[2] / "docs/validation/h200-units"
+    reports, invalid = read_reports([root])
+    assert invalid == [] and len({r.unit for r in reports}) == 8
+    pools = {p.group.precision: p for p in pool_units(group_reports(reports))}
+    nf4 = pools["NF4"]
+    assert nf4.pooled.k == 8 and nf4.separated_by == ["board_part"]
+    assert all(
+        abs(u.ci95_pct[1] - u.ci95_pct[0]) / 2 <= 1.0 for p in pools.values() for u in p.units
+    )
+    assert nf4.pooled.mu == pytest.approx(-15.23, abs=0.01)
+    assert {u.vbios for u in nf4.units} == {"96.00.A5.00.1A"}  # VBIOS does not tell them apart
+    copy.deepcopy(nf4)  # plain data, copyable

@@ -1,0 +1,218 @@
+"""The batch axis: where a format's delta crosses zero against the batch size, with its
+interval (open where the draws put it outside the sizes measured), the map in words,
+the sweep over --batch_sizes on the CPU stand-ins (models loaded once for every batch
+size), its plot, and the published path's honesty for formats it never measured."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ecocompute.boundary.progress import Progress
+from ecocompute.cli import main
+from ecocompute.errors import InputError
+from ecocompute.sweeps.batch_axis import BatchPoint, crossover, first_crossing, map_words
+from ecocompute.sweeps.plan import split_batches
+from ecocompute.sweeps.sweep import sweep
+
+from ..fakes import StandInQuantBackend, fake_machine
+
+
+def pts(*rows):
+    return [
+        BatchPoint(batch_size=b, delta_pct=d, ci95_pct=[d - h, d + h], n_pairs=n, verdict=v,
+                   report=f"b{b}")
+        for b, d, h, n, v in rows
+    ]  # fmt: skip
+
+
+def test_the_crossing_is_log2_linear_between_the_sizes_that_change_sign():
+    assert first_crossing([(1, -10.0), (4, 10.0)]) == pytest.approx(2.0)  # log2 midpoint
+    assert first_crossing([(1, -30.0), (4, -10.0), (16, 10.0)]) == pytest.approx(8.0)
+    assert first_crossing([(1, -3.0), (4, -1.0)]) is None
+    assert first_crossing([(1, 5.0), (16, 5.0), (64, -5.0)]) == pytest.approx(32.0)
+
+
+def test_a_tight_crossover_has_a_closed_interval_around_it():
+    nf4 = pts(
+        (1, -17.9, 0.3, 10, "saves"), (4, 40.1, 0.5, 10, "costs"), (16, 91.0, 1.0, 10, "costs")
+    )
+    cross = crossover(nf4, n_boot=2000)
+    assert cross.status == "inside" and cross.ci95 is not None
+    lo, hi = cross.ci95
+    assert lo is not None and hi is not None and cross.batch_size is not None
+    assert lo < cross.batch_size < hi and lo > 1 and hi < 4
+    assert cross.batch_size == pytest.approx(2 ** (2 * 17.9 / (17.9 + 40.1)), rel=1e-3)
+
+
+def test_no_crossing_inside_the_sizes_is_said_and_the_interval_left_open():
+    int8 = pts((1, -8.3, 0.8, 4, "saves"), (4, -7.7, 0.1, 3, "saves"), (64, -14.8, 1.8, 3, "saves"))
+    cross = crossover(int8, n_boot=2000)
+    assert cross.batch_size is None and cross.status == "outside"
+    assert "saves at every batch size measured (1..64)" in (cross.note or "")
+    assert cross.ci95 == [None, None] and cross.ci95_text == "beyond 64"
+    noisy = pts((1, -0.5, 3.0, 3, "inconclusive"), (4, -3.0, 0.5, 10, "saves"))
+    cross = crossover(noisy, n_boot=2000)
+    assert cross.ci95 is not None and cross.ci95[1] is None
+    assert "beyond 4" in (cross.ci95_text or "")
+    assert crossover(pts((1, -3.0, 1.0, 5, "saves"))).status == "one batch size"
+
+
+def test_the_map_in_words():
+    int4 = pts(
+        (1, -34.7, 1, 5, "saves"),
+        (4, -24.6, 1, 5, "saves"),
+        (16, 20.4, 1, 5, "costs"),
+        (64, 141, 1, 5, "costs"),
+    )
+    assert map_words("INT4", int4) == "INT4 saves at batch 1-4, costs from 16"
+    nf4 = pts((1, -17.9, 1, 5, "saves"), (4, 40.1, 1, 5, "costs"), (16, 91, 1, 5, "costs"))
+    assert map_words("NF4", nf4) == "NF4 saves at batch 1, costs from 4"
+    fp8 = pts(
+        (1, 0.9, 1.5, 4, "inconclusive"),
+        (4, 1.7, 1.9, 3, "inconclusive"),
+        (16, 3.0, 0.1, 3, "costs"),
+        (64, -13, 0.2, 3, "saves"),
+    )
+    assert map_words("FP8", fp8) == "FP8 is inconclusive at batch 1-4, costs at 16, saves at 64"
+    assert map_words("INT8", pts((1, -8, 1, 5, "saves"), (64, -15, 1, 5, "saves"))) == (
+        "INT8 saves at every batch measured"
+    )
+
+
+def test_batch_sizes_are_whole_increasing_and_not_mixed_with_batch_size():
+    assert split_batches("1,4,16,64") == [1, 4, 16, 64]
+    for bad in ("0,4", "4,1", "1,x", "1,1"):
+        with pytest.raises(InputError):
+            split_batches(bad)
+    assert (
+        main(
+            [
+                "sweep",
+                "--models",
+                "synthetic:tiny-test",
+                "--batch_sizes",
+                "1,2",
+                "--batch_size",
+                "4",
+                "--dry_run",
+            ]
+        )
+        == 2
+    )
+
+
+@pytest.mark.slow
+def test_a_sweep_over_batch_sizes_on_the_cpu(tmp_path, monkeypatch):
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+    backend = StandInQuantBackend()
+    options = {"tokens": 4, "iterations": 3, "warmup": 0, "idle_seconds": 0.2,
+               "decode": "graphs", "quiet": True}  # fmt: skip
+    done = sweep(
+        ["synthetic:tiny-test"],
+        ["NF4", "INT4"],
+        tmp_path / "sw",
+        options=options,
+        progress=Progress(quiet=True),
+        machine=fake_machine(backend=lambda: backend),
+        batch_sizes=[1, 2, 4],
+    )
+    doc = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    assert doc == done.document()
+    # one session per batch size, the models loaded once for all three
+    assert backend.loads == ["FP16", "NF4", "INT4"]
+    assert [r["report"] for r in doc["runs"]][:2] == [
+        "synthetic-tiny-test-b1/NF4/energy.json",
+        "synthetic-tiny-test-b1/INT4/energy.json",
+    ]
+    assert [r["batch_size"] for r in doc["runs"]] == [1, 1, 2, 2, 4, 4]
+    reports = [json.loads((tmp_path / "sw" / r["report"]).read_text()) for r in doc["runs"]]
+    assert [r["measurement"]["timing"]["reused_models"] for r in reports] == [
+        False,
+        False,
+        True,
+        True,
+        True,
+        True,
+    ]
+    assert {e["precision"] for e in doc["batch_axis"]} == {"NF4", "INT4"}
+    for entry in doc["batch_axis"]:
+        assert [p["batch_size"] for p in entry["points"]] == [1, 2, 4]
+        assert entry["map"].startswith(entry["precision"])
+        assert "ci95_text" in entry["crossover"] or entry["crossover"]["status"] == "one batch size"
+    assert doc["map"] == [e["map"] for e in doc["batch_axis"]]
+    assert all(f["status"] == "skipped" and "batch axis" in f["reason"] for f in doc["fits"])
+    assert doc["plot"] == "sweep.png"
+    assert "batch" in doc["protocol"] and "1,2,4" in doc["protocol"]
+
+
+@pytest.mark.slow
+def test_the_batch_plot_draws_a_line_per_format_and_break_even(tmp_path):
+    pytest.importorskip("matplotlib")
+    from ecocompute.plots.batch_plot import build_batch_figure
+    from ecocompute.results.collect import read_reports
+
+    reports, invalid = read_reports(["docs/validation/h200-map/map-7b"])
+    assert not invalid and len(reports) == 16
+    fig = build_batch_figure(reports)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sorted(labels) == sorted(["FP8", "INT4", "INT8", "NF4", "break-even (0%)"])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "4", "16", "64"]
+    title = ax.get_title()
+    assert "NVIDIA H200" in title and "synthetic:llama-2-7b" in title and "graphs" in title
+    assert "synthetic weights" in title
+
+
+def test_the_published_path_never_borrows_a_figure_for_formats_it_never_measured(tmp_path, capsys):
+    out = tmp_path / "o"
+    rc = main(
+        [
+            "energy_estimate",
+            "--dry_run",
+            "--model",
+            "synthetic:llama-2-7b",
+            "--gpu_arch",
+            "h200",
+            "--precision",
+            "NF4,INT4,FP8",
+            "--output_dir",
+            str(out),
+            "-q",
+        ]
+    )
+    assert rc == 0
+    nf4, int4, fp8 = (
+        json.loads((out / f / "energy.json").read_text()) for f in ("NF4", "INT4", "FP8")
+    )
+    assert (
+        nf4["results"]["basis"] != "unavailable"
+        and nf4["results"]["vs_fp16_energy_pct"] is not None
+    )
+    for doc in (int4, fp8):
+        assert (
+            doc["results"]["basis"] == "unavailable"
+            and doc["results"]["vs_fp16_energy_pct"] is None
+        )
+        assert "NF4 and LLM.int8() only" in doc["results"]["note"]
+    rc = main(
+        [
+            "energy_estimate",
+            "--dry_run",
+            "--model",
+            "synthetic:llama-2-7b",
+            "--gpu_arch",
+            "h200",
+            "--precision",
+            "INT8",
+            "--backend",
+            "torchao",
+            "--output_dir",
+            str(tmp_path / "t"),
+            "-q",
+        ]
+    )
+    doc = json.loads((tmp_path / "t" / "energy.json").read_text())
+    assert rc == 0 and doc["results"]["basis"] == "unavailable"  # never LLM.int8()'s figure

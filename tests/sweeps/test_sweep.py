@@ -1,0 +1,199 @@
+"""sweep: the run loop, the layout on disk, sweep.json (a typed Sweep, its schema generated
+from the model), the fit of measured points only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("scipy")
+
+from ecocompute.boundary.progress import Progress
+from ecocompute.cli import main
+from ecocompute.errors import RunError
+from ecocompute.published.figures import delta_pct
+from ecocompute.report.schema import sweep_errors
+from ecocompute.sweeps.document import SCHEMA_FILE, read_sweep, schema_text
+from ecocompute.sweeps.plan import slug
+from ecocompute.sweeps.sweep import sweep
+
+from ..made_reports import measured, on_curve, v2_on_figures, write
+
+A, S, NSTAR = 40.0, 80.0, 3.0  # crosses zero at N = 3B
+
+
+def _doc(folder):
+    doc = json.loads((folder / "sweep.json").read_text())
+    assert sweep_errors(doc) == []
+    assert read_sweep(folder / "sweep.json").document() == doc  # read back as written
+    return doc
+
+
+def test_the_committed_schema_is_the_one_the_model_generates():
+    assert SCHEMA_FILE.read_text() == schema_text(), (
+        "schema/sweep.schema.json differs from the Sweep model: regenerate it with "
+        "`python -m ecocompute.sweeps.document`"
+    )
+
+
+def test_slug_names_one_folder_per_model_and_format():
+    assert slug("synthetic:qwen2.5-0.5b", "NF4") == "synthetic-qwen2.5-0.5b-NF4"
+    assert slug("Qwen/Qwen2.5-3B", "INT8") == "Qwen-Qwen2.5-3B-INT8"
+
+
+def test_dry_run_sweep_writes_reports_and_says_why_it_does_not_fit(run_cli, tmp_path):
+    out = tmp_path / "sw"
+    done = run_cli(
+        "sweep",
+        "--models",
+        "synthetic:qwen2.5-0.5b,synthetic:qwen2.5-1.5b,synthetic:qwen2.5-3b",
+        "--precisions",
+        "NF4",
+        "--dry_run",
+        "--gpu_arch",
+        "ada",
+        "--output_dir",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    for model in ("qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b"):
+        assert (out / f"synthetic-{model}-NF4" / "energy.json").is_file()
+    doc = _doc(out)
+    (fit,) = doc["fits"]
+    assert fit["status"] == "skipped" and "derived from the published curve" in fit["reason"]
+    assert len(fit["left_out"]) == 3
+    assert [r["basis"] for r in doc["runs"]] == ["interpolated"] * 3
+    assert doc["plot"] == "sweep.png" and (out / "sweep.png").is_file()
+    assert "NF4 fit: skipped" in done.stdout
+    assert "sweep 1/3" in done.stderr  # progress on stderr, summary on stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--models", "synthetic:qwen2.5-0.5b", "--precisions", "FP16"], "precisions"),
+        (["--models", "a,a"], "models"),
+        (["--models", " , "], "models"),
+        (["--models", "synthetic:qwen2.5-0.5b", "--iterations", "0"], "iterations"),
+    ],
+)
+def test_bad_input_is_exit_2_and_writes_nothing(tmp_path, capsys, args, field):
+    out = tmp_path / "sw"
+    assert main(["sweep", *args, "--dry_run", "--output_dir", str(out)]) == 2
+    assert f"invalid {field}" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def _place_on_curve(root, sizes, **kw):
+    for n in sizes:
+        write(on_curve(n, A, S, NSTAR, half_ci=1.0, **kw), root / slug(f"synthetic:m-{n}b", "NF4"))
+
+
+def test_fit_only_recovers_a_known_crossover_and_plots_it(tmp_path, capsys):
+    _place_on_curve(tmp_path, (0.5, 1.0, 2.0, 4.0, 7.0))
+    assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path), "-q"]) == 0
+    doc = _doc(tmp_path)
+    assert doc["card"] == "NVIDIA H200" and doc["gpu_arch"] == "hopper"
+    assert doc["software"].startswith("py3.12.3 torch2.11.0")
+    (fit,) = doc["fits"]
+    assert fit["status"] == "fitted" and fit["n_points"] == 5
+    cross = fit["crossover"]
+    assert cross["status"] == "within measured range"
+    assert cross["params_b"] == pytest.approx(3.0, rel=0.02)
+    assert cross["ci95_b"][0] < 3.0 < cross["ci95_b"][1]
+    assert fit["published_curve"]["borrowed_for"] == "hopper"
+    assert doc["plot"] == "sweep.png"
+    assert "NF4 crossover: 3B (within measured range)" in capsys.readouterr().out
+
+
+def test_fit_only_refuses_to_mix_cards(tmp_path):
+    _place_on_curve(tmp_path, (0.5, 1.0, 2.0))
+    write(measured(gpu="NVIDIA A100-SXM4-80GB", arch="ampere"), tmp_path / "other")
+    assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path), "-q"]) == 2
+    assert not (tmp_path / "sweep.json").exists()
+
+
+def test_fit_only_on_an_empty_folder_is_exit_2(tmp_path):
+    assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path)]) == 2
+
+
+def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path, monkeypatch, capsys):
+    import ecocompute.jobs.report_job as job
+
+    sizes = {
+        "synthetic:m-0.5b": 0.5,
+        "synthetic:m-1.5b": 1.5,
+        "synthetic:m-3b": 3.0,
+        "synthetic:m-7b": 7.0,
+    }
+
+    def run(params, progress, machine=None):
+        if params.model_name == "synthetic:m-3b":
+            raise RunError("out of memory (scripted)")
+        return params
+
+    def build(params, command):  # a measured report on the curve, for each size
+        n = sizes[params.model_name]
+        return v2_on_figures(params_b=n, delta=delta_pct(n, A, S, NSTAR), model=params.model_name)
+
+    monkeypatch.setattr(job, "run_energy_estimate", run)
+    monkeypatch.setattr(job, "build_report", build)
+
+    done = sweep(
+        list(sizes), ["NF4"], tmp_path, options={"quiet": True}, progress=Progress(quiet=True),
+        n_boot=200,
+    )  # fmt: skip
+    assert done.document() == _doc(tmp_path)  # what it returns is what it wrote
+    (failed,) = done.failed
+    assert failed.model_name == "synthetic:m-3b" and failed.status == "failed"
+    assert "out of memory" in (failed.error or "")
+    (fit,) = done.fits
+    assert fit.status == "fitted" and fit.n_points == 3
+    assert fit.crossover is not None
+    assert fit.crossover.params_b == pytest.approx(3.0, rel=0.02)
+    models = ",".join(sizes)  # the command line: the same sweep, exit 1, saying which
+    assert main(["sweep", "--models", models, "--output_dir", str(tmp_path / "cli"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "1 of 4 run(s) failed" in err and "sweep.json was written" in err
+
+
+def test_cli_sweep_without_scipy_still_writes_reports(tmp_path, monkeypatch, capsys):
+    import ecocompute.sweeps.fits as fits
+
+    monkeypatch.setattr(fits, "missing_fit_stack", lambda: ["scipy", "matplotlib"])
+    _place_on_curve(tmp_path, (0.5, 1.0, 2.0))
+    assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path), "-q"]) == 0
+    doc = _doc(tmp_path)
+    assert doc["fits"][0]["status"] == "skipped" and "scipy" in doc["fits"][0]["reason"]
+    assert doc["plot"] is None and "matplotlib" in doc["plot_note"]
+
+
+@pytest.mark.slow
+def test_measured_sweep_end_to_end_on_the_cpu(tmp_path, monkeypatch):
+    from ..fakes import StandInQuantBackend, fake_machine
+
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+    options = {"tokens": 8, "iterations": 3, "warmup": 1, "idle_seconds": 0.2,
+               "sample_rate_hz": 50, "quiet": True}  # fmt: skip
+    backend = StandInQuantBackend()
+    done = sweep(
+        ["synthetic:tiny-test"],
+        ["NF4", "INT8"],
+        tmp_path / "sw",
+        options=options,
+        progress=Progress(quiet=True),
+        machine=fake_machine(backend=lambda: backend),
+    )
+    assert done.failed == []
+    out = tmp_path / "sw"
+    doc = _doc(out)
+    # several formats: one session per point, FP16 loaded once, a report per format
+    assert [r["report"] for r in doc["runs"]] == [
+        "synthetic-tiny-test/NF4/energy.json",
+        "synthetic-tiny-test/INT8/energy.json",
+    ]
+    assert {r["basis"] for r in doc["runs"]} == {"measured"}
+    assert backend.loads == ["FP16", "NF4", "INT8"]
+    assert all(f["status"] == "skipped" and "3 or more sizes" in f["reason"] for f in doc["fits"])
+    assert doc["card"] == "NVIDIA H200"
