@@ -37,6 +37,8 @@ from ecocompute.report.model import Report
 
 if TYPE_CHECKING:
     from ecocompute.params import RunParams
+    from ecocompute.pooling.units import UnitPool
+    from ecocompute.results.record import Report as ReportRecord
     from ecocompute.sweeps.document import Sweep
 
 
@@ -245,9 +247,10 @@ class SweepFailed(RunError):
         )
 
 
-def read_report(path: str | os.PathLike[str]) -> Any:
+def read_report(path: str | os.PathLike[str]) -> ReportRecord:
     """One report file of any format this tool reads (1.0 and 1.1 of the published
-    container, 1.2, 1.3, 1.4) as its typed record (ecocompute.results.record.Report).
+    container, this tool's 1.2, 1.3, 1.4 and 2.0) as its typed record
+    (ecocompute.results.record.Report: what aggregate, check and the plots read).
     Raises ReportInvalid with every reason when it is not a valid report."""
     from ecocompute.results.collect import Invalid, read_one
 
@@ -257,7 +260,7 @@ def read_report(path: str | os.PathLike[str]) -> Any:
     return one
 
 
-def pool_units(*paths: str | os.PathLike[str]) -> Any:
+def pool_units(*paths: str | os.PathLike[str]) -> list[UnitPool]:
     """Measured reports under paths (folders searched recursively), grouped as aggregate
     groups them, each group pooled across its GPU units: every unit's own estimate
     (reports of one unit combined, never counted twice), the random-effects pool with
