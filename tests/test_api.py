@@ -73,7 +73,7 @@ def test_estimate_takes_the_parameters_model_whole():
     assert [f.format for f in result.formats] == ["NF4", "INT4"]
     again = ecocompute.estimate(params, "INT8", batch_size=8)  # keywords over the model
     assert [f.format for f in again.formats] == ["INT8"]
-    assert again.report["workload"]["batch_size"] == 8
+    assert again.report.workload.batch_size == 8
 
 
 @pytest.mark.parametrize(
@@ -214,6 +214,6 @@ def test_the_api_leaves_the_environment_and_the_signal_handlers_as_it_found_them
         assert {k: v for k, v in env.items() if v[0] != v[1]} == {}, name
         assert after[1:] == before[1:], name
         if name == "compiled":  # it did set the cache folder while it compiled
-            decode = result.report["measurement"]["decode"]
+            decode = result.report.model_dump(mode="json")["measurement"]["decode"]
             assert decode["regime"] == "compiled"
             assert decode["compiler"]["inductor_cache_dir"] == str(tmp_path / "cache/inductor")
