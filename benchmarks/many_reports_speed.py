@@ -25,7 +25,15 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-MEASURED = REPO / "docs/validation/h200-map/map-7b/synthetic-llama-2-7b-b1/NF4/energy.json"
+# A committed H200 report of format 1.4 (upgraded to the model when read), and a
+# 4-format session report of format 2.0 made on the CPU with the test fakes (fake NVML:
+# the shape of a measured report, not a measurement; named so that no folder search
+# finds it as an energy.json):
+#   python -m tests.cli_with_fakes energy_estimate --model_name synthetic:tiny-test \
+#     --params_b 1.1 --precision NF4,INT8,INT4,FP8 --iterations 4 --warmup 1 --tokens 8 \
+#     --sample_rate_hz 10 --gpu_arch hopper --output_dir /tmp/s5 --quiet
+MEASURED_14 = REPO / "docs/validation/h200-map/map-7b/synthetic-llama-2-7b-b1/NF4/energy.json"
+MEASURED_20 = REPO / "benchmarks/data/session-2.0-cpu-fakes.json"
 
 
 def make(folder: Path, doc: dict, n: int) -> None:
@@ -68,7 +76,8 @@ def main() -> int:
         tmp = Path(tmp_name)
         sets = {
             "dry-run": dry_run_doc(tmp),
-            "measured 5-format session": json.loads(MEASURED.read_text()),
+            "measured-2.0 session": json.loads(MEASURED_20.read_text()),
+            "measured-1.4 session": json.loads(MEASURED_14.read_text()),
         }
         print(f"{args.n} reports per set; load average before: {os.getloadavg()[0]:.2f}")
         print(f"{'set':<28} {'validate s':>11} {'aggregate s':>12} {'plot s':>8} {'ms/report':>10}")
