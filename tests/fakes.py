@@ -204,7 +204,7 @@ class CpuAccelerator:
         if self.sync_s:
             time.sleep(self.sync_s)
 
-    def placement(self) -> dict[str, Any]:
+    def placement(self) -> dict[str, object]:
         return {"device_map": {"": "cpu"}}
 
     def budgets_bytes(self) -> dict[int, int]:

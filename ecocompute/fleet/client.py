@@ -25,6 +25,7 @@ from typing import Any
 
 from ecocompute.boundary.interrupts import describe as describe_interrupt
 from ecocompute.boundary.progress import Progress
+from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import Interrupted, RunError
 from ecocompute.fleet.cluster import (
     GPU_RESOURCE,
@@ -86,7 +87,7 @@ class _Fleet:
         self.points = [self._point(i, p) for i, p in enumerate(runs, 1)]
         self.pending: dict[Any, Point] = {}  # future -> point
         self.by_key: dict[str, Point] = {}  # attempt_key -> point
-        self.started: dict[str, dict[str, Any]] = {}  # attempt_key -> start event
+        self.started: dict[str, JsonObject] = {}  # attempt_key -> start event
         self._seen_events = 0
         self.interrupt_name = "an interrupt"  # set by cancel()
 

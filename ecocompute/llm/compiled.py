@@ -39,6 +39,7 @@ from typing import Any
 
 from ecocompute.core import packages
 from ecocompute.core.environment import environment_kept
+from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import DecodeCaptureFailed, one_line
 from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.llm.synthetic import tool_cache_root
@@ -257,7 +258,7 @@ class CompiledDecoder(GraphDecoder):
         return margin, NEAR_TIE_STD_FRACTION * float(logits.std())
 
     # -- what the report says -------------------------------------------------------
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         record = super().record()
         cache_dir, cache_from = self._cache_dir
         record["compiler"] = {

@@ -19,7 +19,7 @@ class Accelerator(Protocol):
 
     def synchronize(self) -> None: ...
 
-    def placement(self) -> dict[str, Any]:
+    def placement(self) -> dict[str, object]:
         """from_pretrained's placement arguments (device_map, and max_memory where set)."""
 
     def budgets_bytes(self) -> dict[int, int]:
@@ -78,7 +78,7 @@ class CudaAccelerator:
         for i in range(torch.cuda.device_count()):
             torch.cuda.synchronize(i)
 
-    def placement(self) -> dict[str, Any]:
+    def placement(self) -> dict[str, object]:
         # One GPU and no cap: everything on it (a model that does not fit is an
         # out-of-memory error). Otherwise fill the GPUs in order up to each one's budget
         # (accelerate's "auto" would spread even a small model over all of them). The

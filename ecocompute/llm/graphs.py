@@ -32,6 +32,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import DecodeCaptureFailed, one_line
 from ecocompute.llm import kernel_fingerprint
 from ecocompute.llm.decoder import Decoder
@@ -116,7 +117,7 @@ class GraphDecoder(Decoder):
         stepped: here the eager step itself; the compiled regime compiles it."""
         self._body = self._step
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         """The regime's record, and whether the step really was captured (False only on
         a CPU stand-in, where the same static-cache step runs eagerly)."""
         return {

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import one_line
 
 SOURCE = "CUDA graph of the decode step (cudaGraphDebugDotPrint, verbose)"
@@ -102,7 +103,7 @@ def _dims(text: str) -> tuple[int, int, int]:
     return values[0], values[1], values[2]
 
 
-def fingerprint(nodes: Sequence[KernelNode]) -> dict[str, Any]:
+def fingerprint(nodes: Sequence[KernelNode]) -> JsonObject:
     """The report's record of a step's kernels."""
     digest = hashlib.sha256("\n".join(n.canonical() for n in nodes).encode()).hexdigest()
     return {
@@ -113,7 +114,7 @@ def fingerprint(nodes: Sequence[KernelNode]) -> dict[str, Any]:
     }
 
 
-def dot_fingerprint(dot: str) -> dict[str, Any]:
+def dot_fingerprint(dot: str) -> JsonObject:
     """The fingerprint of a DOT dump. Where no kernel node can be parsed (a driver that
     writes another layout), the whole dump with every hexadecimal value blanked out is
     hashed instead, and the record says so."""
@@ -129,7 +130,7 @@ def dot_fingerprint(dot: str) -> dict[str, Any]:
     }
 
 
-def unavailable(why: str) -> dict[str, Any]:
+def unavailable(why: str) -> JsonObject:
     return {"sha256": None, "kernels": None, "distinct_functions": None, "source": why}
 
 
@@ -146,7 +147,7 @@ def kept_graph() -> Any:
         return graph
 
 
-def of_graph(graph: Any) -> dict[str, Any]:
+def of_graph(graph: Any) -> JsonObject:
     """A captured (kept) graph's kernels as a fingerprint; a dump that fails is said in
     the record, never a reason to lose the measurement."""
     with tempfile.TemporaryDirectory(prefix="ecocompute-graph-") as folder:

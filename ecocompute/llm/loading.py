@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.core.precision import Precision
 from ecocompute.errors import RunError
 from ecocompute.formats.table import FP16_SPEC, FormatSpec, spec_for
@@ -58,7 +59,7 @@ class LoadedModel:
     devices: tuple[int, ...]  # accelerator indices holding its weights
     footprint_mib: float  # its parameters and buffers as stored (weight_bytes)
     spec: FormatSpec = FP16_SPEC
-    quantization: dict[str, Any] | None = None  # what the report says of its format
+    quantization: JsonObject | None = None  # what the report says of its format
     reused: bool = False  # already resident from an earlier session (a sweep's point)
 
 
@@ -134,7 +135,7 @@ def _built(
     spec: FormatSpec,
     quantizer: Quantizer,
     accelerator: Accelerator,
-) -> tuple[Any, dict[str, Any]]:
+) -> tuple[Any, JsonObject]:
     """A synthetic model built in GPU memory (llm/in_memory.py), quantized as it is built."""
     from ecocompute.llm.in_memory import build
 
@@ -155,7 +156,7 @@ def _loaded(
     checkpoint: Checkpoint,
     quantizer: Quantizer,
     accelerator: Accelerator,
-) -> tuple[Any, dict[str, Any]]:
+) -> tuple[Any, JsonObject]:
     """from_pretrained, then the library's in-memory step where it has one."""
     from transformers import AutoModelForCausalLM
 

@@ -13,8 +13,8 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.report.finding import find_files
 from ecocompute.report.numbers import NotReportJson, loads_strict
 
@@ -29,7 +29,7 @@ def _os_reason(exc: OSError | ValueError) -> str:
     return exc.strerror or str(exc)
 
 
-def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[str]]:
+def read_document(path: str | os.PathLike[str]) -> tuple[JsonObject | None, list[str]]:
     """(the JSON object in a file, []) or (None, why it is not one). Never raises for a
     bad file or path."""
     file = Path(path)

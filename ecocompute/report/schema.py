@@ -17,6 +17,7 @@ import logging
 import sys
 from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.report.model import COMPLETE, FORMAT, MEASURED_SOURCE, NO_LOCAL_GPU, Report
 from ecocompute.report.packaged import packaged_text
 
@@ -38,7 +39,7 @@ LEGACY_SCHEMAS = {
 SWEEP_SCHEMA_VERSION = "ecocompute-sweep/1.0"
 
 
-def generated_schema() -> dict[str, Any]:
+def generated_schema() -> JsonObject:
     """Format 2.0's schema: the model's, with the rules its validators hold as JSON
     schema conditions (a measured report's source; what format 2.0 requires)."""
     schema = Report.model_json_schema()
@@ -76,10 +77,10 @@ def generated_schema() -> dict[str, Any]:
     }
 
 
-def _required_at(path: tuple[str, ...]) -> dict[str, Any]:
+def _required_at(path: tuple[str, ...]) -> JsonObject:
     """The JSON schema condition that path's last field is present (and not null)
     wherever its parents are objects."""
-    rule: dict[str, Any] = {
+    rule: JsonObject = {
         "required": [path[-1]],
         "properties": {path[-1]: {"not": {"type": "null"}}},
     }
@@ -108,11 +109,11 @@ def require_validator() -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def load_schema(name: str = ENERGY_SCHEMA) -> dict[str, Any]:
+def load_schema(name: str = ENERGY_SCHEMA) -> JsonObject:
     text = packaged_text(f"schema/{name}")
     if text is None:
         raise FileNotFoundError(f"schema {name} is neither shipped nor in the checkout")
-    schema: dict[str, Any] = json.loads(text)
+    schema: JsonObject = json.loads(text)
     return schema
 
 

@@ -20,6 +20,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.report.model import Report
 
 SHARE_FILE = "share_url.txt"
@@ -54,7 +55,7 @@ def share_url(site: str, point: Mapping[str, Any]) -> str:
     return site.rstrip("/") + OVERLAY_PATH + encode_overlay(point)
 
 
-def decode_overlay(url: str) -> dict[str, Any]:
+def decode_overlay(url: str) -> JsonObject:
     """The point inside a share link. Raises ValueError for a link without a readable
     overlay."""
     values = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("overlay")

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import GenerateJsonSchema
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import ReportInvalid
 from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.files import read_document
@@ -248,7 +249,7 @@ class Sweep(_Part):
         """The runs that did not finish (failed, or cancelled by an interrupt)."""
         return [r for r in self.runs if r.status != OK]
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> JsonObject:
         """The JSON document: its format, and the fields that were set, none made up."""
         return {"schema_version": self.schema_version, **self.model_dump(exclude_unset=True)}
 
@@ -284,7 +285,7 @@ class _Plain(GenerateJsonSchema):
         return self.generate_inner(schema["schema"])
 
 
-def sweep_schema() -> dict[str, Any]:
+def sweep_schema() -> JsonObject:
     """schema/sweep.schema.json, as the model generates it."""
     generated = Sweep.model_json_schema(schema_generator=_Plain)
     return {

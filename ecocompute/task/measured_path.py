@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ecocompute.boundary.progress import Progress
+from ecocompute.core.json_types import JsonObject
 from ecocompute.core.precision import Precision
 from ecocompute.errors import CannotMeasure, MeasurementRefused, TelemetryUnavailable
 from ecocompute.formats.table import FP16_SPEC, FormatSpec
@@ -237,7 +238,7 @@ def _phase(
 ) -> _Phase:
     p = s.params
     residents = []
-    records: dict[Precision, dict[str, Any]] = {}
+    records: dict[Precision, JsonObject] = {}
     per_format_keys: tuple[str, ...] = ()
     since = time.monotonic()
     for model in loaded:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.core.precision import Precision
 from ecocompute.llm.loading import Checkpoint
 from ecocompute.monitor.meter import EdgesRecord
@@ -57,9 +58,7 @@ class MeasuredRun:
     decode: Mapping[str, Any]  # the decode regime's record, the same for every format
     stopping: StoppingRecord
     quality: QualityOutcome
-    quantization: Mapping[Precision, dict[str, Any] | None] = dataclasses.field(
-        default_factory=dict
-    )
+    quantization: Mapping[Precision, JsonObject | None] = dataclasses.field(default_factory=dict)
     weights_mib: Mapping[Precision, float] = dataclasses.field(default_factory=dict)
     bandwidth_gbs: float | None = None  # the card's peak memory bandwidth (NVML)
     session: Session | None = None

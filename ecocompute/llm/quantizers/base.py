@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import RunError
 from ecocompute.formats.table import FormatSpec
 from ecocompute.llm.cuda import Accelerator
@@ -24,10 +25,10 @@ class Quantizer(ABC):
         format runs on this device. Raises RunError naming the format and why not."""
 
     @abstractmethod
-    def load_arguments(self) -> dict[str, Any]:
+    def load_arguments(self) -> dict[str, object]:
         """from_pretrained's dtype and quantization_config for this format."""
 
-    def finish(self, model: Any) -> dict[str, Any]:
+    def finish(self, model: Any) -> JsonObject:
         """Quantize in memory where the library does it after loading; returns what
         it did (layers quantized, skipped). The default: nothing to do."""
         return {}
@@ -38,7 +39,7 @@ class Quantizer(ABC):
         block was built at 16 bits. The default (FP16): nothing to do."""
         return None
 
-    def tally(self, model: Any) -> dict[str, Any]:
+    def tally(self, model: Any) -> JsonObject:
         """After an in-memory build: what quantize_block did over the whole model, as
         finish() says it after a load. The default: nothing to say."""
         return {}
@@ -49,7 +50,7 @@ class Quantizer(ABC):
         this format's). Raises RunError."""
 
     @abstractmethod
-    def record(self) -> dict[str, Any] | None:
+    def record(self) -> JsonObject | None:
         """What the report says of how the weights were quantized (None for FP16)."""
 
     def refuse(self, why: str) -> RunError:

@@ -54,7 +54,7 @@ class Bitsandbytes(Quantizer):
                 "Its kernels may not support this torch/CUDA build; nothing was loaded."
             ) from None
 
-    def load_arguments(self) -> dict[str, Any]:
+    def load_arguments(self) -> dict[str, object]:
         import torch
 
         return {"dtype": torch.float16, "quantization_config": self._config()}

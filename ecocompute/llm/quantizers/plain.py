@@ -12,7 +12,7 @@ class PlainWeights(Quantizer):
     def preflight(self, accelerator: Accelerator) -> None:
         return None
 
-    def load_arguments(self) -> dict[str, Any]:
+    def load_arguments(self) -> dict[str, object]:
         import torch
 
         return {"dtype": torch.float16, "quantization_config": None}

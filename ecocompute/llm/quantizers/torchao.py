@@ -108,7 +108,7 @@ class Torchao(Quantizer):
             return lib.Int8WeightOnlyConfig(set_inductor_config=False)
         raise KeyError(precision)  # the table offers no other torchao format
 
-    def load_arguments(self) -> dict[str, Any]:
+    def load_arguments(self) -> dict[str, object]:
         import torch
 
         return {"dtype": torch.bfloat16, "quantization_config": None}
