@@ -11,6 +11,7 @@ check and of failures put a stand-in behind torch.compile instead."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -317,3 +318,84 @@ def test_a_sweep_over_batch_sizes_in_the_compiled_regime(tmp_path):
     assert invalid == []
     protocols = {g.protocol for g in group_reports(found)}
     assert protocols == {f"{TOKENS} tok, batch 1, compiled", f"{TOKENS} tok, batch 2, compiled"}
+
+
+# -- --compiles N: every format compiled afresh N times, the interval over compiles ------
+
+
+def _two_compiles(tmp_path):
+    backend = StandInQuantBackend()
+    machine = fake_machine(lambda: FakeTelemetry(), CpuAccelerator(), lambda: backend)
+    params = _params(tmp_path, precision="NF4", compiles="2")
+    written = SessionJob(params).run(Progress(quiet=True), machine=machine)
+    (report,) = [w.document for w in written.reports]
+    assert energy_report_problems(report) == []
+    res, meas = report["results"], report["measurement"]
+    assert meas["compiles"] == 2 and meas["stopping"]["rounds"] == 4
+    assert [(t["compile"], t["pair"]) for t in res["trials"] if t["format"] == "FP16"] == [
+        (0, 0), (0, 1), (1, 2), (1, 3)
+    ]  # fmt: skip
+    blocks = meas["decode"]["compiles"]
+    assert [b["compile"] for b in blocks] == [0, 1]
+    folders = [b["inductor_cache_dir"] for b in blocks]
+    assert len(set(folders)) == 2 and all(f.startswith(str(tmp_path / "cache")) for f in folders)
+    between = res["between_compiles"]
+    assert between["compiles"] == 2
+    assert [c["n_pairs"] for c in between["per_compile"]] == [2, 2]
+    assert res["vs_fp16_ci95_pct"] == between["ci95_pct"]
+    assert res["vs_fp16_energy_pct_exact"] == between["delta_pct"]
+    assert res["ci_method"] == meas["ci_method"] and "rounds within compiles" in res["ci_method"]
+    assert "compiles   NF4 over 2 compiles, each from an empty cache" in written.summary
+    return report, folders
+
+
+def test_two_compiles_compile_every_format_into_its_compiles_empty_folder(tmp_path, monkeypatch):
+    import ecocompute.llm.compiled as compiled_module
+
+    resets, compiled_into = [], []
+
+    def compile_(fn, **kwargs):  # stands in for torch.compile: where it would cache
+        compiled_into.append(
+            (os.environ["TORCHINDUCTOR_CACHE_DIR"], os.environ["TRITON_CACHE_DIR"])
+        )
+        return fn
+
+    monkeypatch.setattr(torch, "compile", compile_)
+    monkeypatch.setattr(
+        compiled_module, "reset_compiles", lambda: resets.append(len(compiled_into))
+    )
+    _report, folders = _two_compiles(tmp_path)
+    assert resets == [0, 2]  # before each compile's formats, none compiled in between
+    assert compiled_into == [(f, f"{f}/triton") for f in folders for _ in ("FP16", "NF4")]
+
+
+@pytest.mark.e2e
+def test_two_real_compiles_compile_every_format_afresh(tmp_path):
+    """The same with inductor compiling for real: each compile of FP16 traced and
+    compiled again, from its own empty folder (1-2 minutes on a 2-core CPU: e2e)."""
+    report, _ = _two_compiles(tmp_path)
+    for block in report["measurement"]["decode"]["compiles"]:
+        assert block["per_format"]["FP16"]["dynamo_graphs"] > 0
+        assert "not consulted" not in block["per_format"]["FP16"]["inductor_cache"]
+
+
+def test_a_report_of_two_compiles_is_checked_by_deriving_it_again(tmp_path, monkeypatch):
+    from ecocompute.core.meta import pool
+
+    monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)
+    report, _ = _two_compiles(tmp_path)
+    between = report["results"]["between_compiles"]
+    per = between["per_compile"]
+    again = pool([c["delta_pct"] for c in per], [c["se_pct"] ** 2 for c in per])
+    assert between["delta_pct"] == again.mu and between["ci95_pct"] == list(again.ci95)
+    assert between["between_compile_sd_pts"] == again.tau
+    forged = json.loads(json.dumps(report))
+    forged["results"]["trials"][-1]["compile"] = 0  # a round moved to the other compile
+    assert any("compiles" in p for p in energy_report_problems(forged))
+    forged = json.loads(json.dumps(report))
+    forged["results"]["between_compiles"]["ci95_pct"] = report["results"]["vs_fp16_ci95_pct"][::-1]
+    assert energy_report_problems(forged)
+    forged = json.loads(json.dumps(report))
+    for t in forged["results"]["trials"]:
+        del t["compile"]  # one compile's interval claimed for a report of two
+    assert energy_report_problems(forged)

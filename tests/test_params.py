@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ecocompute.errors import InputError
@@ -257,3 +259,23 @@ def test_a_session_as_a_list_is_typed_only():
         RunParams(precision=["INT4", "int4"])
     with pytest.raises(InputError, match="invalid precision \\['NF4'\\]: expected a non-empty"):
         resolve(None, {"precision": ["NF4"]})  # a YAML list is not a precision
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"compiles": "2"}, "invalid compiles 2: needs --decode compiled"),
+        ({"compiles": "2", "decode": "compiled", "precision": "FP16"}, "needs a quantized"),
+        ({"compiles": "2", "decode": "compiled", "ci_target_pts": "1"}, "not --ci_target_pts"),
+        ({"compiles": "2", "decode": "compiled", "iterations": "1"}, "--iterations 2 or more"),
+        ({"compiles": "0", "decode": "compiled"}, "must be a whole number from 1 to 8"),
+        ({"compiles": "9", "decode": "compiled"}, "must be a whole number from 1 to 8"),
+    ],
+)
+def test_compiles_is_refused_where_only_one_compile_can_run(flags, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        resolve(None, flags)
+
+
+def test_compiles_with_the_compiled_regime_is_taken():
+    assert resolve(None, {"compiles": "3", "decode": "compiled"}).compiles == 3

@@ -105,6 +105,29 @@ def inductor_cache_dir() -> tuple[str, str]:
     return path, "the tool's cache folder (ECOCOMPUTE_CACHE, else ~/.cache/ecocompute)"
 
 
+TRITON_CACHE_ENV = "TRITON_CACHE_DIR"
+FRESH_CACHE_FROM = (
+    "an empty folder for this compile (--compiles N), Triton's cache inside it; dynamo "
+    "reset and inductor's in-memory caches cleared before each compile's formats"
+)
+
+
+def reset_compiles() -> None:
+    """Forget every compile this process holds (dynamo's compiled code, inductor's
+    in-memory caches), so that the next torch.compile traces, compiles and autotunes
+    afresh (one of --compiles N; each decoder then compiles into an empty folder, as
+    torch._inductor.utils.fresh_cache does). Call before any format of the next compile
+    is prepared, never while a decoder of the last one may still run."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    try:  # a private module: without it, dynamo's reset and the empty folders remain
+        from torch._inductor.utils import clear_caches
+    except ImportError:
+        return
+    clear_caches()
+
+
 def _recompile_limit() -> Any:
     """Dynamo's recompile limit raised to RECOMPILE_LIMIT for a block, then put back."""
     import torch._dynamo
@@ -137,8 +160,9 @@ class CompiledDecoder(GraphDecoder):
         "token_check",
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, fresh_cache_dir: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._fresh_cache_dir = fresh_cache_dir
         self._compiled: Compiled | None = None
         self._ties: list[NearTie] = []
         self._checked = 0
@@ -151,7 +175,12 @@ class CompiledDecoder(GraphDecoder):
         environment is put back afterwards, with what inductor sets itself while it
         compiles (_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR, read as it loads a library)."""
         with environment_kept(), _recompile_limit():
-            self._cache_dir = inductor_cache_dir()
+            if self._fresh_cache_dir is not None:  # one of --compiles N: an empty cache
+                os.environ[CACHE_ENV] = self._fresh_cache_dir
+                os.environ[TRITON_CACHE_ENV] = os.path.join(self._fresh_cache_dir, "triton")
+                self._cache_dir = (self._fresh_cache_dir, FRESH_CACHE_FROM)
+            else:
+                self._cache_dir = inductor_cache_dir()
             super().prepare()
 
     def _build_step(self) -> None:

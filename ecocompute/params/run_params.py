@@ -56,6 +56,7 @@ SITE = "https://quantenergy.tech"  # the published EcoCompute site
 NOT_IN_YAML = ("formats", "output_dir", "dry_run", "quiet")
 STRIPPED = ("backend", "gpu_arch", "decode", "site", "api_base")  # text, not a path
 POSITIVE = "must be a positive whole number"
+MAX_COMPILES = 8  # each compile of a 7B model's step takes a minute or more on an H200
 # Typed values only (text is read before: from_text), no NaN or infinity, no unknown name.
 _CONFIG = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
 
@@ -161,6 +162,12 @@ class RunParams:
         "compiled (the same step compiled by torch.compile first, then captured; the "
         "compile, a minute or more per format, is before any measured window)",
         flag="{eager,graphs,compiled}")
+    compiles: int = _f(1,
+        "with --decode compiled: compile every format this many times, each from an empty "
+        "inductor cache, and measure --iterations rounds under each compile; the delta's "
+        "interval then spans compiles (random effects over the compiles' paired deltas)",
+        f"must be a whole number from 1 to {MAX_COMPILES}",
+        f"must be a whole number from 1 to {MAX_COMPILES}", gt=0, le=MAX_COMPILES, flag="N")
     ci_target_pts: float | None = _f(None,
         "stop on precision: after --iterations rounds, keep running paired rounds until "
         "the 95% interval of the delta is at most this many points wide on each side "
@@ -313,6 +320,25 @@ class RunParams:
         if self.ci_target_pts is not None and self.max_rounds < self.iterations:
             at_least = f"must be at least --iterations ({self.iterations})"
             raise InputError("max_rounds", self.max_rounds, at_least)
+        if self.compiles > 1:
+            for wrong, why in (
+                (self.decode != "compiled", "needs --decode compiled (only a compile varies)"),
+                (
+                    not self.precision.quantized,
+                    "needs a quantized --precision: it spans the delta vs FP16 over compiles",
+                ),
+                (
+                    self.ci_target_pts is not None,
+                    "takes a fixed --iterations per compile, not --ci_target_pts",
+                ),
+                (
+                    self.iterations < 2,
+                    "needs --iterations 2 or more (each compile's delta needs its own "
+                    "standard error)",
+                ),
+            ):
+                if wrong:
+                    raise InputError("compiles", self.compiles, why)
         if self.tokens >= self.context_length:
             room = f"must leave room for the prompt in context_length {self.context_length}"
             raise InputError("tokens", self.tokens, room)

@@ -29,6 +29,7 @@ from ecocompute.report.model import (
     NO_LOCAL_GPU,
     SCHEMA_VERSION,
     BeforeSession,
+    CompileBlock,
     Corpus,
     CounterEdges,
     Decode,
@@ -45,7 +46,13 @@ from ecocompute.report.model import (
     Timing,
     Workload,
 )
-from ecocompute.report.results_model import IdleWindow, ReferenceCurve, Results, WindowConditions
+from ecocompute.report.results_model import (
+    CI_METHOD_COMPILES,
+    IdleWindow,
+    ReferenceCurve,
+    Results,
+    WindowConditions,
+)
 from ecocompute.report.results_model import Trial as TrialRecord
 from ecocompute.report.software import software_block
 from ecocompute.task.hardware import GpuRecord
@@ -243,10 +250,17 @@ def _measurement(run: MeasuredRun) -> Measurement:
         sample_rate_hz=int(p.sample_rate_hz),
         tokens_per_run=p.tokens,
         iterations=p.iterations,
+        compiles=p.compiles if p.compiles > 1 else None,
         warmup=p.warmup,
         iterations_note=(
             f"{run.rounds} measured decode runs per format after {p.warmup} warm-ups "
-            f"(iterations {p.iterations} is the "
+            + (
+                f"(--compiles {p.compiles}: {p.iterations} under each compile, each compile "
+                "after its own warm-ups; "
+                if p.compiles > 1
+                else ""
+            )
+            + f"(iterations {p.iterations} is the "
             f"{'minimum' if run.stopping.rule == 'ci_target' else 'planned count'}); "
             f"each run is one trial; pairs are FP16 and {p.precision} trials of the same round."
         ),
@@ -263,7 +277,11 @@ def _measurement(run: MeasuredRun) -> Measurement:
             step_period_ms=edges.step_period_ms,
             fallback_edges=edges.fallback_edges,
         ),
-        ci_method=CI_METHOD if p.precision.quantized else None,
+        ci_method=None
+        if not p.precision.quantized
+        else CI_METHOD_COMPILES
+        if p.compiles > 1
+        else CI_METHOD,
         stopping=Stopping(
             rule=run.stopping.rule,  # type: ignore[arg-type]
             target_ci_pts=run.stopping.target_ci_pts,
@@ -289,14 +307,30 @@ def _decode(run: MeasuredRun) -> Decode:
     if per:
         order = sorted(per, key=lambda fmt: fmt is not Precision.FP16)  # FP16 first
         fields["per_format"] = {str(f): FormatDecode(**per[f]) for f in order}
-        seconds = [per[f].get("compile_s") for f in order]
+        blocks = run.decode_per_compile or (per,)
+        seconds = [b[f].get("compile_s") for b in blocks for f in order]
         if all(isinstance(s, (int, float)) for s in seconds):
             fields["compile_s"] = sum(float(s) for s in seconds if s is not None)
+            over = f" over {len(blocks)} compiles" if len(blocks) > 1 else ""
             fields["compile_note"] = (
                 "seconds compiling the decode step of this report's formats ("
                 + ", ".join(str(f) for f in order)
-                + "), each before any measured window; per_format gives each format's"
+                + f"){over}, each before any measured window; per_format gives each format's"
+                + (" (the first compile's; compiles[] every compile's)" if over else "")
             )
+        if run.decode_per_compile:
+            fields["compiles"] = [
+                CompileBlock.model_validate(
+                    {
+                        "compile": k,
+                        "inductor_cache_dir": folder,
+                        "per_format": {str(f): dict(block[f]) for f in order},
+                    }
+                )
+                for k, (block, folder) in enumerate(
+                    zip(run.decode_per_compile, run.compile_cache_dirs, strict=True)
+                )
+            ]
     return Decode.model_validate(fields)
 
 
@@ -355,6 +389,7 @@ def trial_record(t: Trial, held: bool) -> TrialRecord:
         slot=t.slot,
         idle_gpus_energy_joules=idle,
         conditions=[_window(c) for c in r.conditions],
+        compile=t.compile,
     )
 
 

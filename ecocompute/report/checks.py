@@ -178,11 +178,48 @@ def format_rules(report: Report) -> list[str]:
                 f"{where}.nvml_indices: {stats.nvml_indices}, but the report lists GPUs "
                 f"{sorted(known)}"
             )
-    if meas.stopping and meas.stopping.rule == "fixed" and meas.iterations not in (None, rounds):
+    planned = None if meas.iterations is None else meas.iterations * (meas.compiles or 1)
+    if meas.stopping and meas.stopping.rule == "fixed" and planned not in (None, rounds):
+        each = f" under each of {meas.compiles} compiles" if meas.compiles else ""
         problems.append(
-            f"$.measurement.iterations: {meas.iterations}, but the report holds {rounds} round(s) "
-            "of a fixed count"
+            f"$.measurement.iterations: {meas.iterations}{each}, but the report holds {rounds} "
+            "round(s) of a fixed count"
         )
+    return problems + compile_rules(report)
+
+
+def compile_rules(report: Report) -> list[str]:
+    """--compiles N: every trial names its compile, each compile ran `iterations` rounds of
+    both formats, and the decode record holds one block per compile; one compile: none
+    names one."""
+    res, meas = report.results, report.measurement
+    named = [t.compile for t in res.trials if t.compile is not None]
+    blocks = meas.decode.compiles
+    if meas.compiles is None:
+        if named or blocks:
+            return ["$.results.trials: trials name a compile, but measurement.compiles is absent"]
+        return []
+    problems = []
+    if len(named) != len(res.trials):
+        problems.append(
+            f"$.results.trials: --compiles {meas.compiles}, but not every trial names its compile"
+        )
+    counts: dict[tuple[int, str], int] = {}
+    for t in res.trials:
+        if t.compile is not None:
+            counts[(t.compile, t.format)] = counts.get((t.compile, t.format), 0) + 1
+    wanted = {(k, f): meas.iterations for k in range(meas.compiles) for f in res.per_format}
+    if counts != wanted:
+        problems.append(
+            f"$.results.trials: {meas.iterations} trial(s) of each format under each of "
+            f"{meas.compiles} compiles expected, found {dict(sorted(counts.items()))}"
+        )
+    if blocks is None or [b.compile for b in blocks] != list(range(meas.compiles)):
+        problems.append(
+            f"$.measurement.decode.compiles: one block per compile (0..{meas.compiles - 1})"
+        )
+    if res.between_compiles is None:
+        problems.append("$.results.between_compiles: absent from a report of several compiles")
     return problems
 
 

@@ -11,15 +11,26 @@ Student t 95% interval and the verdict.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ecocompute.core.stats import estimate_delta, paired_deltas_pct, summarise
+from ecocompute.core.meta import pool
+from ecocompute.core.stats import (
+    estimate_delta,
+    paired_deltas_pct,
+    summarise,
+    t_interval,
+    verdict_for,
+)
 from ecocompute.core.units import energy_per_token_mj, pct_change
 from ecocompute.monitor.conditions import MIN_THROTTLED_S, throttle_words
 from ecocompute.report.results_model import (
     CI_METHOD,
+    CI_METHOD_COMPILES,
+    BetweenCompiles,
+    CompileDelta,
     Conditions,
     Format,
     FormatConditions,
@@ -35,6 +46,9 @@ from ecocompute.report.results_model import (
 )
 
 FP16: Format = "FP16"
+# A compile whose pairs agree exactly (a stand-in, or rounding) has no spread; the
+# random-effects pool needs a positive variance per estimate
+MIN_SE_PCT = 1e-9
 THROTTLE_ORDER: tuple[Throttle, ...] = (
     "power_cap",
     "hw_slowdown",
@@ -85,6 +99,7 @@ def trial(
     slot: int | None = None,
     idle_gpus_energy_joules: Sequence[float] | None = None,
     conditions: Sequence[WindowConditions] = (),
+    compile: int | None = None,
 ) -> Trial:
     """A trial from its readings, with the figures that derive from them."""
     counter = counter_energy_joules
@@ -103,6 +118,7 @@ def trial(
         dropped_samples=dropped_samples,
         per_gpu_energy_joules=list(per_gpu_energy_joules),
         slot=slot,
+        compile=compile,
         idle_gpus_energy_joules=None
         if idle_gpus_energy_joules is None
         else list(idle_gpus_energy_joules),
@@ -136,6 +152,7 @@ def rederived(t: Trial) -> Trial:
         slot=t.slot,
         idle_gpus_energy_joules=t.idle_gpus_energy_joules,
         conditions=t.conditions,
+        compile=t.compile,
     )
 
 
@@ -277,13 +294,61 @@ def pairs_of(
 
 
 def _estimate(
-    pairs: Sequence[Pair],
+    pairs: Sequence[Pair], compiles: BetweenCompiles | None = None
 ) -> tuple[float | None, list[float] | None, int | None, str | None]:
+    """The paired delta, its interval, pairs and verdict; over compiles, the pooled one."""
     if not pairs:
         return None, None, None, None
+    if compiles is not None:
+        lo, hi = compiles.ci95_pct
+        return compiles.delta_pct, [lo, hi], len(pairs), verdict_for((lo, hi))
     est = estimate_delta([p.delta_pct for p in pairs])
     ci = None if est.ci95_pct is None else list(est.ci95_pct)
     return est.mean_pct, ci, est.n_pairs, est.verdict
+
+
+def between_compiles(trials: Sequence[Trial], pairs: Sequence[Pair]) -> BetweenCompiles | None:
+    """--compiles N: each compile's paired delta (its own rounds), pooled by random
+    effects (core/meta.py: REML tau^2, HKSJ interval on N - 1 degrees of freedom). None
+    for one compile, or where a compile has fewer than two pairs (no standard error)."""
+    compile_of = {t.pair: t.compile for t in trials if t.pair is not None and t.format == FP16}
+    by_compile: dict[int, list[float]] = {}
+    for p in pairs:
+        k = compile_of.get(p.pair)
+        if k is None:
+            return None
+        by_compile.setdefault(k, []).append(p.delta_pct)
+    if len(by_compile) < 2 or any(len(d) < 2 for d in by_compile.values()):
+        return None
+    per = []
+    for k in sorted(by_compile):
+        s = summarise(by_compile[k])
+        ci = t_interval(s)
+        assert ci is not None and s.sd is not None  # n >= 2
+        per.append(
+            CompileDelta.model_construct(
+                compile=k,
+                n_pairs=s.n,
+                delta_pct=s.mean,
+                se_pct=s.sd / math.sqrt(s.n),
+                ci95_pct=list(ci),
+            )
+        )
+    ys = [c.delta_pct for c in per]
+    vs = [max(c.se_pct, MIN_SE_PCT) ** 2 for c in per]
+    pooled = pool(ys, vs)
+    assert pooled.ci95 is not None  # k >= 2
+    within = estimate_delta([p.delta_pct for p in pairs]).ci95_pct
+    return BetweenCompiles.model_construct(
+        compiles=len(per),
+        model=CI_METHOD_COMPILES,
+        per_compile=per,
+        delta_pct=pooled.mu,
+        ci95_pct=list(pooled.ci95),
+        between_compile_sd_pts=pooled.tau,
+        i2_pct=pooled.i2_pct,
+        within_compile_ci95_pct=None if within is None else list(within),
+    )
 
 
 def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | None:
@@ -306,7 +371,7 @@ def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | 
             idle_gpus_idle_window_watts=_idle_of(idle_gpus, idle_by_gpu),
         )
     pairs = pairs_of(m.trials, m.precision, lambda t: t.held_energy_per_token_mj)
-    delta, ci, n, verdict = _estimate(pairs)
+    delta, ci, n, verdict = _estimate(pairs, between_compiles(m.trials, pairs))
     return HeldView.model_construct(
         nvml_indices=list(m.held_nvml_indices),
         definition=HELD_DEFINITION,
@@ -401,7 +466,8 @@ def derive_results(m: Measured, note: str) -> Results:
     target, fp16 = per[m.precision], per[FP16]
     quantized = m.precision != FP16
     pairs = pairs_of(m.trials, m.precision, lambda t: t.energy_per_token_mj) if quantized else []
-    delta, ci, n, verdict = _estimate(pairs) if quantized else (None, None, None, None)
+    compiles = between_compiles(m.trials, pairs) if quantized else None
+    delta, ci, n, verdict = _estimate(pairs, compiles) if quantized else (None, None, None, None)
     vs = [t.sampled_vs_counter_pct for t in m.trials if t.sampled_vs_counter_pct is not None]
     above = None
     qa, fa = target.energy_above_idle_per_token_mj, fp16.energy_above_idle_per_token_mj
@@ -418,7 +484,7 @@ def derive_results(m: Measured, note: str) -> Results:
         vs_fp16_energy_pct=0.0 if delta is None else round(delta, 1),
         vs_fp16_energy_pct_exact=0.0 if delta is None else delta,
         vs_fp16_ci95_pct=ci,
-        ci_method=CI_METHOD if quantized else None,
+        ci_method=None if not quantized else CI_METHOD_COMPILES if compiles else CI_METHOD,
         n_pairs=n,
         verdict=verdict,  # type: ignore[arg-type]
         total_energy_joules=target.total_energy_joules,
@@ -434,4 +500,5 @@ def derive_results(m: Measured, note: str) -> Results:
         pairs=pairs,
         held_gpus=held_view(m, formats),
         conditions=conditions_of(formats),
+        between_compiles=compiles,
     )

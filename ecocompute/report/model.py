@@ -181,6 +181,14 @@ class FormatDecode(Strict):
     token_check: dict[str, Any] | None = None
 
 
+class CompileBlock(Strict):
+    """One of --compiles N: every format compiled afresh, then its rounds measured."""
+
+    compile: Index
+    inductor_cache_dir: str
+    per_format: dict[Format, FormatDecode]
+
+
 class Compiler(Strict):
     backend: str
     mode: str
@@ -212,6 +220,7 @@ class Decode(Strict):
         "compile_s",
         "compile_note",
         "per_format",
+        "compiles",
     )
 
     regime: Regime = "eager"
@@ -231,6 +240,10 @@ class Decode(Strict):
     compile_s: NonNegative | None = None
     compile_note: str | None = None
     per_format: dict[Format, FormatDecode] | None = None
+    compiles: list[CompileBlock] | None = Field(
+        None,
+        description="--compiles N: what each compile did (per_format above is the first's)",
+    )
 
 
 class Session(Strict):
@@ -255,6 +268,7 @@ class Timing(Strict):
 
 class Measurement(Strict):
     OMIT_NULL = (
+        "compiles",
         "ci_method",
         "counter_edges",
         "stopping",
@@ -267,6 +281,9 @@ class Measurement(Strict):
     sample_rate_hz: Annotated[int, Field(ge=1)]
     tokens_per_run: Annotated[int, Field(ge=1)] | None = None
     iterations: Index | None = None
+    compiles: Annotated[int, Field(ge=2)] | None = Field(
+        None, description="--compiles N: `iterations` rounds under each of N compiles"
+    )
     warmup: Index | None = None
     iterations_note: str | None = None
     scope: str | None = None

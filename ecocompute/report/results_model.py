@@ -97,6 +97,7 @@ class Trial(Strict):
 
     OMIT_NULL = (
         "slot",
+        "compile",
         "idle_gpus_energy_joules",
         "held_energy_joules",
         "held_energy_per_token_mj",
@@ -119,6 +120,9 @@ class Trial(Strict):
         description="by the primary source, one per GPU its format occupies"
     )
     slot: Index | None = Field(None, description="its place in a rotated round (sessions)")
+    compile: Index | None = Field(
+        None, description="--compiles N: the compile it ran under, from 0 (None: one compile)"
+    )
     idle_gpus_energy_joules: list[NonNegative] | None = Field(
         None,
         description="a session whose formats occupy different GPUs: the energy, over this "
@@ -251,6 +255,37 @@ class ReferenceCurve(Strict):
 
 
 CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
+CI_METHOD_COMPILES = (
+    "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
+    "standard error, pooled by a random-effects model (REML between-compile variance, "
+    "Hartung-Knapp-Sidik-Jonkman interval, Student t on compiles - 1 degrees of freedom)"
+)
+
+
+class CompileDelta(Strict):
+    """One compile's paired delta vs FP16 (its rounds only)."""
+
+    compile: Index
+    n_pairs: Annotated[int, Field(ge=2)]
+    delta_pct: float
+    se_pct: NonNegative
+    ci95_pct: Interval
+
+
+class BetweenCompiles(Strict):
+    """--compiles N: the delta over N compiles of every format, each from an empty cache.
+    The headline delta and its interval are this model's (pooled; between-compile
+    variance included); within_compile_ci95_pct is the paired interval of every pair as
+    if one compile had run, for comparison."""
+
+    compiles: Annotated[int, Field(ge=2)]
+    model: str
+    per_compile: list[CompileDelta]
+    delta_pct: float
+    ci95_pct: Interval
+    between_compile_sd_pts: NonNegative
+    i2_pct: NonNegative | None = None
+    within_compile_ci95_pct: Interval | None = None
 
 
 class Results(Strict):
@@ -262,6 +297,7 @@ class Results(Strict):
         "idle_window",
         "held_gpus",
         "conditions",
+        "between_compiles",
         "idle_power_watts",
         "vs_fp16_above_idle_pct",
         "sampled_vs_counter_pct",
@@ -315,3 +351,4 @@ class Results(Strict):
     pairs: list[Pair] = Field(default_factory=list)
     held_gpus: HeldView | None = None
     conditions: Conditions | None = None
+    between_compiles: BetweenCompiles | None = None

@@ -11,7 +11,13 @@ from ecocompute.monitor.conditions import throttle_words
 from ecocompute.published.figures import is_project_card
 from ecocompute.report.labels import card_with_arch, formats_on_gpus, gpu_list
 from ecocompute.report.model import Measurement, Report, Software, Workload
-from ecocompute.report.results_model import Conditions, FormatConditions, HeldView, Results
+from ecocompute.report.results_model import (
+    BetweenCompiles,
+    Conditions,
+    FormatConditions,
+    HeldView,
+    Results,
+)
 from ecocompute.report.software import stack_in_words
 
 _BASIS_WORDS = {
@@ -114,6 +120,8 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
         lines.append(f"  protocol   {protocol_words(report.measurement)}")
         if decode.per_format and decode.compile_s is not None:
             lines.append(f"  compile    {compile_words(report.measurement)}")
+        if res.between_compiles is not None:
+            lines.append(f"  compiles   {compiles_words(work.precision, res.between_compiles)}")
         lines.append(f"  check      {cross_check(res)}")
         gpus = gpus_by_format(res)
         if gpus:
@@ -313,6 +321,26 @@ def freed_words(fmt: str, res: Results) -> str | None:
     return text + ("" if window is None else f" (idle window {window:,.1f} W)")
 
 
+def compiles_words(precision: str, bc: BetweenCompiles) -> str:
+    """'NF4 over 2 compiles, each from an empty cache: -31.3% [-31.6, -31.1], -29.9% [...];
+    between-compile SD 1.0 pts; the interval above spans compiles (one compile's
+    pairs alone: [-31.2, -30.0])'."""
+    each = ", ".join(
+        f"{c.delta_pct:+.1f}% [{c.ci95_pct[0]:+.1f}, {c.ci95_pct[1]:+.1f}]" for c in bc.per_compile
+    )
+    within = bc.within_compile_ci95_pct
+    alone = (
+        ""
+        if within is None
+        else f" (all pairs as one compile: [{within[0]:+.1f}, {within[1]:+.1f}])"
+    )
+    return (
+        f"{precision} over {bc.compiles} compiles, each from an empty cache: {each}; "
+        f"between-compile SD {bc.between_compile_sd_pts:.1f} pts; the delta's interval spans "
+        f"compiles{alone}"
+    )
+
+
 def held_lines(precision: str, res: Results) -> list[str]:
     held = res.held_gpus
     if held is None:
@@ -362,6 +390,10 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
                 update={"decode": first.measurement.decode.model_copy(update={"per_format": per})}
             )
             lines.append(f"  compile    {compile_words(merged)}")
+        for r in reports:
+            if r.results.between_compiles is not None:
+                words = compiles_words(r.workload.precision, r.results.between_compiles)
+                lines.append(f"  compiles   {words}")
     header = (
         f"  {'format':<13} {'mJ/token':>10} {'vs FP16':>8} {'95% CI':>17} {'verdict':<12} tok/s"
     )

@@ -11,6 +11,8 @@ of the hardware); task/run.py decides what then.
 
 from __future__ import annotations
 
+import dataclasses
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +21,7 @@ from typing import Any
 from ecocompute.boundary.progress import Progress
 from ecocompute.core.json_types import JsonObject
 from ecocompute.core.precision import Precision
-from ecocompute.errors import CannotMeasure, MeasurementRefused, TelemetryUnavailable
+from ecocompute.errors import CannotMeasure, MeasurementRefused, RunError, TelemetryUnavailable
 from ecocompute.formats.table import FP16_SPEC, FormatSpec
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.decode import make_decoder
@@ -156,9 +158,15 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
         trials=tuple(t for phase in phases for t in phase.result.trials),
         idle=phases[0].result.idle,
         format_gpus={fmt: g for phase in phases for fmt, g in phase.result.gpus.items()},
-        held_gpus=phases[0].result.held if len(phases) == 1 else (),
+        held_gpus=phases[0].result.held if len(phases) == 1 or p.compiles > 1 else (),
         decode=phases[0].decode,
-        decode_per_format={k: v for phase in phases for k, v in phase.per_format.items()},
+        decode_per_format={
+            k: v
+            for phase in phases[: 1 if p.compiles > 1 else None]
+            for k, v in phase.per_format.items()
+        },
+        decode_per_compile=tuple(ph.per_format for ph in phases) if p.compiles > 1 else (),
+        compile_cache_dirs=tuple(ph.cache_dir or "" for ph in phases) if p.compiles > 1 else (),
         stopping=_stopping_record(p, [phase.result for phase in phases]),
         quality=sheet.outcome(),
         quantization={m.precision: m.quantization for m in loaded},
@@ -203,10 +211,16 @@ def _phases(
         check_all_fit(s.accelerator, s.params.model_name, fp16, specs)
     if len(specs) > 1 or both_fit(s.accelerator, fp16, specs[0]):
         models = [fp16, *(_load(s, checkpoint, spec) for spec in specs)]
-        together = _phase(s, models, prompt, idle=True, rotate=len(specs) > 1)
+        blocks = _compile_blocks(s, models, prompt, rotate=len(specs) > 1)
         sheet.score({m.precision: m.model for m in models})
         order = ROTATED if len(specs) > 1 else INTERLEAVED
-        return [together], order, models
+        return blocks, order, models
+    if s.params.compiles > 1:
+        raise RunError(
+            "--compiles needs FP16 and the quantized copy resident together; they do not "
+            "fit on this machine (alternating blocks would put a compile between the two "
+            "trials of a pair)"
+        )
     s.progress("FP16 and the quantized copy do not fit together: alternating blocks")
     first = _phase(s, [fp16], prompt, idle=True)
     sheet.score({Precision.FP16: fp16.model})
@@ -220,11 +234,56 @@ def _phases(
     return [first, second], ALTERNATING, [fp16_kept, quant]
 
 
+def _compile_blocks(
+    s: Bench, models: Sequence[LoadedModel], prompt: tuple[Any, Any], *, rotate: bool
+) -> list[_Phase]:
+    """The resident formats measured together: one phase, or with --compiles N one per
+    compile, each compiling every format afresh (dynamo reset, an empty inductor cache)
+    and numbering its rounds on from the last; only the first reads idle power."""
+    p = s.params
+    if p.compiles == 1:
+        return [_phase(s, models, prompt, idle=True, rotate=rotate)]
+    from ecocompute.llm.compiled import reset_compiles
+
+    blocks: list[_Phase] = []
+    for k in range(p.compiles):
+        s.progress(f"compile {k + 1} of {p.compiles}: every format compiled from an empty cache")
+        reset_compiles()
+        folder = tempfile.mkdtemp(prefix=f"compile-{k + 1}-", dir=_compiles_root())
+        done = [t for b in blocks for t in b.result.trials]
+        block = _phase(
+            s,
+            models,
+            prompt,
+            idle=k == 0,
+            rotate=rotate,
+            first_index=len(done),
+            fresh_cache_dir=folder,
+        )
+        first_pair = 1 + max((t.pair for t in done if t.pair is not None), default=-1)
+        trials = tuple(
+            dataclasses.replace(t, pair=None if t.pair is None else t.pair + first_pair, compile=k)
+            for t in block.result.trials
+        )
+        result = dataclasses.replace(block.result, trials=trials)
+        blocks.append(dataclasses.replace(block, result=result, cache_dir=folder))
+    return blocks
+
+
+def _compiles_root() -> str:
+    from ecocompute.llm.synthetic import tool_cache_root
+
+    root = tool_cache_root() / "inductor-compiles"
+    root.mkdir(parents=True, exist_ok=True)
+    return str(root)
+
+
 @dataclass(frozen=True)
 class _Phase:
     result: PhaseResult
     decode: Mapping[str, Any]  # the regime's record, the same for every format
     per_format: Mapping[Precision, Mapping[str, Any]]  # what differs per format (compile)
+    cache_dir: str | None = None  # one of --compiles N: the empty folder it compiled into
 
 
 def _phase(
@@ -235,6 +294,7 @@ def _phase(
     idle: bool,
     first_index: int = 0,
     rotate: bool = False,
+    fresh_cache_dir: str | None = None,
 ) -> _Phase:
     p = s.params
     residents = []
@@ -250,6 +310,7 @@ def _phase(
             p.decode,
             label=str(model.precision),
             capture=s.accelerator.kind == "cuda",  # the CPU stand-in steps it eagerly
+            fresh_cache_dir=fresh_cache_dir,
         )
         if p.decode != "eager":
             s.progress(
@@ -322,6 +383,10 @@ def _stopping_record(p: RunParams, phases: Sequence[PhaseResult]) -> StoppingRec
     block, so a target cannot be followed there and the count is fixed (said so)."""
     if len(phases) == 1:
         return phases[0].stopping
+    if p.compiles > 1:
+        rounds = sum(ph.stopping.rounds for ph in phases)
+        why = f"{p.iterations} round(s) under each of {p.compiles} compiles"
+        return StoppingRecord("fixed", None, rounds, why)
     record = phases[-1].stopping
     if p.ci_target_pts is None:
         return record

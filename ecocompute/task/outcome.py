@@ -67,6 +67,10 @@ class MeasuredRun:
     decode_per_format: Mapping[Precision, Mapping[str, Any]] = dataclasses.field(
         default_factory=dict
     )
+    # --compiles N: per compile (in order), what each format's compile did, and the empty
+    # inductor cache folder it compiled into; empty for one compile
+    decode_per_compile: tuple[Mapping[Precision, Mapping[str, Any]], ...] = ()
+    compile_cache_dirs: tuple[str, ...] = ()
     # Every GPU the session's models held, where the formats occupy different ones (one
     # phase): each trial then also read the GPUs its format left idle (Trial.left_idle).
     held_gpus: tuple[int, ...] = ()
@@ -93,5 +97,8 @@ class MeasuredRun:
             quantization={p: q for p, q in self.quantization.items() if p in keep},
             weights_mib={p: w for p, w in self.weights_mib.items() if p in keep},
             decode_per_format={p: d for p, d in self.decode_per_format.items() if p in keep},
+            decode_per_compile=tuple(
+                {p: d for p, d in block.items() if p in keep} for block in self.decode_per_compile
+            ),
             quality=quality,
         )

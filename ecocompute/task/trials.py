@@ -56,6 +56,7 @@ class Trial:
     # The session's other GPUs in the same window: held by other formats' weights, idle
     # while this format decodes. None where the format occupies every GPU of the session.
     left_idle: WindowReading | None = None
+    compile: int | None = None  # which compile it ran under (--compiles N), from 0
 
     @property
     def energy_per_token_mj(self) -> float:
