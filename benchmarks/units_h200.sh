@@ -14,6 +14,11 @@
 # Estimate ~150 s a call. Every step runs under its own `timeout` from one deadline
 # (BUDGET_S, 280 s). Rehearsal on the CPU (fakes, tiny model, no wheels):
 #   REHEARSAL=1 PY=.venv/bin/python OUT=/tmp/u benchmarks/units_h200.sh
+# The compiled acceptance (issue 27: NF4 and INT4 against FP16 at batch 1 on three units,
+# --compiles 2 on one; each compile of a 7B format ~45-85 s cold, so a call of two
+# compiles needs BUDGET_S ~560):
+#   COMPILES=2 FORMATS=NF4,INT4 BUDGET_S=560 OUT=... benchmarks/units_h200.sh
+#   COMPILES=1 FORMATS=NF4,INT4 BUDGET_S=400 OUT=... benchmarks/units_h200.sh
 set -uo pipefail
 : "${OUT:?set OUT to the folder that comes back}"
 export PYTHONUNBUFFERED=1 ECOCOMPUTE_CACHE=/tmp/ecocompute-cache
@@ -54,8 +59,12 @@ print('torch', torch.__version__, 'torchao', torchao.__version__, 'bnb', bitsand
 print(materialise('$MODEL', 'cuda:0'))"; } >> "$WORK/setup.log" 2>&1
 fi
 cat "$WORK/setup.log"
-ARGS=(energy_estimate --model "$MODEL" --precision "$FORMATS" --decode graphs
-      --iterations 3 --ci_target_pts 1 --max_rounds "$MAX_ROUNDS" --warmup 1
+if [ -n "${COMPILES:-}" ]; then  # the compiled regime: a fixed count under each compile
+  REGIME=(--decode compiled --compiles "$COMPILES" --iterations "${ITERATIONS:-4}")
+else
+  REGIME=(--decode graphs --iterations 3 --ci_target_pts 1 --max_rounds "$MAX_ROUNDS")
+fi
+ARGS=(energy_estimate --model "$MODEL" --precision "$FORMATS" "${REGIME[@]}" --warmup 1
       "${EXTRA[@]}" --output_dir "$WORK/session")
 LOG=$WORK/session.log
 echo "\$ ecocompute ${ARGS[*]}   # $(left) s of the budget left" > "$LOG"
