@@ -15,13 +15,15 @@ that format raises, as a format torch.compile cannot hold would (benchmarks' reh
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import signal
 import sys
 
 from ecocompute.cli import entry
 
-from .fakes import CpuAccelerator, FakeTelemetry, install_fakes
+from .fakes import CpuAccelerator, FakeTelemetry, fake_devices, install_fakes
 
 
 def signal_after_rename(name: str) -> None:
@@ -51,7 +53,17 @@ def compile_fails_for(label: str) -> None:
 if __name__ == "__main__":
     # Each window ends in a 20 ms "queue drain", so trials are long enough to be
     # interrupted in the middle of one.
-    install_fakes(setattr, FakeTelemetry, CpuAccelerator(sync_s=0.02))
+    # A fleet worker's process sees one GPU (CUDA_VISIBLE_DEVICES=k): the fake NVML device
+    # then carries a UUID of its own per k, as the units of a real host do.
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    telemetry = FakeTelemetry
+    if visible.isdigit():
+        (device,) = fake_devices(1)
+        unit = dataclasses.replace(
+            device, uuid=f"GPU-{int(visible):08d}-aaaa-bbbb-cccc-dddddddddddd"
+        )
+        telemetry = functools.partial(FakeTelemetry, [unit])
+    install_fakes(setattr, telemetry, CpuAccelerator(sync_s=0.02))
     after = os.environ.get("ECOCOMPUTE_TEST_SIGNAL_AFTER_RENAME")
     if after:
         signal_after_rename(after)

@@ -105,6 +105,14 @@ def _add_fleet_flags(p: argparse.ArgumentParser) -> None:
         help="with --scheduler/--local_cluster: at most one point per host at a time (eager "
         "decode is host-bound: a busy neighbour disturbs the measurement)",
     )
+    p.add_argument(
+        "--every_gpu",
+        "--every-gpu",
+        action="store_true",
+        help="with --scheduler/--local_cluster: run each point once on every GPU worker "
+        "connected, each report under <point>/<worker>/ (each GPU a unit: `aggregate "
+        "--units` pools them; docs/units.md)",
+    )
     p.add_argument("--workers", type=int, default=None, help=argparse.SUPPRESS)  # tests
 
 
@@ -120,6 +128,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         local_cluster=args.local_cluster,
         one_per_host=args.one_per_host,
+        every_gpu=args.every_gpu,
         workers=args.workers,
         fit_only=args.fit_only,
     )

@@ -84,12 +84,34 @@ class _Fleet:
         sweep_id = uuid.uuid4().hex[:12]
         self.topic = f"ecocompute-sweep-{sweep_id}"
         self.cancel_event = f"{self.topic}-cancel"
-        self.points = [self._point(i, p) for i, p in enumerate(runs, 1)]
+        self.points = self._points(runs)
         self.pending: dict[Any, Point] = {}  # future -> point
         self.by_key: dict[str, Point] = {}  # attempt_key -> point
         self.started: dict[str, JsonObject] = {}  # attempt_key -> start event
         self._seen_events = 0
         self.interrupt_name = "an interrupt"  # set by cancel()
+
+    def _points(self, runs: tuple[RunParams, ...]) -> list[Point]:
+        """One point per run; with --every_gpu, one per run and GPU worker connected now,
+        pinned to it, its report in a folder named by the worker under the run's."""
+        if not self.options.every_gpu:
+            return [self._point(i, p) for i, p in enumerate(runs, 1)]
+        workers = sorted(gpu_workers(self.client).items(), key=lambda w: w[1])
+        if not workers:
+            raise RunError("--every_gpu: no GPU worker is connected to the scheduler")
+        self.progress(
+            f"--every_gpu: each point on each of {len(workers)} GPU worker(s): "
+            + ", ".join(name for _, name in workers)
+        )
+        points: list[Point] = []
+        for params in runs:
+            for address, name in workers:
+                folder = Path(params.output_dir) / worker_folder(name)
+                pinned = replace(params, output_dir=str(folder))
+                point = self._point(len(points) + 1, pinned)
+                point.pinned, point.pinned_name = address, name
+                points.append(point)
+        return points
 
     def _point(self, index: int, params: RunParams) -> Point:
         spec = PointSpec(
@@ -130,7 +152,10 @@ class _Fleet:
 
     def _allowed_workers(self, point: Point) -> list[str] | None:
         """None (any GPU worker) for a first try; for a retry, the GPU workers that are
-        not the one(s) it failed on, if any is connected."""
+        not the one(s) it failed on, if any is connected; a pinned point (--every_gpu)
+        its own worker only."""
+        if point.pinned is not None:
+            return [point.pinned]
         if not point.avoid:
             return None
         others = [
@@ -198,6 +223,8 @@ class _Fleet:
 
     def _lost(self, point: Point, key: str, exc: BaseException, may_retry: bool) -> None:
         start = self.started.get(key)
+        if point.pinned is not None:  # its GPU's worker is gone: nowhere else is that GPU
+            may_retry = False
         if start is None and point.submissions < MAX_SUBMISSIONS and may_retry:
             # Lost before it started (queued on a worker that died): not an attempt.
             self.say(point, "lost its worker before it started; submitted again")
@@ -219,6 +246,11 @@ class _Fleet:
         where = describe_placement(place)
         point.errors.append(f"attempt {point.attempts} on {where}: {reason}")
         elapsed = "" if outcome is None else f" after {outcome.elapsed_s:.1f} s"
+        if point.pinned is not None and retryable and point.attempts < MAX_ATTEMPTS:
+            # its GPU is the point of it: once more on the same worker, never another
+            self.say(point, f"FAILED{elapsed} on {where}: {reason}; retrying on the same GPU")
+            self.submit(point)
+            return
         if retryable and point.attempts < MAX_ATTEMPTS:
             self.say(point, f"FAILED{elapsed} on {where}: {reason}; retrying on another worker")
             point.avoid.update(a for a in (place.worker, place.worker_name) if a)
@@ -315,6 +347,15 @@ class _Fleet:
         if missing:  # every path above sets one; a gap would be a bug here
             raise RuntimeError(f"points without a record: {missing}")
         return [p.record for p in self.points if p.record is not None]
+
+
+def worker_folder(name: str) -> str:
+    """A worker's name as one folder name ('gpu-0'; 'tcp://10.0.0.5:4001' ->
+    'tcp-10.0.0.5-4001')."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in name).strip(".-")
+    while "--" in safe:
+        safe = safe.replace("--", "-")
+    return safe or "worker"
 
 
 def run_fleet(

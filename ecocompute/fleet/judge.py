@@ -124,7 +124,10 @@ class Point:
     errors: list[str] = field(default_factory=list)
     avoid: set[str] = field(default_factory=set)  # worker addresses and names
     record: RunRecord | None = None
+    pinned: str | None = None  # --every_gpu: the worker (address) it must run on
+    pinned_name: str | None = None
 
     @property
     def label(self) -> str:
-        return f"{self.params.model_name} {self.params.precision}"
+        on = f" on {self.pinned_name}" if self.pinned_name else ""
+        return f"{self.params.model_name} {self.params.precision}{on}"

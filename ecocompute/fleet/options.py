@@ -27,6 +27,7 @@ class FleetOptions:
     scheduler: str | None = None
     local_cluster: bool = False
     one_per_host: bool = False
+    every_gpu: bool = False  # each point once on every GPU worker (each GPU a unit)
     workers: int | None = None
     threads_per_worker: int = 1
     point_command: tuple[str, ...] | None = None
@@ -44,13 +45,19 @@ def options_from_flags(
     one_per_host: bool,
     workers: int | None,
     fit_only: bool,
+    every_gpu: bool = False,
 ) -> FleetOptions | None:
     """The sweep's fleet flags, checked together (InputError), or None for the
     sequential sweep. Checks that Dask is installed (FleetExtraMissing) before anything
     runs."""
     fleet = bool(scheduler) or local_cluster
     if not fleet:
-        for name, given in (("one_per_host", one_per_host), ("workers", workers is not None)):
+        given_alone = (
+            ("one_per_host", one_per_host),
+            ("every_gpu", every_gpu),
+            ("workers", workers is not None),
+        )
+        for name, given in given_alone:
             if given:
                 raise InputError(name, None, "needs --scheduler or --local_cluster")
         return None
@@ -64,6 +71,7 @@ def options_from_flags(
         scheduler=scheduler or None,
         local_cluster=local_cluster,
         one_per_host=one_per_host,
+        every_gpu=every_gpu,
         workers=workers,
     )
     require_distributed(options.flag)

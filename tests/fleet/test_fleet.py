@@ -91,6 +91,7 @@ def test_a_fleet_flag_without_dask_is_one_line_and_exit_2(tmp_path, monkeypatch,
     ("extra", "field"),
     [
         (["--one_per_host"], "one_per_host"),
+        (["--every_gpu"], "every_gpu"),
         (["--workers", "2"], "workers"),
         (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "workers"),
         (["--local_cluster", "--fit_only"], "fit_only"),
@@ -280,6 +281,29 @@ def test_points_spread_over_both_workers_and_never_share_a_gpu(cluster, tmp_path
         sut = report["system_under_test"]
         assert (sut["hostname"], sut["cuda_visible_devices"]) == (r.host, r.gpu)
         assert report["results"]["basis"] == "measured" and r.attempts == 1
+
+
+@needs_dask
+@pytest.mark.slow
+def test_every_gpu_runs_each_point_on_each_gpu_and_the_units_pool(cluster, tmp_path):
+    from ecocompute.fleet.client import run_fleet
+    from ecocompute.pooling.groups import group_reports
+    from ecocompute.pooling.units import pool_units
+    from ecocompute.results.collect import read_reports
+
+    runs = _runs(tmp_path, 1)[:1]  # one point: NF4
+    fleet = _on(cluster, point_command=FAKE_CLI, every_gpu=True)
+    records = run_fleet(tmp_path, runs, fleet, Progress(True))
+    assert [r.status for r in records] == ["ok", "ok"], records
+    assert sorted(r.gpu for r in records) == ["0", "1"]  # the same point on each GPU
+    assert sorted(r.report for r in records) == [
+        "m0-NF4/gpu0/energy.json",
+        "m0-NF4/gpu1/energy.json",
+    ]
+    reports, invalid = read_reports([tmp_path])
+    assert invalid == [] and len(reports) == 2
+    (pooled,) = pool_units(group_reports(reports))
+    assert len(pooled.units) == 2  # two GPUs, two units (told apart by UUID)
 
 
 def _comparable(doc, drop_runs=(), drop_points=()):
