@@ -238,7 +238,19 @@ def _measurement_of(t: Trial) -> tuple[object, ...]:
         tuple(t.per_gpu_energy_joules),
         t.slot,
         None if t.idle_gpus_energy_joules is None else tuple(t.idle_gpus_energy_joules),
-        repr(t.conditions),
+        tuple(
+            (
+                c.nvml_index,
+                tuple(c.temperature_c),
+                tuple(c.memory_temperature_c),
+                c.sm_clock_mhz_mean,
+                c.memory_clock_mhz_mean,
+                c.clock_samples,
+                c.power_of_limit_pct_mean,
+                c.power_of_limit_pct_max,
+            )
+            for c in t.conditions
+        ),
     )
 
 
