@@ -10,7 +10,8 @@ from ecocompute.sweeps.document import OK, Fit, Sweep
 
 def render(sweep: Sweep, path: Path) -> str:
     """The summary of a sweep whose sweep.json is at path."""
-    axis = bool(sweep.batch_axis)
+    # a batch column wherever the sweep is over several batch sizes, axis or not
+    axis = bool(sweep.batch_axis) or len({r.batch_size for r in sweep.runs}) > 1
     lines = [
         f"EcoCompute sweep: {card_with_arch(sweep.card or 'no card', sweep.gpu_arch)}"
         + (f", {sweep.software}" if sweep.software else "")
@@ -83,4 +84,6 @@ def axis_lines(sweep: Sweep) -> list[str]:
         lines.append(f"  {entry.precision:<4} {entry.model_name}: {where}{ci}")
     if sweep.map:
         lines.append("  map        " + "; ".join(sweep.map))
+    if sweep.batch_axis_note:
+        lines.append(f"  batch axis none: {sweep.batch_axis_note.removeprefix('no batch axis: ')}")
     return lines

@@ -14,7 +14,7 @@ from ecocompute.report.build import SCOPE, utc_now
 from ecocompute.results.collect import Report, read_one
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
 from ecocompute.sweeps.document import OK, PLOT_NAME, Fit, RunRecord, Sweep
-from ecocompute.sweeps.fits import batch_axis, fit_entry, skipped_fit
+from ecocompute.sweeps.fits import batch_axis, fit_entry, no_batch_axis_note, skipped_fit
 from ecocompute.sweeps.plan import SWEEP_FORMATS
 from ecocompute.sweeps.records import relative
 
@@ -58,6 +58,9 @@ def summarise(
     card = one_of({r.card for r in measured}, "card")
     software = one_of({r.fingerprint for r in measured}, "software")
     protocol = one_of({across_batches(r.protocol, batches) for r in measured}, "protocol")
+    if not measured:  # the derived points' protocol, where they agree on one
+        derived = {across_batches(r.protocol, batches) for r in reports}
+        protocol = next(iter(derived)) if len(derived) == 1 else None
     arch = measured[0].arch if measured else (reports[0].arch if reports else None)
     if not measured and reports:
         card = reports[0].card
@@ -65,11 +68,14 @@ def summarise(
     missing = sweep_fits.missing_fit_stack()
     formats = sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index)
     fits: list[Fit]
+    axis = batch_axis(reports, output_dir, formats, n_boot) if len(batches) > 1 else []
     if len(batches) > 1:
-        fits = [skipped_fit(fmt, arch, batches) for fmt in formats]
+        fits = [skipped_fit(fmt, arch, batches, bool(axis)) for fmt in formats]
     else:
         fits = [fit_entry(fmt, reports, output_dir, arch, missing, n_boot) for fmt in formats]
-    axis = batch_axis(reports, output_dir, formats, n_boot) if len(batches) > 1 else []
+    no_axis = {}
+    if len(batches) > 1 and not axis:
+        no_axis = {"batch_axis_note": no_batch_axis_note(reports, batches)}
     sweep = Sweep.model_validate(
         {
             "timestamp_utc": utc_now(),
@@ -84,6 +90,7 @@ def summarise(
             "fits": fits,
             "plot": None,
             **({"batch_axis": axis, "map": [entry.map for entry in axis]} if axis else {}),
+            **no_axis,
         }
     )
     return sweep, reports
@@ -94,6 +101,9 @@ def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Swee
     or nothing to plot is a note, not a failure (the numbers are in sweep.json)."""
     if "matplotlib" in sweep_fits.missing_fit_stack():
         note = "no plot: matplotlib is not installed (pip install 'ecocompute[plot]')"
+        return sweep.model_copy(update={"plot_note": note})
+    if sweep.batch_axis_note:  # a size plot of several batch sizes would mislead
+        note = "no plot: the sweep has no batch axis (batch_axis_note says why)"
         return sweep.model_copy(update={"plot_note": note})
     try:
         if sweep.batch_axis:

@@ -216,3 +216,32 @@ def test_the_published_path_never_borrows_a_figure_for_formats_it_never_measured
     )
     doc = json.loads((tmp_path / "t" / "energy.json").read_text())
     assert rc == 0 and doc["results"]["basis"] == "unavailable"  # never LLM.int8()'s figure
+
+
+def test_the_published_path_has_no_batch_axis_and_says_so_in_one_line(tmp_path, capsys):
+    """The README's map command without a GPU: a batch column, the protocol, one line
+    saying there is no batch axis (its figures are batch 1), and no plot."""
+    out = tmp_path / "map"
+    argv = ["sweep", "--models", "synthetic:llama-2-7b", "--precisions", "NF4,INT4"]
+    rc = main([*argv, "--batch_sizes", "1,4,16", "--dry_run", "--output_dir", str(out), "-q"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    doc = json.loads((out / "sweep.json").read_text())
+    assert "batch_axis" not in doc and "map" not in doc
+    assert doc["batch_axis_note"].startswith("no batch axis: no format was measured")
+    assert "batch 4, 16: basis unavailable" in doc["batch_axis_note"]
+    assert doc["protocol"] == "256 tok, batch 1,4,16"
+    assert all(f["reason"].endswith("see batch_axis_note") for f in doc["fits"])
+    assert doc["plot"] is None and not (out / "sweep.png").exists()
+    lines = text.splitlines()
+    assert lines[1].split()[:3] == ["model", "batch", "fmt"]
+    rows = [line.split() for line in lines[2:8]]
+    assert [(r[1], r[2], r[-1]) for r in rows] == [
+        ("1", "NF4", "interpolated"),
+        ("1", "INT4", "unavailable"),
+        ("4", "NF4", "unavailable"),
+        ("4", "INT4", "unavailable"),
+        ("16", "NF4", "unavailable"),
+        ("16", "INT4", "unavailable"),
+    ]
+    assert sum(line.startswith("  batch axis none: ") for line in lines) == 1
