@@ -12,6 +12,7 @@ from typing import Any
 from ecocompute.core.stats import Summary, summarise_known, t_interval
 from ecocompute.pooling.units import UnitEstimate, pool_estimates, unit_estimates
 from ecocompute.results.collect import Report
+from ecocompute.results.record import ILLUSTRATIVE
 
 KIND_ORDER = {"measured": 0, "illustrative": 1, "derived": 2}
 KIND_WORDS = {
@@ -67,7 +68,16 @@ class Group:
 
     @property
     def bases(self) -> str:
-        return "+".join(sorted({r.basis for r in self.reports}))
+        """The reports' bases; an illustrative report's is never passed on as "measured"
+        (the published container's example says basis measured, and that it is not)."""
+        return "+".join(
+            sorted(
+                {
+                    "illustrative (not a real measurement)" if r.kind == ILLUSTRATIVE else r.basis
+                    for r in self.reports
+                }
+            )
+        )
 
     def energy(self) -> Summary | None:
         return summarise_known([r.energy_per_token_mj for r in self.independent])

@@ -32,6 +32,8 @@ def render(sweep: Sweep, path: Path) -> str:
             f"{run.precision:<4} {'-' if delta is None else format(delta, '+.1f') + '%':>8} "
             f"{ci_text:>17}  {run.verdict or '-':<12} {run.basis}"
         )
+    if sweep.decode_note:
+        lines.append(f"  decode     {sweep.decode_note}")
     for fit in sweep.fits:
         lines.extend(fit_lines(fit))
     lines.extend(axis_lines(sweep))

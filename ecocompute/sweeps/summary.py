@@ -73,7 +73,10 @@ def summarise(
         fits = [skipped_fit(fmt, arch, batches, bool(axis)) for fmt in formats]
     else:
         fits = [fit_entry(fmt, reports, output_dir, arch, missing, n_boot) for fmt in formats]
-    no_axis = {}
+    no_axis: dict[str, str] = {}
+    decode = decode_note(reports)
+    if decode:
+        no_axis["decode_note"] = decode
     if len(batches) > 1 and not axis:
         no_axis = {"batch_axis_note": no_batch_axis_note(reports, batches)}
     sweep = Sweep.model_validate(
@@ -94,6 +97,24 @@ def summarise(
         }
     )
     return sweep, reports
+
+
+def decode_note(reports: Sequence[Report]) -> str | None:
+    """The regime the points fell back to, where they answer another than the one asked
+    for (the published figures are eager's); None where every point is the asked one."""
+    fell = {
+        (decode.requested_regime, decode.regime, decode.note)
+        for r in reports
+        if r.model_of is not None
+        for decode in [r.model_of.measurement.decode]
+        if decode.requested_regime and decode.requested_regime != decode.regime
+    }
+    if not fell:
+        return None
+    return "; ".join(
+        f"--decode {asked} asked for, but the points are {got}'s" + (f": {why}" if why else "")
+        for asked, got, why in sorted(fell, key=str)
+    )
 
 
 def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Sweep:

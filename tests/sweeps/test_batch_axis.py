@@ -245,3 +245,13 @@ def test_the_published_path_has_no_batch_axis_and_says_so_in_one_line(tmp_path, 
         ("16", "INT4", "unavailable"),
     ]
     assert sum(line.startswith("  batch axis none: ") for line in lines) == 1
+
+
+def test_a_sweep_names_the_regime_its_points_fell_back_to(tmp_path, capsys):
+    out = tmp_path / "sw"
+    argv = ["sweep", "--models", "synthetic:smollm2-135m", "--precisions", "NF4"]
+    assert main([*argv, "--decode", "compiled", "--dry_run", "--output_dir", str(out)]) == 0
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["decode_note"].startswith("--decode compiled asked for, but the points are eager's")
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  decode"))
+    assert "compiled asked for" in line and "eager" in line
