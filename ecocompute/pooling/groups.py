@@ -5,6 +5,7 @@ its reports and, where the reports name them, its GPU units (units.py)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -171,9 +172,17 @@ def group_reports(reports: Sequence[Report]) -> list[Group]:
             g.precision,
             g.params_b if g.params_b is not None else math.inf,
             g.model,
-            g.protocol,
+            natural_key(g.protocol),  # batch 1, 4, 16, 64: numbers as numbers
             g.fingerprint,
             -len(g.reports),
         )
     )
     return groups
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that orders the numbers in a text by value ("batch 4" before "batch
+    16"), the rest as text."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part
+    )

@@ -128,9 +128,18 @@ def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Swee
         return sweep.model_copy(update={"plot_note": note})
     try:
         if sweep.batch_axis:
-            from ecocompute.plots.batch_plot import plot_batch_axis
+            from ecocompute.plots.batch_plot import Crossing, plot_batch_axis
 
-            path = plot_batch_axis(reports, output_dir / PLOT_NAME)
+            crossings = {
+                (e.model_name, e.precision): Crossing(
+                    c.batch_size, lo, hi, c.ci95_text or "not drawn"
+                )
+                for e in sweep.batch_axis
+                for c in [e.crossover]
+                for lo, hi in [c.ci95 or (None, None)]
+                if c.batch_size is not None
+            }
+            path = plot_batch_axis(reports, output_dir / PLOT_NAME, crossings)
         else:
             lines: dict[str, FitLine] = {
                 f.precision: line for f in sweep.fits if (line := _fit_line(f))
