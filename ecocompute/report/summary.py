@@ -51,13 +51,14 @@ def why_no_figure(report: Report) -> str | None:
     return note.rstrip(".") or None
 
 
-def context_lines(report: Report) -> list[str]:
+def context_lines(report: Report, session: Sequence[Report] = ()) -> list[str]:
     """What a derived report says of where its figure came from and why: the why,
-    decode and note lines (a measured report's why names its trials)."""
-    res = report.results
+    decode and note lines (a measured report's why names its trials: in a session,
+    every format's, FP16's once)."""
     why = report.measurement_source or ""
     if report.measured:
-        trials = ", ".join(f"{p} n={s.n_trials}" for p, s in res.per_format.items())
+        per = {p: s for r in (session or [report]) for p, s in r.results.per_format.items()}
+        trials = ", ".join(f"{p} n={s.n_trials}" for p, s in per.items())
         why = f"{why}: NVML read this machine's GPU during the run ({trials})"
     elif report.measurement_source_reason:
         why = f"{why}: {report.measurement_source_reason}"
@@ -427,7 +428,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     throttle = _session_throttle(reports)
     if throttle:
         lines.append(f"  throttle   {throttle}")
-    lines.extend(context_lines(first))
+    lines.extend(context_lines(first, reports))
     lines.extend(arch_note_line(first))
     if work.weights in ("pretrained", "synthetic"):
         lines.append(f"  weights    {work.weights}")
