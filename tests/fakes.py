@@ -307,7 +307,7 @@ RUNNING_SAMPLERS: set[ScheduledSampler] = set()
 
 class ScheduledSampler(PowerSampler):
     """The power sampler as it reads when its thread is never late: the k-th read at
-    exactly t0 + k / rate_hz, so that no unit test hangs on whether a thread got the CPU
+    exactly t0 + k / rate_hz, so that no unit test depends on whether a thread got the CPU
     (on a loaded machine the real one can fall behind, and the meter rightly refuses the
     window). No thread: the reads due so far are made when the traces are looked at,
     each answered by the fake NVML as of its due time (FakeTelemetry.at), through the

@@ -22,7 +22,6 @@ _BASIS_WORDS = {
     "borrowed from another architecture (not measured here)",
     "unavailable": "no figure is claimed",
 }
-
 SCOPE = "  scope      GPU-package energy only (not wall power); not a certified result"
 HELD_LEAD = "the figures above: the GPUs each model used; 'held' below adds the GPUs a format freed"
 UUID_TAIL = 12  # characters of the UUID's last group: enough to tell units apart
