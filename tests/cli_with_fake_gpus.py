@@ -20,7 +20,7 @@ from ecocompute.llm.loading import ModelBackend
 from ecocompute.task.machine import Machine
 
 from .fake_gpus import FakeGpus
-from .fakes import FakeTelemetry, fake_devices
+from .fakes import FakeTelemetry, fake_devices, scheduled_sampler
 
 WATTS = {0: 150.0, 1: 100.0}
 
@@ -34,6 +34,7 @@ def machine() -> Machine:
         open_telemetry=telemetry,
         open_accelerator=lambda count, cap_gib=None: FakeGpus(max_memory_gib=cap_gib, sync_s=0.02),
         backend=ModelBackend(),
+        open_sampler=scheduled_sampler,  # reads on schedule, however loaded the CPU
     )
 
 

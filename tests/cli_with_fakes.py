@@ -11,6 +11,8 @@ name), the process sends itself that signal the moment energy.json has been rena
 into place: the narrowest window there is between "written" and "said so". With
 ECOCOMPUTE_TEST_COMPILE_FAILS=NF4 (a format's label), the compiled regime's compile of
 that format raises, as a format torch.compile cannot hold would (benchmarks' rehearsals).
+With ECOCOMPUTE_TEST_THREADED_SAMPLER=1, power is read by the real sampler's thread
+(the e2e tests), else on schedule (tests/fakes.py ScheduledSampler).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ import signal
 import sys
 
 from ecocompute.cli import entry
+from ecocompute.monitor.sampler import open_power_sampler
 
-from .fakes import CpuAccelerator, FakeTelemetry, fake_devices, install_fakes
+from .fakes import CpuAccelerator, FakeTelemetry, fake_devices, install_fakes, scheduled_sampler
 
 
 def signal_after_rename(name: str) -> None:
@@ -63,7 +66,11 @@ if __name__ == "__main__":
             device, uuid=f"GPU-{int(visible):08d}-aaaa-bbbb-cccc-dddddddddddd"
         )
         telemetry = functools.partial(FakeTelemetry, [unit])
-    install_fakes(setattr, telemetry, CpuAccelerator(sync_s=0.02))
+    # ECOCOMPUTE_TEST_THREADED_SAMPLER=1 (the e2e signal tests): the real, threaded
+    # power sampler; else the one that reads on schedule whatever the load
+    threaded = os.environ.get("ECOCOMPUTE_TEST_THREADED_SAMPLER") == "1"
+    sampler = open_power_sampler if threaded else scheduled_sampler
+    install_fakes(setattr, telemetry, CpuAccelerator(sync_s=0.02), open_sampler=sampler)
     after = os.environ.get("ECOCOMPUTE_TEST_SIGNAL_AFTER_RENAME")
     if after:
         signal_after_rename(after)

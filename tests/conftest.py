@@ -17,8 +17,9 @@ PARAMS_FILE = REPO / "workspace" / "parameters" / "energy_params.yaml"
 # import), and inherited by the CLI subprocesses.
 os.environ["HF_HUB_OFFLINE"] = "1"
 # One compute thread per test process: the suite runs one worker per core (pytest -n),
-# and a torch that spreads each worker over every core starves the power sampler's
-# thread (a window with too few reads is refused, as on a GPU). Read at torch's import.
+# and a torch that spreads each worker over every core slows everything. (The fakes'
+# power sampler has no thread to starve: tests/fakes.py ScheduledSampler reads on
+# schedule whatever the load.) Read at torch's import.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 

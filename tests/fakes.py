@@ -3,16 +3,18 @@ counter that integrates them exactly) and a CPU accelerator. Not shipped in the 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ecocompute.core.units import mw_to_w
 from ecocompute.formats.table import FP16_SPEC, FormatSpec
 from ecocompute.llm.loading import LoadedModel, ModelBackend
 from ecocompute.llm.quantizers import quantizer_for
-from ecocompute.monitor.sampler import PowerSampler
+from ecocompute.monitor.sampler import PowerSampler, SamplerOpener, open_power_sampler
 from ecocompute.task.machine import Machine
 from ecocompute.telemetry.base import (
     CLOCK_EVENT_BITS,
@@ -90,6 +92,20 @@ class FakeTelemetry(GpuTelemetry):
 
     def trace(self, index: int) -> PowerTrace:
         return self._power[index] if isinstance(self._power, dict) else self._power
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._clock
+
+    @contextlib.contextmanager
+    def at(self, t: float) -> Iterator[None]:
+        """Reads inside the block are as of time t (ScheduledSampler's reads, made late
+        but stamped, and answered, at the time they were due)."""
+        clock, self._clock = self._clock, lambda: t
+        try:
+            yield
+        finally:
+            self._clock = clock
 
     def devices(self) -> list[GpuDevice]:
         return list(self._devices)
@@ -285,6 +301,79 @@ def drive(sampler: PowerSampler, clock: FakeClock, reads: int, read_cost_s=lambd
     return times
 
 
+# ScheduledSamplers started and not yet stopped (where a real one's thread would live on)
+RUNNING_SAMPLERS: set[ScheduledSampler] = set()
+
+
+class ScheduledSampler(PowerSampler):
+    """The power sampler as it reads when its thread is never late: the k-th read at
+    exactly t0 + k / rate_hz, so that no unit test depends on whether a thread got the CPU
+    (on a loaded machine the real one can fall behind, and the meter rightly refuses the
+    window). No thread: the reads due so far are made when the traces are looked at,
+    each answered by the fake NVML as of its due time (FakeTelemetry.at), through the
+    same power_mw and clock_sample a real sampler calls (scripted failures included).
+    Reads stop at stop(). The meter's rule (too few reads in a window: refused) is the
+    shipped code, untouched; test_sampler.py and test_faults.py test it directly."""
+
+    def __init__(self, telemetry: FakeTelemetry, indices: Sequence[int], rate_hz: float):
+        self._telemetry = telemetry
+        self._catching_up = False
+        self._t0: float | None = None
+        self._end: float | None = None
+        self._k = 0
+        super().__init__(
+            lambda i: mw_to_w(telemetry.power_mw(i)),
+            indices,
+            rate_hz,
+            clock=lambda: telemetry.clock(),  # pinned by at() while a read is made
+            read_clocks=telemetry.clock_sample,
+        )
+
+    @property  # type: ignore[override]
+    def traces(self) -> dict[int, Any]:
+        if not self._catching_up:
+            self._catch_up()
+        return self._traces
+
+    @traces.setter
+    def traces(self, value: dict[int, Any]) -> None:
+        self._traces = value
+
+    def start(self) -> None:
+        if self._t0 is not None:
+            raise RuntimeError("sampler already started")
+        self._t0 = self._telemetry.clock()
+        RUNNING_SAMPLERS.add(self)
+
+    def stop(self) -> None:
+        if self._t0 is not None and self._end is None:
+            self._end = self._telemetry.clock()
+        RUNNING_SAMPLERS.discard(self)
+
+    def _catch_up(self) -> None:
+        if self._t0 is None:
+            return
+        until = self._end if self._end is not None else self._telemetry.clock()
+        period_s = 1.0 / self.rate_hz
+        self._catching_up = True
+        try:
+            while self._t0 + self._k * period_s <= until:
+                with self._telemetry.at(self._t0 + self._k * period_s):
+                    self.read_once()
+                self._k += 1
+        finally:
+            self._catching_up = False
+
+
+def scheduled_sampler(
+    telemetry: GpuTelemetry, indices: Sequence[int], rate_hz: float
+) -> PowerSampler:
+    """The unit tests' sampler: ScheduledSampler on a fake NVML (the real one elsewhere)."""
+    if isinstance(telemetry, FakeTelemetry):
+        return ScheduledSampler(telemetry, indices, rate_hz)
+    return open_power_sampler(telemetry, indices, rate_hz)
+
+
 SetAttr = Callable[[Any, str, Any], None]
 
 
@@ -292,12 +381,15 @@ def fake_machine(
     telemetry: Callable[[], GpuTelemetry] | None = None,
     accelerator: Any | None = None,
     backend: Callable[[], ModelBackend] = StandInQuantBackend,
+    open_sampler: SamplerOpener = scheduled_sampler,
 ) -> Machine:
-    """A Machine of stand-ins: a fake NVML, the CPU accelerator, a backend."""
+    """A Machine of stand-ins: a fake NVML, the CPU accelerator, a backend, and the
+    sampler that is never late (open_power_sampler: the real, threaded one)."""
     return Machine(
         open_telemetry=telemetry or FakeTelemetry,
         open_accelerator=lambda count, cap_gib=None: accelerator or CpuAccelerator(),
         backend=backend(),
+        open_sampler=open_sampler,
     )
 
 
@@ -306,13 +398,18 @@ def install_fakes(
     telemetry: Callable[[], GpuTelemetry],
     accelerator: Any | None = None,
     backend: Callable[[], ModelBackend] = StandInQuantBackend,
+    open_sampler: SamplerOpener = scheduled_sampler,
 ) -> None:
     """Put the fakes behind the CLI: task/run.py asks this_machine() at call time.
     set_attr is monkeypatch.setattr in a test, or plain setattr in a subprocess driver
     (tests/cli_with_fakes.py)."""
     import ecocompute.task.run as run
 
-    set_attr(run, "this_machine", lambda: fake_machine(telemetry, accelerator, backend))
+    set_attr(
+        run,
+        "this_machine",
+        lambda: fake_machine(telemetry, accelerator, backend, open_sampler),
+    )
 
 
 def estimate_report(
@@ -334,6 +431,7 @@ def estimate_report(
         open_telemetry=open_telemetry or FakeTelemetry,
         open_accelerator=lambda count, cap_gib=None: accelerator or CpuAccelerator(),
         backend=backend if backend is not None else ModelBackend(),
+        open_sampler=scheduled_sampler,
     )
     outcome = run_energy_estimate(params, progress or Progress(quiet=True), machine=machine)
     return build_report(outcome, command).model_dump(mode="json")  # the file's document

@@ -15,9 +15,8 @@ from ecocompute.monitor.counter_edges import (
     wait_for_step,
 )
 from ecocompute.monitor.meter import EnergyMeter
-from ecocompute.monitor.sampler import PowerSampler
 
-from .fakes import FakeTelemetry
+from .fakes import FakeTelemetry, ScheduledSampler
 
 
 class SteppingCounter:
@@ -79,7 +78,7 @@ def test_meter_window_energy_is_accurate_despite_counter_steps():
         time.sleep(0.55)
         busy[-1][1] = time.monotonic()
 
-    with PowerSampler(lambda i: telemetry.power_mw(i) / 1000.0, [0], 50.0) as sampler:
+    with ScheduledSampler(telemetry, [0], 50.0) as sampler:  # never late, whatever the load
         meter = EnergyMeter(telemetry, [0], sampler, lambda: None, use_counter=True)
         meter.calibrate()
         assert meter.step_periods_s == {0: pytest.approx(0.1, abs=0.01)}

@@ -27,7 +27,13 @@ from ecocompute.report.atomic import LEGACY_STALE_S, remove_stale_temps
 from ecocompute.report.read import validation_errors
 
 from .conftest import REPO
-from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, install_fakes
+from .fakes import (
+    RUNNING_SAMPLERS,
+    CpuAccelerator,
+    FakeTelemetry,
+    StandInQuantBackend,
+    install_fakes,
+)
 from .test_faults import MEASURE, Snapshot, assert_untouched, listing, previous_report
 
 pytestmark = pytest.mark.slow
@@ -170,7 +176,7 @@ def test_interrupt_at_any_point_leaves_nothing(tmp_path, monkeypatch, capsys, po
         "earlier one is untouched"
     )
     assert_untouched(out, before)
-    assert sampler_threads() == []
+    assert sampler_threads() == [] and not RUNNING_SAMPLERS  # every sampler stopped
     assert telemetry.closed  # NVML shut down
     assert signal.getsignal(signal.SIGTERM) == handler  # the CLI's handler is gone again
 

@@ -11,7 +11,14 @@ from ecocompute.report.read import validation_errors
 from ecocompute.report.summary import render
 
 from .conftest import derived_source
-from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report, fake_devices
+from .fakes import (
+    CpuAccelerator,
+    FakeTelemetry,
+    StandInQuantBackend,
+    estimate_report,
+    fake_devices,
+    scheduled_sampler,
+)
 
 DERIVED = "ecocompute-dataset (no local GPU): "  # a figure derived, not measured
 
@@ -218,3 +225,40 @@ def test_formats_on_different_gpus_sum_their_own_gpus_and_subtract_their_own_idl
     assert [g["nvml_index"] for g in report["system_under_test"]["gpus"]] == [0, 1]
     summary = render(report, "energy.json")
     assert "gpus       FP16 on GPUs 0, 1; NF4 on GPU 0 (NVML index)" in summary
+
+
+def _starved_run(monkeypatch, open_sampler):
+    """A measurement in which no sampler thread ever gets the CPU (its loop never runs),
+    as on a loaded machine at its worst."""
+    from ecocompute.monitor.sampler import PowerSampler
+    from ecocompute.task.run import run_energy_estimate
+
+    from .fakes import fake_machine
+
+    monkeypatch.setattr(PowerSampler, "run", lambda self, *, wait=None: None)
+    machine = fake_machine(FakeTelemetry, CpuAccelerator(), open_sampler=open_sampler)
+    return run_energy_estimate(
+        _params(precision="NF4", iterations="2", params_b="1.1"),
+        Progress(quiet=True),
+        machine=machine,
+    )
+
+
+def test_the_fakes_measure_whether_or_not_a_thread_gets_the_cpu(monkeypatch):
+    """The unit tests' sampler reads on schedule whatever the load: a window is never
+    refused because a thread was late, so no test hangs on wall-clock luck."""
+    from ecocompute.task.outcome import MeasuredRun
+
+    assert isinstance(_starved_run(monkeypatch, scheduled_sampler), MeasuredRun)
+
+
+def test_the_real_sampler_starved_is_still_refused(monkeypatch):
+    """The honesty rule stays for real runs: a window with too few power reads is
+    refused, and the published path answers, saying why."""
+    from ecocompute.monitor.sampler import open_power_sampler
+    from ecocompute.task.published_path import PublishedRun
+
+    outcome = _starved_run(monkeypatch, open_power_sampler)
+    assert isinstance(outcome, PublishedRun)
+    assert outcome.reason.code == "measurement_failed"
+    assert "the sampler fell behind" in outcome.reason.text

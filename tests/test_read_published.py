@@ -138,3 +138,12 @@ def test_the_illustrative_one_is_never_fitted_nor_listed_as_measured(tmp_path, c
 def test_the_least_1_0_report_is_read(tmp_path):
     one = read_one(write(minimal("ecocompute-energy/1.0"), tmp_path))
     assert one.format == "ecocompute-energy/1.0" and one.kind == "derived"
+
+
+def test_aggregate_never_lists_the_illustrative_example_as_measured(folder, capsys):
+    assert main(["aggregate", str(folder / "illustrative-1.1")]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if "NF4" in line]
+    assert rows and all(
+        line.rstrip().endswith("illustrative (not a real measurement)") for line in rows
+    )
+    assert not any(line.rstrip().endswith("measured") for line in rows)

@@ -99,6 +99,10 @@ def test_one_baseline_every_format_resident_one_report_each(tmp_path):
     assert (
         "FP16" in written.summary and "INT4" in written.summary and "a session" in written.summary
     )
+    # the why line names every format's trials, not only the first report's
+    why = next(x for x in written.summary.splitlines() if x.strip().startswith("why"))
+    assert why.endswith("(FP16 n=4, NF4 n=4, INT4 n=4, FP8 n=4)"), why
+    assert "basis      measured" in written.summary
 
 
 def test_formats_that_do_not_fit_together_are_refused_naming_what_would(tmp_path):

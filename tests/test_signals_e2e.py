@@ -69,7 +69,14 @@ def fakes_process(out: Path, cache: Path, *extra: str, env: dict[str, str] | Non
             str(out),
         ],
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), "ECOCOMPUTE_CACHE": str(cache), **(env or {})},
+        env={
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "ECOCOMPUTE_CACHE": str(cache),
+            # end to end: the real sampler, its thread stopped by the signal's unwinding
+            "ECOCOMPUTE_TEST_THREADED_SAMPLER": "1",
+            **(env or {}),
+        },
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -44,7 +44,8 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="ecocompute",
-        description="Does quantizing an LLM's weights (NF4, INT8) save GPU energy per token?",
+        description="Does quantizing an LLM's weights (NF4, INT8, INT4, FP8) save GPU energy "
+        "per token?",
     )
     parser.add_argument("--version", action="version", version=f"ecocompute {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")

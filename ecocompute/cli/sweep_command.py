@@ -26,8 +26,10 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sweep",
         help="energy_estimate over several models, then fit the crossover on this card",
-        description="Run one energy_estimate per model and format (each report in "
-        "<output_dir>/<model>-<format>/energy.json), fit dE%(N) = A - S x/(1+x), "
+        description="Run one energy_estimate per model (one session of its formats; each "
+        "report in <output_dir>/<model>-<format>/energy.json for one format, "
+        "<output_dir>/<model>/<format>/energy.json for several, the folder ending -b<N> "
+        "per batch size of --batch_sizes), fit dE%(N) = A - S x/(1+x), "
         "x = N/Nstar to this card's measured points (derived points are never fitted), "
         "and report the crossover size where dE% = 0 with a bootstrap 95% interval, in "
         "<output_dir>/sweep.json plus sweep.png. Other flags pass through to every run.",

@@ -15,7 +15,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ecocompute.telemetry.base import ClockSample, TelemetryNotSupported, TelemetryReadError
+from ecocompute.core.units import mw_to_w
+from ecocompute.telemetry.base import (
+    ClockSample,
+    GpuTelemetry,
+    TelemetryNotSupported,
+    TelemetryReadError,
+)
 
 
 def integrate_trapezoid(
@@ -184,3 +190,20 @@ class PowerSampler:
     def energy_j(self, index: int, start_s: float, end_s: float) -> float:
         trace = self.traces[index]
         return integrate_trapezoid(trace.times_s, trace.powers_w, start_s, end_s)
+
+
+# (telemetry, NVML indices, rate_hz) -> a sampler not yet started
+SamplerOpener = Callable[[GpuTelemetry, Sequence[int], float], PowerSampler]
+
+
+def open_power_sampler(
+    telemetry: GpuTelemetry, indices: Sequence[int], rate_hz: float
+) -> PowerSampler:
+    """The sampler a measurement uses: power at rate_hz in its own thread, and beside each
+    power read the clocks and the clock-event reasons (where the device offers them)."""
+    return PowerSampler(
+        lambda i: mw_to_w(telemetry.power_mw(i)),
+        indices,
+        rate_hz,
+        read_clocks=telemetry.clock_sample,
+    )

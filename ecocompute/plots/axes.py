@@ -28,16 +28,18 @@ def dress_axes(ax: Any, fmt: str, span: tuple[float, float]) -> None:
 
 def draw_break_even(ax: Any, fmt: str) -> None:
     ax.axhline(0.0, color="black", linewidth=1.2, label="break-even (0%)", gid="break-even")
+    # in the margin right of the axes: inside, it would sit on a point's error bar
     ax.annotate(
         "break-even",
-        xy=(0.99, 0.0),
+        xy=(1.0, 0.0),
         xycoords=("axes fraction", "data"),
-        xytext=(0, 3),
+        xytext=(4, 0),
         textcoords="offset points",
-        ha="right",
-        va="bottom",
+        ha="left",
+        va="center",
         fontsize=9,
         fontweight="bold",
+        annotation_clip=False,
         gid="break-even-label",
     )
     ax.text(

@@ -5,10 +5,12 @@ card, the model(s), the regime and the weights. Needs matplotlib (ecocompute[plo
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError
 from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
 from ecocompute.report.labels import card_with_arch
@@ -21,6 +23,7 @@ _COLORS = (
     "#17becf", "#bcbd22", "#7f7f7f",
 )  # fmt: skip
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
+FORMAT_ORDER = tuple(str(p) for p in Precision if p.quantized)  # NF4, INT8, INT4, FP8
 
 
 def batch_points(reports: Sequence[Report]) -> dict[tuple[str, str], list[Report]]:
@@ -43,8 +46,27 @@ def _title(reports: Sequence[Report]) -> str:
     )
 
 
-def build_batch_figure(reports: Sequence[Report]) -> Any:
-    """The figure (matplotlib.figure.Figure, off pyplot's global state, as plot.py's)."""
+@dataclass(frozen=True)
+class Crossing:
+    """Where a line crosses zero (batch size), with its 95% interval; None: open end."""
+
+    batch_size: float
+    low: float | None
+    high: float | None
+    text: str  # the interval in words, e.g. "1.29 .. 1.35" or "beyond 64"
+
+
+def _order(key: tuple[str, str]) -> tuple[str, int, str]:
+    model, fmt = key
+    return (model, FORMAT_ORDER.index(fmt) if fmt in FORMAT_ORDER else len(FORMAT_ORDER), fmt)
+
+
+def build_batch_figure(
+    reports: Sequence[Report], crossings: Mapping[tuple[str, str], Crossing] | None = None
+) -> Any:
+    """The figure (matplotlib.figure.Figure, off pyplot's global state, as plot.py's).
+    crossings: {(model, format): where its line crosses zero}, marked on the zero line
+    with its interval."""
     require_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -55,44 +77,86 @@ def build_batch_figure(reports: Sequence[Report]) -> Any:
     cards = {r.card for rs in lines.values() for r in rs}
     if len(cards) > 1:
         raise InputError("card", None, "the reports come from several cards; plot one card")
-    fig = Figure(figsize=(8, 5))
+    fig = Figure(figsize=(8, 5.5))
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     batches: set[int] = set()
-    for k, ((model, fmt), rs) in enumerate(sorted(lines.items())):
-        rs = sorted(rs, key=lambda r: r.batch_size)
+    one_model = len({m for m, _ in lines}) == 1
+    for k, key in enumerate(sorted(lines, key=_order)):  # NF4, INT8, INT4, FP8; numbers
+        model, fmt = key
+        rs = sorted(lines[key], key=lambda r: r.batch_size)
         xs = [r.batch_size for r in rs]
         ys = [float(r.delta_pct or 0.0) for r in rs]
         lo = [y - (r.ci95_pct[0] if r.ci95_pct else y) for r, y in zip(rs, ys, strict=True)]
         hi = [(r.ci95_pct[1] if r.ci95_pct else y) - y for r, y in zip(rs, ys, strict=True)]
         batches.update(xs)
-        label = fmt if len({m for m, _ in lines}) == 1 else f"{fmt} ({model})"
+        color = _COLORS[k % len(_COLORS)]
+        label = fmt if one_model else f"{fmt} ({model})"
         ax.errorbar(
             xs,
             ys,
             yerr=[lo, hi],
-            color=_COLORS[k % len(_COLORS)],
+            color=color,
             marker=_MARKERS[(k // len(_COLORS)) % len(_MARKERS)],
             capsize=3,
             label=label,
             gid=f"batch-line-{fmt}",
         )
+        crossing = (crossings or {}).get(key)
+        if crossing is not None:
+            _draw_crossing(ax, crossing, label, color, (min(xs), max(xs)), fmt)
     ax.axhline(0.0, color="black", linewidth=1.2, label="break-even (0%)", gid="break-even")
     ax.set_xscale("log", base=2)
     ticks = sorted(batches)
     ax.set_xticks(ticks, [str(b) for b in ticks])
+    ax.set_xticks([], minor=True)
+    ax.set_xlim(ticks[0] / 1.4, ticks[-1] * 1.4)
     ax.set_xlabel("batch size (sequences decoded at once, log2 axis)")
     ax.set_ylabel("energy per token vs FP16 (%), 95% interval")
-    ax.axhspan(0.0, max(ax.get_ylim()[1], 1.0), color="#d62728", alpha=0.04, zorder=0)
-    ax.axhspan(min(ax.get_ylim()[0], -1.0), 0.0, color="#2ca02c", alpha=0.06, zorder=0)
-    ax.legend(fontsize=8)
+    low, high = ax.get_ylim()
+    pad = 0.08 * (high - low)
+    ax.set_ylim(min(low, -pad), max(high, pad))  # both sides in view, then shaded whole
+    ax.axhspan(0.0, ax.get_ylim()[1], color="#d62728", alpha=0.04, zorder=0, gid="costs")
+    ax.axhspan(ax.get_ylim()[0], 0.0, color="#2ca02c", alpha=0.06, zorder=0, gid="saves")
+    ax.text(0.01, 0.99, "above 0: costs energy", transform=ax.transAxes, fontsize=8,
+            color="#b22222", va="top", gid="costs-label")  # fmt: skip
+    ax.text(0.01, 0.01, "below 0: saves energy", transform=ax.transAxes, fontsize=8,
+            color="#2e7d32", va="bottom", gid="saves-label")  # fmt: skip
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=2)
     ax.set_title(_title([r for rs in lines.values() for r in rs]), fontsize=9)
     fig.tight_layout()
     return fig
 
 
-def plot_batch_axis(reports: Sequence[Report], path: str | os.PathLike[str]) -> Path:
+def _draw_crossing(
+    ax: Any, c: Crossing, label: str, color: str, measured: tuple[int, int], fmt: str
+) -> None:
+    """The crossover on the zero line, its 95% interval as a bar along it; an open end
+    runs to the edge of the sizes measured."""
+    low = c.low if c.low is not None else measured[0]
+    high = c.high if c.high is not None else measured[1]
+    ax.errorbar(
+        [c.batch_size],
+        [0.0],
+        xerr=[[max(c.batch_size - low, 0.0)], [max(high - c.batch_size, 0.0)]],
+        fmt="|",
+        color=color,
+        markersize=14,
+        markeredgewidth=2.5,
+        elinewidth=4,
+        alpha=0.8,
+        capsize=0,
+        label=f"{label} crosses zero at {c.batch_size:.3g} (95% CI {c.text})",
+        gid=f"crossover-{fmt}",
+    )
+
+
+def plot_batch_axis(
+    reports: Sequence[Report],
+    path: str | os.PathLike[str],
+    crossings: Mapping[tuple[str, str], Crossing] | None = None,
+) -> Path:
     """Draw the batch axis of these reports into path (PNG, or SVG by its name); names
     are drawn as written."""
     with text_as_written():
-        return write_figure(build_batch_figure(reports), path)
+        return write_figure(build_batch_figure(reports, crossings), path)

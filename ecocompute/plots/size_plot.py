@@ -16,11 +16,13 @@ and never touches pyplot's global state.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError
 from ecocompute.plots.axes import draw_break_even, dress_axes, series_color
 from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
@@ -52,7 +54,11 @@ class FitLine:
 
 
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
-FORMATS = ("NF4", "INT8")
+# every quantized format, a panel each (INT4 and FP8 have no published curve: their
+# panels hold the points and say so)
+FORMATS = tuple(str(p) for p in Precision if p.quantized)
+PUBLISHED_FORMATS = ("NF4", "INT8")  # the formats the published dataset measured
+NOTE_WIDTH = 70  # characters per line of a note in the legend
 _MARKERS = ("o", "s", "D", "^", "v", "P")
 
 
@@ -76,7 +82,8 @@ def plottable(reports: Sequence[Report], card: str | None = None) -> list[Report
         raise InputError(
             "PATH",
             None,
-            "no plottable report: needs NF4 or INT8 reports with a size and a delta vs FP16",
+            "no plottable report: needs quantized reports (NF4, INT8, INT4 or FP8) with a "
+            "size and a delta vs FP16",
         )
     return points
 
@@ -177,9 +184,14 @@ def build_figure(
     arch = points[0].arch
     stacks = sorted({g.fingerprint for g in groups})
 
-    fig = Figure(figsize=(7.5 * len(formats), 7.2), layout="constrained")
+    cols = min(2, len(formats))  # two panels a row: four in one row would be 30 inches
+    rows = -(-len(formats) // cols)
+    fig = Figure(figsize=(7.5 * cols, 7.2 * rows), layout="constrained")
     FigureCanvasAgg(fig)
-    axes = fig.subplots(1, len(formats), squeeze=False)[0]
+    grid = fig.subplots(rows, cols, squeeze=False).ravel()
+    for spare in grid[len(formats) :]:
+        spare.remove()  # an odd panel out: no empty axes beside it
+    axes = grid[: len(formats)]
     for ax, fmt in zip(axes, formats, strict=True):
         panel = [g for g in groups if g.precision == fmt]
         _draw_panel(ax, fmt, panel, arch, (fits or {}).get(fmt), stacks)
@@ -209,16 +221,21 @@ def _draw_panel(
         _draw_curve(ax, curve, span, _curve_label(curve, arch), color, 0.9)
     if not any(c.arch == arch for c in curves):
         lender = curve_for(arch, fmt)
-        note = f"no published {fmt} curve measured on {arch}"
+        if fmt not in PUBLISHED_FORMATS:
+            note = (
+                f"no published {fmt} curve: the published dataset measured bitsandbytes "
+                "NF4 and LLM.int8() only"
+            )
+        else:
+            note = f"no published {fmt} curve measured on {arch}"
         if lender is not None and all(_key(lender) != _key(c) for c in curves):
             note += f" (the site borrows {lender.arch}'s: not drawn under points it did not give)"
-        ax.text(
-            0.02,
-            0.02,
-            note,
-            transform=ax.transAxes,
-            fontsize=9,
-            color="#444444",
+        # in the legend, wrapped: on the axes it would sit on the points and the labels
+        ax.plot(
+            [],
+            [],
+            " ",
+            label=textwrap.fill(note, NOTE_WIDTH),
             gid="no-curve-note",
         )
     if context is not None:
@@ -255,6 +272,8 @@ def _title(
             + " points"
         )
     card = card_with_arch(points[0].card, arch)
+    if "measured" not in kinds:  # no bars to explain: derived and illustrative are marks
+        return f"{card}\n{software}\n{what}; x: derived, +: illustrative (no interval)"
     return f"{card}\n{software}\n{what}; bars: 95% CI; filled: n >= 2 reports, hollow: n = 1"
 
 

@@ -170,10 +170,11 @@ def render_table(table: Table) -> str:
 def _group_lines(groups: Sequence[Group]) -> str:
     lines: list[str] = []
     width = max([16, *(len(g.protocol) for g in groups)])
+    model_width = max([28, *(len(g.model) for g in groups)])  # names whole, never cut
     header = (
-        f"{'model':<28} {'size B':>7} {'fmt':<4} {'protocol':<{width}} {'n':>2} {'pairs':>5} "
-        f"{'mJ/token':>9} {'sd':>7} {'CV%':>5} {'trCV%':>5}  {'vs FP16':>8} {'sd':>6} {'CV%':>6} "
-        f"{'95% CI':>17}  basis"
+        f"{'model':<{model_width}} {'size B':>7} {'fmt':<4} {'protocol':<{width}} {'n':>2} "
+        f"{'pairs':>5} {'mJ/token':>9} {'sd':>7} {'CV%':>5} {'trCV%':>5}  {'vs FP16':>8} "
+        f"{'sd':>6} {'CV%':>6} {'95% CI':>17}  basis"
     )
     current: tuple[str, ...] | None = None
     for g in groups:
@@ -193,7 +194,7 @@ def _group_lines(groups: Sequence[Group]) -> str:
         delta = "-" if pooled is None else f"{pooled:+.1f}%"
         new_unit = f"  a new unit {pi[0]:+.1f} .. {pi[1]:+.1f}%" if pi else ""
         lines.append(
-            f"{g.model[:28]:<28} {_num(g.params_b, '.3g'):>7} {g.precision:<4} "
+            f"{g.model:<{model_width}} {_num(g.params_b, '.3g'):>7} {g.precision:<4} "
             f"{g.protocol:<{width}} {g.n:>2} {_num(g.trials, 'd'):>5} "
             f"{_num(_mean(e), ',.1f'):>9} {_num(_sd(e), '.1f'):>7} {_num(_cv(e), '.1f'):>5} "
             f"{_num(_mean(g.trial_cv()), '.1f'):>5}  "

@@ -5,6 +5,7 @@ its reports and, where the reports name them, its GPU units (units.py)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from ecocompute.core.stats import Summary, summarise_known, t_interval
 from ecocompute.pooling.units import UnitEstimate, pool_estimates, unit_estimates
 from ecocompute.results.collect import Report
+from ecocompute.results.record import ILLUSTRATIVE
 
 KIND_ORDER = {"measured": 0, "illustrative": 1, "derived": 2}
 KIND_WORDS = {
@@ -67,7 +69,16 @@ class Group:
 
     @property
     def bases(self) -> str:
-        return "+".join(sorted({r.basis for r in self.reports}))
+        """The reports' bases; an illustrative report's is never passed on as "measured"
+        (the published container's example says basis measured, and that it is not)."""
+        return "+".join(
+            sorted(
+                {
+                    "illustrative (not a real measurement)" if r.kind == ILLUSTRATIVE else r.basis
+                    for r in self.reports
+                }
+            )
+        )
 
     def energy(self) -> Summary | None:
         return summarise_known([r.energy_per_token_mj for r in self.independent])
@@ -161,9 +172,17 @@ def group_reports(reports: Sequence[Report]) -> list[Group]:
             g.precision,
             g.params_b if g.params_b is not None else math.inf,
             g.model,
-            g.protocol,
+            natural_key(g.protocol),  # batch 1, 4, 16, 64: numbers as numbers
             g.fingerprint,
             -len(g.reports),
         )
     )
     return groups
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that orders the numbers in a text by value ("batch 4" before "batch
+    16"), the rest as text."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part
+    )

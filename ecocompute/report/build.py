@@ -21,7 +21,7 @@ from ecocompute.params import RunParams, nominal_params_b
 from ecocompute.published.figures import ORIGIN_PUBLISHED, dataset_dois
 from ecocompute.published.site_curves import SITE_CURVES, SITE_FILE
 from ecocompute.report import derive
-from ecocompute.report.labels import format_gpus_note
+from ecocompute.report.labels import NO_FIGURE_LEAD, format_gpus_note
 from ecocompute.report.model import (
     BENCHMARK,
     FORMAT,
@@ -500,7 +500,12 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
     note = fig.note
     if run.arch.headline_default and fig.basis != "unavailable":
         note = f"{run.arch.source}. {note}"
-    note = f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). {note}."
+    if fig.basis == "unavailable":  # nothing was derived: say why there is no figure
+        note = f"{NO_FIGURE_LEAD} ({run.reason.text}): {note}."
+    else:
+        note = (
+            f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). {note}."
+        )
     if p.decode != "eager":
         note += f" --decode {p.decode} was asked for, but {EAGER_NOTE}: this is eager's."
     delta = fig.vs_fp16_energy_pct

@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+# The lead of a derived report's note where no figure is claimed (basis unavailable);
+# the summary reads what follows it as the reason.
+NO_FIGURE_LEAD = "No figure is claimed, and none was measured on this machine"
+
 
 def card_with_arch(card: str | None, arch: str | None) -> str:
     """ "NVIDIA H200 [hopper]"; a label that already names its class is left alone."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from ecocompute.monitor.conditions import throttle_words
 from ecocompute.published.figures import is_project_card
-from ecocompute.report.labels import card_with_arch, formats_on_gpus, gpu_list
+from ecocompute.report.labels import NO_FIGURE_LEAD, card_with_arch, formats_on_gpus, gpu_list
 from ecocompute.report.model import Measurement, Report, Software, Workload
 from ecocompute.report.results_model import (
     BetweenCompiles,
@@ -26,7 +26,7 @@ _BASIS_WORDS = {
     "(not measured here)",
     "extrapolated": "derived from the published dataset, outside its measured range or "
     "borrowed from another architecture (not measured here)",
-    "unavailable": "no figure: the published dataset has no curve for this combination",
+    "unavailable": "no figure is claimed",
 }
 SCOPE = "  scope      GPU-package energy only (not wall power); not a certified result"
 HELD_LEAD = "the figures above: the GPUs each model used; 'held' below adds the GPUs a format freed"
@@ -38,6 +38,57 @@ def basis_words(basis: str, reference_card: str | None) -> str:
     if is_project_card(reference_card):  # Hopper: this project's H200 figures, not published
         words = words.replace("the published dataset", "this project's own measurements")
     return words
+
+
+def why_no_figure(report: Report) -> str | None:
+    """Why an unavailable report has no figure, as its note says it; None unless the
+    basis is unavailable."""
+    res = report.results
+    if res.basis != "unavailable":
+        return None
+    note = (res.note or "").strip()
+    lead = f"{NO_FIGURE_LEAD} ({report.measurement_source_reason}): "
+    if note.startswith(lead):
+        note = note[len(lead) :]
+    asked = report.measurement.decode.requested_regime
+    if asked:  # the decode line says it
+        note = note.split(f" --decode {asked} was asked for", 1)[0]
+    return note.rstrip(".") or None
+
+
+def context_lines(report: Report, session: Sequence[Report] = ()) -> list[str]:
+    """What a derived report says of where its figure came from and why: the why,
+    decode and note lines (a measured report's why names its trials: in a session,
+    every format's, FP16's once)."""
+    why = report.measurement_source or ""
+    if report.measured:
+        per = {p: s for r in (session or [report]) for p, s in r.results.per_format.items()}
+        trials = ", ".join(f"{p} n={s.n_trials}" for p, s in per.items())
+        why = f"{why}: NVML read this machine's GPU during the run ({trials})"
+    elif report.measurement_source_reason:
+        why = f"{why}: {report.measurement_source_reason}"
+    lines = [f"  why        {why}"]
+    decode = report.measurement.decode
+    if not report.measured and decode.note:
+        asked = decode.requested_regime
+        prefix = f"--decode {asked} asked for, but " if asked else ""
+        lines.append(f"  decode     {prefix}{decode.note}")
+    return lines
+
+
+def arch_note_line(report: Report) -> list[str]:
+    source = report.system_under_test.gpu_arch_source or ""
+    return [f"  note       {source}"] if "pass --gpu_arch" in source else []
+
+
+def data_from_line(reports: Sequence[Report]) -> list[str]:
+    """Whose measurements the derived figures come from (the first report that names a
+    reference card); none for measured reports."""
+    card = next((r.results.reference_card for r in reports if r.results.reference_card), None)
+    if card is None:
+        return []
+    whose = "this project's" if is_project_card(card) else "published"
+    return [f"  data from  {whose} {card} measurements"]
 
 
 def local_gpu(report: Report) -> str | None:
@@ -83,9 +134,7 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
         f"  card       {card_with_arch(local_gpu(report), sut.gpu_arch)}",
         *unit_lines(report),
     ]
-    if res.reference_card:
-        whose = "this project's" if is_project_card(res.reference_card) else "published"
-        lines.append(f"  data from  {whose} {res.reference_card} measurements")
+    lines.extend(data_from_line([report]))
     fp16_alone = work.precision == "FP16"
     lines.append(
         "  format     FP16 alone" if fp16_alone else f"  format     {work.precision} vs FP16"
@@ -103,18 +152,11 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
     if res.verdict:
         lines.append(f"  verdict    {verdict_words(work.precision, res)}")
     lines.append(f"  basis      {res.basis}: {basis_words(res.basis, res.reference_card)}")
-    why = report.measurement_source or ""
-    if report.measured:
-        trials = ", ".join(f"{p} n={s.n_trials}" for p, s in res.per_format.items())
-        why = f"{why}: NVML read this machine's GPU during the run ({trials})"
-    elif report.measurement_source_reason:
-        why = f"{why}: {report.measurement_source_reason}"
-    lines.append(f"  why        {why}")
+    no_figure = why_no_figure(report)
+    if no_figure:
+        lines.append(f"  no figure  {no_figure}")
+    lines.extend(context_lines(report))
     decode = report.measurement.decode
-    if not report.measured and decode.note:
-        asked = decode.requested_regime
-        prefix = f"--decode {asked} asked for, but " if asked else ""
-        lines.append(f"  decode     {prefix}{decode.note}")
     if report.measured and res.trials:
         lines.extend(energy_lines(work.precision, res))
         lines.append(f"  protocol   {protocol_words(report.measurement)}")
@@ -127,8 +169,7 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
         if gpus:
             lines.append(f"  gpus       {gpus}")
         lines.extend(held_lines(work.precision, res))
-    if "pass --gpu_arch" in (sut.gpu_arch_source or ""):
-        lines.append(f"  note       {sut.gpu_arch_source}")
+    lines.extend(arch_note_line(report))
     if work.weights in ("pretrained", "synthetic"):
         caveat = (
             " (random weights: INT8's outlier cost is understated, no perplexity)"
@@ -369,18 +410,25 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     one line per format, then every report's path."""
     reports = [as_report(r) for r in documents]
     first = reports[0]
-    sut, work, res = first.system_under_test, first.workload, first.results
+    sut, work = first.system_under_test, first.workload
+    # FP16 is the session's: any format's report that holds it (a format without a
+    # figure holds none, and the session's FP16 is not that format's to lose)
+    res = next(
+        (r.results for r in reports if r.results.fp16_energy_per_token_mj is not None),
+        first.results,
+    )
     lines = [
         "EcoCompute energy estimate: a session of several formats",
         f"  model      {work.model_name} ({size_words(work)})",
         f"  card       {card_with_arch(local_gpu(first), sut.gpu_arch)}",
         *[line for line in unit_lines(first) if not line.startswith("  throttle")],
+        *data_from_line(reports),
         f"  formats    {', '.join(r.workload.precision for r in reports)}, each vs the same "
         "FP16 baseline",
         f"  FP16       {_mj(res.fp16_energy_per_token_mj, '')} mJ/token" + _fp16_throughput(res),
-        f"  basis      {res.basis}: {basis_words(res.basis, res.reference_card)}",
+        *session_basis_lines(reports),
     ]
-    if res.basis == "measured":
+    if first.results.basis == "measured":
         lines.append(f"  protocol   {protocol_words(first.measurement)}")
         per = {
             fmt: d for r in reports for fmt, d in (r.measurement.decode.per_format or {}).items()
@@ -401,10 +449,18 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         header += " (of bandwidth limit)"
     lines.append(header)
     lines.extend(_format_line(r) for r in reports)
+    lines.extend(
+        f"  no figure  {r.workload.precision}: {why}"
+        for r in reports
+        for why in [why_no_figure(r)]
+        if why
+    )
     lines.extend(held_session_lines(reports))
     throttle = _session_throttle(reports)
     if throttle:
         lines.append(f"  throttle   {throttle}")
+    lines.extend(context_lines(first, reports))
+    lines.extend(arch_note_line(first))
     if work.weights in ("pretrained", "synthetic"):
         lines.append(f"  weights    {work.weights}")
     if first.software is not None:
@@ -412,6 +468,23 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     lines.append(SCOPE)
     lines.extend(f"  report     {path}" for path in paths)
     return "\n".join(lines)
+
+
+def session_basis_lines(reports: Sequence[Report]) -> list[str]:
+    """One basis line where every format has the same basis; else one per basis, naming
+    its formats (a session's formats can differ: NF4 interpolated, INT4 unavailable)."""
+    by_basis: dict[str, list[Report]] = {}
+    for r in reports:
+        by_basis.setdefault(r.results.basis, []).append(r)
+    if len(by_basis) == 1:
+        basis, group = next(iter(by_basis.items()))
+        return [f"  basis      {basis}: {basis_words(basis, group[0].results.reference_card)}"]
+    lines = []
+    for i, (basis, group) in enumerate(by_basis.items()):
+        names = ", ".join(r.workload.precision for r in group)
+        words = basis_words(basis, group[0].results.reference_card)
+        lines.append(f"  {'basis' if i == 0 else '':<10} {names} {basis}: {words}")
+    return lines
 
 
 def _format_line(report: Report) -> str:

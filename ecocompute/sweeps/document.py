@@ -243,6 +243,16 @@ class Sweep(_Part):
     map: list[str] | None = Field(
         None, description="the batch axis in words, one phrase per model and format"
     )
+    decode_note: str | None = Field(
+        None,
+        description="where the points' reports answer another decode regime than the one "
+        "asked for (the published path's figures are eager's), which and why",
+    )
+    batch_axis_note: str | None = Field(
+        None,
+        description="why a sweep over several batch sizes has no batch axis (no format "
+        "was measured: the published figures are batch 1 only)",
+    )
 
     @property
     def failed(self) -> list[RunRecord]:

@@ -121,16 +121,35 @@ def fit_entry(
     )
 
 
-def skipped_fit(fmt: str, arch: str | None, batches: Sequence[int]) -> Fit:
+def skipped_fit(fmt: str, arch: str | None, batches: Sequence[int], has_axis: bool) -> Fit:
+    """No size fit over several batch sizes; the reason points at what the sweep holds
+    instead: its batch_axis, or its batch_axis_note where it has none."""
     return Fit(
         precision=fmt,  # a quantized format of the sweep
         points=[],
         left_out=[],
         status="skipped",
-        reason=f"the sweep has a batch axis ({', '.join(map(str, batches))}): the size "
-        "curve is fitted at one batch size (sweep --fit_only --reports over one batch's "
-        "reports); see batch_axis",
+        reason=f"the sweep is over several batch sizes ({', '.join(map(str, batches))}): the "
+        "size curve is fitted at one batch size (sweep --fit_only --reports over one batch's "
+        f"reports); see {'batch_axis' if has_axis else 'batch_axis_note'}",
         published_curve=published_curve(arch, fmt),
+    )
+
+
+def no_batch_axis_note(reports: Sequence[Report], batches: Sequence[int]) -> str:
+    """The one line of a sweep over several batch sizes with no measured point: the
+    published path has figures at batch 1 only."""
+    others = [b for b in batches if b != 1]
+    with_figure = sorted({r.batch_size for r in reports if r.delta_pct is not None})
+    has = (
+        f"derived figures exist at batch {', '.join(map(str, with_figure))} only"
+        if with_figure
+        else "no point has a figure"
+    )
+    return (
+        "no batch axis: no format was measured here, and the published figures are all "
+        f"batch 1 ({has}; batch {', '.join(map(str, others))}: basis unavailable, "
+        "docs/published-figures.md)"
     )
 
 

@@ -10,7 +10,8 @@ from ecocompute.sweeps.document import OK, Fit, Sweep
 
 def render(sweep: Sweep, path: Path) -> str:
     """The summary of a sweep whose sweep.json is at path."""
-    axis = bool(sweep.batch_axis)
+    # a batch column wherever the sweep is over several batch sizes, axis or not
+    axis = bool(sweep.batch_axis) or len({r.batch_size for r in sweep.runs}) > 1
     lines = [
         f"EcoCompute sweep: {card_with_arch(sweep.card or 'no card', sweep.gpu_arch)}"
         + (f", {sweep.software}" if sweep.software else "")
@@ -31,6 +32,8 @@ def render(sweep: Sweep, path: Path) -> str:
             f"{run.precision:<4} {'-' if delta is None else format(delta, '+.1f') + '%':>8} "
             f"{ci_text:>17}  {run.verdict or '-':<12} {run.basis}"
         )
+    if sweep.decode_note:
+        lines.append(f"  decode     {sweep.decode_note}")
     for fit in sweep.fits:
         lines.extend(fit_lines(fit))
     lines.extend(axis_lines(sweep))
@@ -83,4 +86,6 @@ def axis_lines(sweep: Sweep) -> list[str]:
         lines.append(f"  {entry.precision:<4} {entry.model_name}: {where}{ci}")
     if sweep.map:
         lines.append("  map        " + "; ".join(sweep.map))
+    if sweep.batch_axis_note:
+        lines.append(f"  batch axis none: {sweep.batch_axis_note.removeprefix('no batch axis: ')}")
     return lines

@@ -22,7 +22,7 @@ from ecocompute.llm.resident import ResidentModels
 from ecocompute.params import RunParams
 from ecocompute.results.collect import read_reports
 from ecocompute.sweeps.document import RunRecord
-from ecocompute.sweeps.plan import Plan
+from ecocompute.sweeps.plan import SWEEP_FORMATS, Plan
 from ecocompute.sweeps.records import answered, new_record, written_record
 from ecocompute.task.machine import Machine
 
@@ -110,6 +110,12 @@ def existing_records(
     """For a fit of reports already written: the reports under sources (default: under
     output_dir), as run records, and the files skipped (each "path: why")."""
     reports, invalid = read_reports(list(sources) if sources else [output_dir])
+    # in the order a sweep runs them: by model, batch size (a number, not text), format
+    reports = sorted(reports, key=lambda r: (r.model, r.batch_size, _format_rank(r.precision)))
     records = [answered(r.model, r.precision, r, output_dir) for r in reports]
     skipped = [f"{bad.path}: {bad.problems[0]}" for bad in invalid]
     return records, skipped
+
+
+def _format_rank(precision: str) -> int:
+    return SWEEP_FORMATS.index(precision) if precision in SWEEP_FORMATS else len(SWEEP_FORMATS)

@@ -14,7 +14,7 @@ from ecocompute.report.build import SCOPE, utc_now
 from ecocompute.results.collect import Report, read_one
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
 from ecocompute.sweeps.document import OK, PLOT_NAME, Fit, RunRecord, Sweep
-from ecocompute.sweeps.fits import batch_axis, fit_entry, skipped_fit
+from ecocompute.sweeps.fits import batch_axis, fit_entry, no_batch_axis_note, skipped_fit
 from ecocompute.sweeps.plan import SWEEP_FORMATS
 from ecocompute.sweeps.records import relative
 
@@ -58,6 +58,9 @@ def summarise(
     card = one_of({r.card for r in measured}, "card")
     software = one_of({r.fingerprint for r in measured}, "software")
     protocol = one_of({across_batches(r.protocol, batches) for r in measured}, "protocol")
+    if not measured:  # the derived points' protocol, where they agree on one
+        derived = {across_batches(r.protocol, batches) for r in reports}
+        protocol = next(iter(derived)) if len(derived) == 1 else None
     arch = measured[0].arch if measured else (reports[0].arch if reports else None)
     if not measured and reports:
         card = reports[0].card
@@ -65,11 +68,17 @@ def summarise(
     missing = sweep_fits.missing_fit_stack()
     formats = sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index)
     fits: list[Fit]
+    axis = batch_axis(reports, output_dir, formats, n_boot) if len(batches) > 1 else []
     if len(batches) > 1:
-        fits = [skipped_fit(fmt, arch, batches) for fmt in formats]
+        fits = [skipped_fit(fmt, arch, batches, bool(axis)) for fmt in formats]
     else:
         fits = [fit_entry(fmt, reports, output_dir, arch, missing, n_boot) for fmt in formats]
-    axis = batch_axis(reports, output_dir, formats, n_boot) if len(batches) > 1 else []
+    no_axis: dict[str, str] = {}
+    decode = decode_note(reports)
+    if decode:
+        no_axis["decode_note"] = decode
+    if len(batches) > 1 and not axis:
+        no_axis = {"batch_axis_note": no_batch_axis_note(reports, batches)}
     sweep = Sweep.model_validate(
         {
             "timestamp_utc": utc_now(),
@@ -84,9 +93,28 @@ def summarise(
             "fits": fits,
             "plot": None,
             **({"batch_axis": axis, "map": [entry.map for entry in axis]} if axis else {}),
+            **no_axis,
         }
     )
     return sweep, reports
+
+
+def decode_note(reports: Sequence[Report]) -> str | None:
+    """The regime the points fell back to, where they answer another than the one asked
+    for (the published figures are eager's); None where every point is the asked one."""
+    fell = {
+        (decode.requested_regime, decode.regime, decode.note)
+        for r in reports
+        if r.model_of is not None
+        for decode in [r.model_of.measurement.decode]
+        if decode.requested_regime and decode.requested_regime != decode.regime
+    }
+    if not fell:
+        return None
+    return "; ".join(
+        f"--decode {asked} asked for, but the points are {got}'s" + (f": {why}" if why else "")
+        for asked, got, why in sorted(fell, key=str)
+    )
 
 
 def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Sweep:
@@ -95,11 +123,23 @@ def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Swee
     if "matplotlib" in sweep_fits.missing_fit_stack():
         note = "no plot: matplotlib is not installed (pip install 'ecocompute[plot]')"
         return sweep.model_copy(update={"plot_note": note})
+    if sweep.batch_axis_note:  # a size plot of several batch sizes would mislead
+        note = "no plot: the sweep has no batch axis (batch_axis_note says why)"
+        return sweep.model_copy(update={"plot_note": note})
     try:
         if sweep.batch_axis:
-            from ecocompute.plots.batch_plot import plot_batch_axis
+            from ecocompute.plots.batch_plot import Crossing, plot_batch_axis
 
-            path = plot_batch_axis(reports, output_dir / PLOT_NAME)
+            crossings = {
+                (e.model_name, e.precision): Crossing(
+                    c.batch_size, lo, hi, c.ci95_text or "not drawn"
+                )
+                for e in sweep.batch_axis
+                for c in [e.crossover]
+                for lo, hi in [c.ci95 or (None, None)]
+                if c.batch_size is not None
+            }
+            path = plot_batch_axis(reports, output_dir / PLOT_NAME, crossings)
         else:
             lines: dict[str, FitLine] = {
                 f.precision: line for f in sweep.fits if (line := _fit_line(f))

@@ -1,4 +1,5 @@
-"""The machine a run measures: NVML, CUDA and the model stack, as three seams.
+"""The machine a run measures: NVML, CUDA, the model stack and the power sampler, as
+four seams.
 
 this_machine() gives the real ones; tests hand run_energy_estimate() a Machine of
 stand-ins (tests/fakes.py), or replace this_machine to drive the whole CLI.
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ecocompute.llm.cuda import Accelerator, open_cuda
 from ecocompute.llm.loading import ModelBackend
+from ecocompute.monitor.sampler import SamplerOpener, open_power_sampler
 from ecocompute.telemetry.base import GpuTelemetry
 from ecocompute.telemetry.nvml import open_nvml
 
@@ -23,6 +25,7 @@ class Machine:
     open_telemetry: Callable[[], GpuTelemetry] = open_nvml
     open_accelerator: AcceleratorOpener = open_cuda
     backend: ModelBackend = field(default_factory=ModelBackend)
+    open_sampler: SamplerOpener = open_power_sampler  # the power sampler of every phase
 
 
 def this_machine() -> Machine:

@@ -118,7 +118,9 @@ def _open_bench(
         first = matches[0].nvml
         if not caps[first.index].power:
             raise CannotMeasure("power_unsupported", f"power telemetry unsupported on {first.name}")
-    instruments = Instruments(telemetry, accelerator.synchronize, caps, params.sample_rate_hz)
+    instruments = Instruments(
+        telemetry, accelerator.synchronize, caps, params.sample_rate_hz, machine.open_sampler
+    )
     return Bench(params, progress, accelerator, machine.backend, matches, caps, instruments)
 
 

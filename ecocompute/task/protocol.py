@@ -20,7 +20,7 @@ from ecocompute.core.precision import Precision
 from ecocompute.core.stats import DeltaEstimate, estimate_delta, paired_deltas_pct
 from ecocompute.core.units import mj_to_j, mw_to_w
 from ecocompute.monitor.meter import EnergyMeter, WindowReading
-from ecocompute.monitor.sampler import PowerSampler
+from ecocompute.monitor.sampler import PowerSampler, SamplerOpener, open_power_sampler
 from ecocompute.task.trials import (
     Arm,
     Decode,
@@ -51,16 +51,12 @@ class Instruments:
     synchronize: Callable[[], None]
     caps: Mapping[int, Capabilities]
     sample_rate_hz: float
+    open_sampler: SamplerOpener = open_power_sampler
 
     def sampler(self, indices: Sequence[int]) -> PowerSampler:
         """Power at the protocol's rate, and beside each power read the clocks and the
         clock-event reasons (where the device offers them)."""
-        return PowerSampler(
-            lambda i: mw_to_w(self.telemetry.power_mw(i)),
-            indices,
-            self.sample_rate_hz,
-            read_clocks=self.telemetry.clock_sample,
-        )
+        return self.open_sampler(self.telemetry, indices, self.sample_rate_hz)
 
     def meter(self, indices: Sequence[int], sampler: PowerSampler) -> EnergyMeter:
         """A meter over these GPUs (NVML indices), not yet calibrated."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ecocompute.params import RunParams, nominal_params_b
 from ecocompute.published.archs import arch_from_product_name, normalise_arch_choice
 from ecocompute.published.figures import (
+    BASIS_UNAVAILABLE,
     PublishedFigure,
     headline,
     published_figure,
@@ -18,6 +19,9 @@ from ecocompute.published.figures import (
 )
 from ecocompute.task.figure_guard import check_possible
 from ecocompute.task.hardware import Hardware
+
+# Every published figure (the site's and this project's own) was measured at batch 1.
+PUBLISHED_BATCH_SIZE = 1
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,10 @@ def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware)
     else:
         figure = not_published(arch.arch, params_b, str(spec.precision), spec.label)
     check_possible(figure, params_b)  # far beyond its curves, a size is bad input
+    if params.batch_size != PUBLISHED_BATCH_SIZE:
+        figure = not_at_batch(
+            figure, params.batch_size
+        )  # far beyond its curves, a size is bad input
     return PublishedRun(params, reason, hardware, params_b, params_b_source, arch, figure)
 
 
@@ -89,3 +97,29 @@ def not_published(arch: str, params_b: float, precision: str, label: str) -> Pub
         f"the published dataset has figures for bitsandbytes NF4 and LLM.int8() only; "
         f"{label} was never measured there, and no other format's figure is borrowed for it",
     )
+
+
+def not_at_batch(figure: PublishedFigure, batch_size: int) -> PublishedFigure:
+    """No figure at a batch size the published figures never measured (they are all
+    batch 1): basis unavailable, and the batch-1 figure named in the note, never passed
+    off as this batch's. The energy per token and even the sign of the delta change with
+    the batch size (docs/published-figures.md, "The batch size")."""
+    none_at_batch = (
+        f"the published figures are all batch {PUBLISHED_BATCH_SIZE} and none exists for "
+        f"batch {batch_size}"
+    )
+    if figure.basis == BASIS_UNAVAILABLE:
+        why = f"{figure.note}; and {none_at_batch}"
+    else:
+        if figure.vs_fp16_energy_pct is not None and figure.precision != "FP16":
+            shown = f"{figure.precision} {figure.vs_fp16_energy_pct:+.1f}% vs FP16"
+            what = "card, size and format"
+        else:
+            shown = f"FP16 {figure.fp16_energy_per_token_mj:.2f} mJ/token"
+            what = "card and size"
+        why = (
+            f"{none_at_batch}; the batch-{PUBLISHED_BATCH_SIZE} figure for this {what} is "
+            f"{shown} ({figure.basis}), and it is not passed off as batch {batch_size}'s "
+            f"(pass --batch_size {PUBLISHED_BATCH_SIZE} for it)"
+        )
+    return unavailable_figure(figure.arch, figure.params_b, figure.precision, why)

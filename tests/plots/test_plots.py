@@ -50,9 +50,11 @@ def test_panel_has_log_axis_break_even_curves_and_points(hopper_reports):
     # The site borrows Ampere's curve for Hopper; it gave none of these measured points,
     # so it is not drawn under them: a note says there is no Hopper curve, and why.
     assert not _lines(ax, "published-ampere")
-    (note,) = [t for t in ax.texts if t.get_gid() == "no-curve-note"]
-    assert "no published NF4 curve measured on hopper" in note.get_text()
-    assert "borrows ampere's: not drawn under points it did not give" in note.get_text()
+    (note,) = _lines(ax, "no-curve-note")  # in the legend, never on the points
+    text = " ".join(note.get_label().split())
+    assert "no published NF4 curve measured on hopper" in text
+    assert "borrows ampere's: not drawn under points it did not give" in text
+    assert not [t for t in ax.texts if t.get_gid() == "no-curve-note"]
     # Ada's NF4 curve for context, named as another arch: solid 0.5-7B, dashed beyond.
     (ada,) = _lines(ax, "published-ada-NF4-fitted")
     assert "context" in ada.get_label() and ada.get_linestyle() == "-"
@@ -169,3 +171,48 @@ def test_copies_of_one_derived_report_are_one_point_of_n_1(tmp_path, capsys):
     (ax,) = build_figure(read_reports([tmp_path])[0]).axes
     (point,) = _lines(ax, "derived")
     assert "n=1" in point.get_label() and "2 identical files" in point.get_label()
+
+
+def _legend(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+MAP = REPO / "docs/validation/h200-map"
+
+
+def test_int4_and_fp8_reports_plot_alone_and_beside_the_others():
+    b1 = MAP / "map-7b/synthetic-llama-2-7b-b1"
+    alone = build_figure(read_reports([b1 / "INT4"])[0])
+    assert [ax.get_title() for ax in alone.axes] == ["INT4 vs FP16"]
+    fig = build_figure(read_reports([b1 / "NF4", b1 / "INT4", b1 / "FP8"])[0])
+    assert [ax.get_title() for ax in fig.axes] == ["NF4 vs FP16", "INT4 vs FP16", "FP8 vs FP16"]
+    for ax in fig.axes[1:]:
+        (note,) = _lines(ax, "no-curve-note")
+        assert "measured bitsandbytes NF4 and LLM.int8() only" in " ".join(note.get_label().split())
+        assert len([c for c in ax.containers if isinstance(c, ErrorbarContainer)]) == 1
+
+
+def test_legends_hold_only_their_panel_and_batches_sort_as_numbers():
+    reports = read_reports([MAP / "map-7b"])[0]
+    picked = [r for r in reports if r.precision in ("NF4", "INT4")]
+    nf4, int4 = build_figure(picked).axes
+    for ax in (nf4, int4):
+        points = [t for t in _legend(ax) if ", n=" in t]
+        assert [t.split("batch ")[1].split(",")[0] for t in points] == ["1", "4", "16", "64"]
+        bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+        assert len(bars) == len(points) == 4  # every legend entry is drawn in its panel
+    assert all("INT4" not in t for t in _legend(nf4))
+
+
+def test_the_break_even_label_stands_outside_the_points(hopper_reports):
+    (ax,) = build_figure(hopper_reports).axes
+    (label,) = [t for t in ax.texts if t.get_gid() == "break-even-label"]
+    assert label.xy[0] == 1.0 and label.get_ha() == "left"  # right of the axes
+
+
+def test_a_plot_of_derived_points_only_claims_no_bars(tmp_path):
+    argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "m-1.1b", "--gpu_arch",
+            "ada", "--output_dir", str(tmp_path / "a")]  # fmt: skip
+    assert main(argv) == 0
+    title = build_figure(read_reports([tmp_path])[0]).get_suptitle()
+    assert "DERIVED" in title and "bars" not in title

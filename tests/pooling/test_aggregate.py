@@ -202,3 +202,9 @@ def test_derived_figures_that_differ_are_separate_rows(tmp_path, capsys):
     write(doc, tmp_path / "older")
     groups = group_reports(read_reports([tmp_path])[0])
     assert len(groups) == 2 and all(g.n == 1 for g in groups)
+
+
+def test_batch_sizes_sort_as_numbers_in_the_rows():
+    reports, _ = read_reports([REPO / "docs/validation/h200-map/map-7b"])
+    rows = [g.protocol for g in group_reports(reports) if g.precision == "NF4"]
+    assert [p.split("batch ")[1].split(",")[0] for p in rows] == ["1", "4", "16", "64"]

@@ -142,7 +142,9 @@ def test_a_sweep_over_batch_sizes_on_the_cpu(tmp_path, monkeypatch):
         assert entry["map"].startswith(entry["precision"])
         assert "ci95_text" in entry["crossover"] or entry["crossover"]["status"] == "one batch size"
     assert doc["map"] == [e["map"] for e in doc["batch_axis"]]
-    assert all(f["status"] == "skipped" and "batch axis" in f["reason"] for f in doc["fits"])
+    assert all(
+        f["status"] == "skipped" and f["reason"].endswith("see batch_axis") for f in doc["fits"]
+    )
     assert doc["plot"] == "sweep.png"
     assert "batch" in doc["protocol"] and "1,2,4" in doc["protocol"]
 
@@ -216,3 +218,76 @@ def test_the_published_path_never_borrows_a_figure_for_formats_it_never_measured
     )
     doc = json.loads((tmp_path / "t" / "energy.json").read_text())
     assert rc == 0 and doc["results"]["basis"] == "unavailable"  # never LLM.int8()'s figure
+
+
+def test_the_published_path_has_no_batch_axis_and_says_so_in_one_line(tmp_path, capsys):
+    """The README's map command without a GPU: a batch column, the protocol, one line
+    saying there is no batch axis (its figures are batch 1), and no plot."""
+    out = tmp_path / "map"
+    argv = ["sweep", "--models", "synthetic:llama-2-7b", "--precisions", "NF4,INT4"]
+    rc = main([*argv, "--batch_sizes", "1,4,16", "--dry_run", "--output_dir", str(out), "-q"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    doc = json.loads((out / "sweep.json").read_text())
+    assert "batch_axis" not in doc and "map" not in doc
+    assert doc["batch_axis_note"].startswith("no batch axis: no format was measured")
+    assert "batch 4, 16: basis unavailable" in doc["batch_axis_note"]
+    assert doc["protocol"] == "256 tok, batch 1,4,16"
+    assert all(f["reason"].endswith("see batch_axis_note") for f in doc["fits"])
+    assert doc["plot"] is None and not (out / "sweep.png").exists()
+    lines = text.splitlines()
+    assert lines[1].split()[:3] == ["model", "batch", "fmt"]
+    rows = [line.split() for line in lines[2:8]]
+    assert [(r[1], r[2], r[-1]) for r in rows] == [
+        ("1", "NF4", "interpolated"),
+        ("1", "INT4", "unavailable"),
+        ("4", "NF4", "unavailable"),
+        ("4", "INT4", "unavailable"),
+        ("16", "NF4", "unavailable"),
+        ("16", "INT4", "unavailable"),
+    ]
+    assert sum(line.startswith("  batch axis none: ") for line in lines) == 1
+
+
+def test_a_sweep_names_the_regime_its_points_fell_back_to(tmp_path, capsys):
+    out = tmp_path / "sw"
+    argv = ["sweep", "--models", "synthetic:smollm2-135m", "--precisions", "NF4"]
+    assert main([*argv, "--decode", "compiled", "--dry_run", "--output_dir", str(out)]) == 0
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["decode_note"].startswith("--decode compiled asked for, but the points are eager's")
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  decode"))
+    assert "compiled asked for" in line and "eager" in line
+
+
+def test_the_map_plot_marks_each_crossover_and_shades_the_whole_axis(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from ecocompute.plots.batch_plot import Crossing, build_batch_figure
+    from ecocompute.results.collect import read_reports
+
+    reports, _ = read_reports(["docs/validation/h200-map/map-7b"])
+    crossing = {("synthetic:llama-2-7b", "NF4"): Crossing(1.32, 1.29, 1.35, "1.29 .. 1.35")}
+    ax = build_batch_figure(reports, crossing).axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert [x for x in labels if "(" not in x and "break" not in x] == [
+        "NF4", "INT8", "INT4", "FP8"
+    ]  # fmt: skip
+    (mark,) = [c for c in ax.containers if c.get_label().startswith("NF4 crosses zero")]
+    assert mark.get_label() == "NF4 crosses zero at 1.32 (95% CI 1.29 .. 1.35)"
+    assert [tuple(p) for p in mark.lines[0].get_xydata()] == [(1.32, 0.0)]
+    (bar,) = mark.lines[2]
+    assert [tuple(p) for p in bar.get_segments()[0]] == [(1.29, 0.0), (1.35, 0.0)]
+    low, high = ax.get_ylim()
+    shaded = [p for p in ax.patches if p.get_gid() in ("costs", "saves")]
+    ys = sorted(v for p in shaded for v in (p.get_y(), p.get_y() + p.get_height()))
+    assert len(shaded) == 2
+    assert ys[0] == pytest.approx(low) and ys[-1] == pytest.approx(high)  # the whole axis
+
+
+def test_fit_only_lists_a_batch_sweep_in_the_order_it_ran(tmp_path, capsys):
+    out = tmp_path / "fit"
+    argv = ["sweep", "--fit_only", "--reports", "docs/validation/h200-map/map-7b"]
+    assert main([*argv, "--output_dir", str(out), "-q"]) == 0
+    doc = json.loads((out / "sweep.json").read_text())
+    order = [(r["batch_size"], r["precision"]) for r in doc["runs"]]
+    assert order[:5] == [(1, "NF4"), (1, "INT8"), (1, "INT4"), (1, "FP8"), (4, "NF4")]
+    assert [b for b, _ in order[::4]] == [1, 4, 16, 64]
