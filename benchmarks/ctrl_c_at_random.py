@@ -16,7 +16,8 @@ outcomes counted; the exit status is 1 if any try broke a promise.
     python benchmarks/ctrl_c_at_random.py --runs 200 --burst 5 --burst_gap_ms 2
 
 Random moments are luck by design, so this is a measurement, not a test; the suite's
-signal tests are deterministic (tests/test_interrupts.py, tests/test_signals_e2e.py).
+signal tests are deterministic (tests/boundary/test_interrupts.py,
+tests/boundary/test_signals_e2e.py).
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ import warnings
 
 from ecocompute.cli import entry
 
+from .cli.test_faults import SpillingAccelerator
 from .fakes import FakeTelemetry, install_fakes
-from .test_faults import SpillingAccelerator
 
 DISK_WARNING = "Some parameters are on the meta device because they were offloaded to the disk."
 

@@ -17,7 +17,7 @@ N(0, tau^2) the unit's own departure from the card model's mean and e_i ~ N(0, v
   Spiegelhalter 2009): mu +- t(k - 2) sqrt(tau^2 + SE^2), defined from three units.
 
 Checked against the published worked example of Viechtbauer (2010, J. Stat. Softw.
-36(3), the BCG vaccine trials; tests/test_units.py). Pure functions on plain numbers.
+36(3), the BCG vaccine trials; tests/pooling/test_units.py). Pure functions on plain numbers.
 """
 
 from __future__ import annotations

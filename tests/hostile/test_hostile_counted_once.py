@@ -1,0 +1,175 @@
+"""Issue 20, items 9 and 10: one report is counted once, and no folder is skipped in
+silence.
+
+- The same folder named as `r`, `$PWD/r`, `r/../r` or through a link, and a copy of a
+  report, pooled as n = 3 with a zero-width interval, and `sweep --fit_only` fitted one
+  report as several points. Files are one by identity (device, inode), reports one by
+  content.
+- A folder that cannot be searched (permission denied) was skipped silently by
+  `validate` (exit 0) and `aggregate`, or described as holding no energy.json. It is
+  one INVALID line saying so, and validate's exit status is 1.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from ecocompute.cli import main
+
+from ..conftest import REPO
+from ..made_reports import measured, write
+
+
+@pytest.fixture
+def one_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(measured(params_b=1.1, delta=20.0), tmp_path / "r" / "a")
+    (tmp_path / "link").symlink_to(tmp_path / "r")
+    return tmp_path
+
+
+SPELLINGS = ["r", "{cwd}/r", "r/../r", "link", "r/a/energy.json", "link/a/energy.json"]
+
+
+def _names(root) -> list[str]:
+    return [s.format(cwd=root) for s in SPELLINGS]
+
+
+def test_one_report_named_many_ways_is_pooled_once(one_report, capsys):
+    assert main(["aggregate", *_names(one_report), "-o", "t.csv"]) == 0
+    captured = capsys.readouterr()
+    (row,) = (one_report / "t.csv").read_text().splitlines()[1:]
+    assert ",1,10," in row  # n_reports 1, n_pairs 10
+    assert "skipped" not in captured.err
+
+
+def test_validate_checks_one_file_named_many_ways_once(one_report, capsys):
+    assert main(["validate", *_names(one_report)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and lines[0].endswith(": valid")
+
+
+def test_a_copy_of_a_report_is_the_same_report(one_report, capsys):
+    shutil.copytree(one_report / "r" / "a", one_report / "r" / "b")
+    doc = json.loads((one_report / "r" / "a" / "energy.json").read_text())
+    (one_report / "r" / "c").mkdir()
+    (one_report / "r" / "c" / "energy.json").write_text(json.dumps(doc, indent=4))  # reformatted
+    assert main(["aggregate", "r", "-o", "t.csv"]) == 0
+    err = capsys.readouterr().err
+    (row,) = (one_report / "t.csv").read_text().splitlines()[1:]
+    assert ",1,10," in row
+    assert "skipped 2 file(s) (0 invalid, 2 the same report again):" in err
+    assert "r/b/energy.json: the same report as r/a/energy.json (identical content)" in err
+
+
+def test_two_different_reports_still_pool(one_report, capsys):
+    other = copy.deepcopy(measured(params_b=1.1, delta=22.0))
+    write(other, one_report / "r" / "b")
+    assert main(["aggregate", "r", "-o", "t.csv"]) == 0
+    capsys.readouterr()
+    (row,) = (one_report / "t.csv").read_text().splitlines()[1:]
+    assert ",2,20," in row
+
+
+def test_fit_only_fits_one_report_once(tmp_path, capsys):
+    pytest.importorskip("scipy")
+    for size, delta in ((0.5, 30.0), (1.1, 20.0), (3.0, 10.0)):
+        write(measured(params_b=size, delta=delta), tmp_path / "reports" / f"m{size:g}")
+    shutil.copytree(tmp_path / "reports" / "m0.5", tmp_path / "reports" / "copy")
+    (tmp_path / "again").symlink_to(tmp_path / "reports")
+    reports = [str(tmp_path / "reports"), str(tmp_path / "again"), str(tmp_path / "reports/..")]
+    argv = ["sweep", "--fit_only", "--reports", *reports, "--output_dir", str(tmp_path / "sw")]
+    assert main([*argv, "-q"]) == 0
+    capsys.readouterr()
+    sweep = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    assert len(sweep["runs"]) == 3
+    (fit,) = sweep["fits"]
+    assert fit["n_points"] == 3
+
+
+# --- item 10: folders that cannot be searched ----------------------------------------
+
+
+@pytest.fixture
+def locked(tmp_path, monkeypatch):
+    """r/a holds a report; r/locked holds one too, but listing r/locked fails as it does
+    for a user without permission (in this process: root may read anything)."""
+    write(measured(params_b=1.1), tmp_path / "r" / "a")
+    write(measured(params_b=3.0), tmp_path / "r" / "locked" / "x")
+    refused = str(tmp_path / "r" / "locked")
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path) == refused:
+            raise PermissionError(13, "Permission denied", refused)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    return tmp_path / "r"
+
+
+def test_validate_says_a_folder_it_cannot_search(locked, capsys):
+    assert main(["validate", str(locked)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert f"{locked / 'locked'}/: INVALID cannot search this folder" in lines[0]
+    assert lines[0].endswith("Permission denied")
+    assert lines[1:] == [f"{locked / 'a' / 'energy.json'}: valid"]
+
+
+def test_validate_of_an_unsearchable_folder_does_not_say_it_is_empty(locked, capsys):
+    assert main(["validate", str(locked / "locked")]) == 1
+    (line,) = capsys.readouterr().out.splitlines()
+    assert "cannot search this folder" in line and "no energy.json" not in line
+
+
+def test_aggregate_lists_a_folder_it_cannot_search(locked, capsys):
+    assert main(["aggregate", str(locked)]) == 0
+    err = capsys.readouterr().err
+    assert "skipped 1 invalid file(s):" in err
+    assert f"{locked / 'locked'}/: cannot search this folder" in err
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root and setpriv to run without the power to read any folder",
+)
+def test_a_folder_without_read_permission_is_invalid_for_a_user_who_cannot_read_it(tmp_path):
+    """For real: the process keeps uid 0 but drops the capabilities that let root read
+    any folder, so a mode 000 folder is as unreadable to it as to any other user."""
+    write(measured(params_b=1.1), tmp_path / "r" / "a")
+    write(measured(params_b=3.0), tmp_path / "r" / "locked" / "x")
+    write(measured(params_b=7.0), tmp_path / "r" / "listed")  # names listed, none looked at
+    (tmp_path / "r" / "locked").chmod(0)
+    (tmp_path / "r" / "listed").chmod(0o644)
+    try:
+        done = subprocess.run(
+            [
+                "setpriv",
+                "--inh-caps=-dac_override,-dac_read_search",
+                "--bounding-set=-dac_override,-dac_read_search",
+                sys.executable,
+                "-m",
+                "ecocompute",
+                "validate",
+                str(tmp_path / "r"),
+            ],
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    finally:
+        (tmp_path / "r" / "locked").chmod(0o755)
+        (tmp_path / "r" / "listed").chmod(0o755)
+    assert done.returncode == 1, done
+    lines = done.stdout.splitlines()
+    assert f"{tmp_path}/r/locked/: INVALID cannot search this folder" in lines[0]
+    assert "listed/energy.json: INVALID cannot read: Permission denied" in done.stdout
+    assert f"{tmp_path}/r/a/energy.json: valid" in lines

@@ -1,0 +1,401 @@
+"""The compiled decode regime on the CPU. Inductor compiles the static-cache step for the
+CPU too, so with capture=False the compiled step runs compiled but not graph-captured:
+its tokens against generate()'s, what the record says of the compile and of inductor's
+cache, the one-line refusals and failures, and the regime through sessions and a sweep.
+
+A real compile of the tiny model takes 10-30 s on a small CPU: every test that compiles
+for real uses the same shapes (prompt 12, 16 new tokens, batch 1 or 2) and one inductor
+cache folder, so dynamo and inductor reuse what an earlier test compiled. Tests of the
+check and of failures put a stand-in behind torch.compile instead."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from ecocompute.boundary.progress import Progress
+from ecocompute.errors import DecodeCaptureFailed
+from ecocompute.jobs.session_job import SessionJob
+from ecocompute.llm.decode import make_decoder
+from ecocompute.params import resolve
+from ecocompute.pooling.aggregate import group_reports
+from ecocompute.report.read import energy_report_problems
+from ecocompute.results.collect import read_reports
+from ecocompute.sweeps.sweep import sweep
+
+from ..fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, fake_machine
+from .test_decode import PROMPT_LEN, prompt, tiny_model
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.slow
+
+TOKENS = 16
+
+
+@pytest.fixture(scope="module")
+def inductor_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("inductor")
+
+
+@pytest.fixture(autouse=True)
+def _caches(inductor_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(inductor_dir))
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return tiny_model()
+
+
+def compiled(model, batch, *, label="FP16", **kwargs):
+    ids, mask = prompt(batch)
+    decoder = make_decoder(
+        model, ids, mask, TOKENS, "compiled", capture=False, label=label, **kwargs
+    )
+    decoder.prepare()
+    return decoder
+
+
+def generated(model, batch):
+    ids, mask = prompt(batch)
+    decoder = make_decoder(model, ids, mask, TOKENS, "eager")
+    decoder.prepare()
+    return decoder.run()
+
+
+# -- the compiled step gives generate()'s tokens ---------------------------------------
+@pytest.mark.parametrize("batch", [1, 2])
+def test_the_compiled_step_gives_generates_greedy_tokens(llama, batch):
+    decoder = compiled(llama, batch)
+    first, second = decoder.run(), decoder.run()  # the second needs the cache reset
+    assert torch.equal(first, generated(llama, batch))
+    assert torch.equal(second, first)
+    assert first.shape == (batch, PROMPT_LEN + TOKENS)
+    assert len(set(first[0, PROMPT_LEN:].tolist())) > TOKENS // 4  # not degenerate
+    record = decoder.record()
+    assert record["regime"] == "compiled" and record["graph_captured"] is False
+    assert record["graph_replays_per_decode"] == TOKENS - 1
+    compiler = record["compiler"]
+    assert compiler["backend"] == "inductor" and compiler["dynamic"] is False
+    assert compiler["mode"] == "max-autotune-no-cudagraphs"
+    assert compiler["torch"] == torch.__version__
+    assert compiler["inductor_cache_dir_from"].startswith("TORCHINDUCTOR_CACHE_DIR")
+    assert record["fullgraph"] is True and record["graph_break"] is None
+    assert record["compile_s"] >= 0
+    cache = record["fx_graph_cache"]
+    if record["dynamo_graphs"]:  # compiled here (not reused from an earlier test)
+        assert record["inductor_cache"] in ("cold", "warm", "partly warm", "bypassed")
+        assert cache["hits"] + cache["misses"] + cache["bypasses"] >= 1
+    else:
+        assert record["inductor_cache"].startswith("not consulted")
+    assert record["token_check"] == {
+        "tokens_checked": 8,
+        "rows": batch,
+        "rows_parted_at_a_near_tie": 0,
+        "first_near_tie": None,
+    }
+    assert json.loads(json.dumps(record)) == record
+
+
+def test_a_second_run_of_the_same_model_and_format_reuses_inductors_cache(
+    llama, tmp_path, monkeypatch
+):
+    """A new process keeps inductor's cache on disk but none of dynamo's memory: reset
+    stands in for it. Without TORCHINDUCTOR_CACHE_DIR the cache goes in the tool's."""
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "fresh"))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")  # put back after the test
+    notes = []
+    for _ in range(2):
+        torch._dynamo.reset()
+        decoder = compiled(llama, 1)
+        notes.append(decoder.prepared_note())
+        record = decoder.record()
+        assert record["dynamo_graphs"] == 1 and record["compile_s"] > 0
+        assert record["compiler"]["inductor_cache_dir"] == str(tmp_path / "fresh" / "inductor")
+        assert record["compiler"]["inductor_cache_dir_from"].startswith("the tool's cache")
+        if len(notes) == 1:
+            assert record["inductor_cache"] == "cold" and record["fx_graph_cache"]["misses"] >= 1
+            assert record["fx_graph_cache"]["hits"] == 0
+    assert record["inductor_cache"] == "warm"
+    assert record["fx_graph_cache"]["hits"] >= 1 and record["fx_graph_cache"]["misses"] == 0
+    assert "inductor cache cold" in notes[0] and "inductor cache warm" in notes[1]
+    assert all("FP16: step compiled in" in n and "not captured" in n for n in notes)
+    assert any((tmp_path / "fresh" / "inductor").iterdir())
+
+
+# -- failures and refusals: one line, naming the format ---------------------------------
+def test_a_compile_failure_is_one_line_naming_the_format(llama, monkeypatch):
+    def fails(*args, **kwargs):
+        raise RuntimeError("inductor lowering failed for aten.foo\n  File x.py, line 12")
+
+    monkeypatch.setattr(torch, "compile", fails)
+    with pytest.raises(DecodeCaptureFailed) as caught:
+        compiled(llama, 1, label="NF4")
+    message = str(caught.value)
+    assert message.startswith("the compiled decode regime cannot measure NF4: torch.compile")
+    assert "RuntimeError: inductor lowering failed for aten.foo" in message
+    assert "line 12" not in message and "\n" not in message
+    assert "--decode graphs or --decode eager" in message
+    assert caught.value.exit_status == 1 and caught.value.regime == "compiled"
+
+
+def test_a_backend_failure_gives_its_own_reason_not_dynamos_wrapper(llama, monkeypatch):
+    class BackendFailed(Exception):  # torch._dynamo.exc.BackendCompilerFailed's shape
+        def __init__(self, inner):
+            super().__init__(f"backend='inductor' raised:\n{inner}")
+            self.inner_exception = inner
+
+    def compile_(fn, **kwargs):
+        def call():
+            raise BackendFailed(ValueError("no lowering for bitsandbytes.gemv_4bit"))
+
+        return call
+
+    monkeypatch.setattr(torch, "compile", compile_)
+    with pytest.raises(DecodeCaptureFailed, match=r"INT4: .*ValueError: no lowering for bitsan"):
+        compiled(llama, 1, label="INT4")
+
+
+def test_a_graph_break_compiles_with_graph_breaks_and_says_so(llama, monkeypatch):
+    asked = []
+
+    def compile_(fn, *, fullgraph, **kwargs):
+        asked.append(fullgraph)
+        if fullgraph:
+            raise torch._dynamo.exc.Unsupported("data-dependent branch in Linear8bitLt\nmore")
+        return fn  # stands in for the step compiled with its graph breaks
+
+    monkeypatch.setattr(torch, "compile", compile_)
+    decoder = compiled(llama, 1, label="INT8")
+    record = decoder.record()
+    assert asked == [True, False]
+    assert record["fullgraph"] is False
+    assert record["graph_break"] == "Unsupported: data-dependent branch in Linear8bitLt"
+    assert "with graph breaks" in decoder.prepared_note()
+    assert torch.equal(decoder.run(), generated(llama, 1))
+
+
+def test_capture_is_refused_on_the_cpu_before_anything_is_compiled(llama, monkeypatch):
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiled"))
+    ids, mask = prompt(1)
+    with pytest.raises(DecodeCaptureFailed) as caught:
+        make_decoder(llama, ids, mask, 8, "compiled", label="FP8").prepare()
+    message = str(caught.value)
+    assert "compiled decode regime cannot measure FP8" in message and "CUDA" in message
+    assert "\n" not in message
+
+
+def test_int8_with_outliers_is_refused_before_compiling(monkeypatch):
+    from .test_decode import Linear8bitLt
+
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiled"))
+    model = tiny_model()
+    model.model.layers[0].mlp.down_proj = Linear8bitLt(6.0)
+    ids, mask = prompt(1)
+    with pytest.raises(DecodeCaptureFailed, match=r"compiled .* INT8: LLM.int8\(\) with outlier"):
+        make_decoder(model, ids, mask, 8, "compiled", label="INT8").prepare()
+
+
+# -- the check: eager tokens, or a near tie -----------------------------------------------
+def _swapping_compile(monkeypatch, swap):
+    """torch.compile stands in with the eager step followed by swap(decoder)."""
+
+    def compile_(step, **kwargs):
+        decoder = step.__self__
+
+        def stepped():
+            step()
+            swap(decoder)
+
+        return stepped
+
+    monkeypatch.setattr(torch, "compile", compile_)
+
+
+def test_parting_at_a_near_tie_is_recorded_not_refused(monkeypatch):
+    model = tiny_model()
+    tokens = generated(model, 1)[0, PROMPT_LEN:].tolist()
+    k = next(i for i in range(2, 8) if tokens[i] not in tokens[:i])  # checked: 8
+    tied, twin = tokens[k], 511  # argmax takes the first of equal logits: the tied token
+    assert twin not in tokens and tied < twin
+    with torch.no_grad():  # the twin's logit equals the tied token's: an exact tie
+        model.lm_head.weight[twin] = model.lm_head.weight[tied]
+
+    def swap(decoder):  # where the eager step chose `tied`, the "compiled" one takes its twin
+        if int(decoder._chosen[0, int(decoder._step_index)]) == tied:
+            decoder._token.fill_(twin)
+            decoder._chosen.index_fill_(1, decoder._step_index, twin)
+
+    _swapping_compile(monkeypatch, swap)
+    decoder = compiled(model, 1, label="NF4")
+    check = decoder.record()["token_check"]
+    assert check["rows_parted_at_a_near_tie"] == 1
+    tie = check["first_near_tie"]
+    assert tie["row"] == 0 and tie["new_token"] == k + 1
+    assert abs(tie["logits_apart"]) <= tie["tolerance"] and tie["tolerance"] > 0
+    assert "1 row(s) parted at a near tie" in decoder.prepared_note()
+
+
+def test_parting_from_the_eager_tokens_beyond_a_tie_is_refused(llama, monkeypatch):
+    def swap(decoder):  # a wrong token recorded, as a bad compile would
+        decoder._chosen.index_copy_(1, decoder._step_index, (decoder._token + 1) % 512)
+
+    _swapping_compile(monkeypatch, swap)
+    with pytest.raises(DecodeCaptureFailed) as caught:
+        compiled(llama, 1, label="FP16")
+    message = str(caught.value)
+    assert "compiled decode regime cannot measure FP16" in message
+    assert "chose other tokens than the eager step (row 0, from new token 2 of the 8" in message
+    assert "beyond a near tie's" in message and "\n" not in message
+
+
+# -- through the protocol: sessions, the sweep and its batch axis ----------------------
+def _params(tmp_path, **flags):
+    base = {
+        "model_name": "synthetic:tiny-test",
+        "precision": "NF4,INT4",
+        "tokens": str(TOKENS),
+        "iterations": "2",
+        "warmup": "1",
+        "idle_seconds": "0.2",
+        "decode": "compiled",
+        "output_dir": str(tmp_path / "out"),
+    }
+    return resolve(None, {**base, **flags})
+
+
+def test_a_session_of_several_formats_in_the_compiled_regime(tmp_path):
+    backend = StandInQuantBackend()
+    machine = fake_machine(lambda: FakeTelemetry(), CpuAccelerator(), lambda: backend)
+    written = SessionJob(_params(tmp_path)).run(Progress(quiet=True), machine=machine)
+    docs = [w.document for w in written.reports]
+    assert [d["workload"]["precision"] for d in docs] == ["NF4", "INT4"]
+    for doc, fmt in zip(docs, ["NF4", "INT4"], strict=True):
+        assert energy_report_problems(doc) == []
+        decode = doc["measurement"]["decode"]
+        assert decode["regime"] == "compiled" and decode["graph_captured"] is False
+        assert list(decode["per_format"]) == ["FP16", fmt]  # this report's formats only
+        each = [decode["per_format"][f]["compile_s"] for f in ("FP16", fmt)]
+        assert decode["compile_s"] == pytest.approx(sum(each), abs=2e-3)
+        assert decode["compiler"]["mode"] == "max-autotune-no-cudagraphs"
+        assert "compile_s" not in doc["results"]  # never beside the measured figures
+    assert "compiled decode" in written.summary
+    assert "compile    FP16 " in written.summary and "INT4 " in written.summary
+
+
+def test_a_sweep_over_batch_sizes_in_the_compiled_regime(tmp_path):
+    backend = StandInQuantBackend()
+    flags = {
+        "tokens": str(TOKENS),
+        "iterations": "2",
+        "warmup": "0",
+        "idle_seconds": "0.2",
+        "decode": "compiled",
+        "quiet": True,
+    }
+    sweep(
+        ["synthetic:tiny-test"],
+        ["NF4"],
+        tmp_path / "sw",
+        options=flags,
+        progress=Progress(quiet=True),
+        machine=fake_machine(backend=lambda: backend),
+        batch_sizes=[1, 2],
+    )
+    doc = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    assert backend.loads == ["FP16", "NF4"]  # loaded once for both batch sizes
+    reports = [json.loads((tmp_path / "sw" / r["report"]).read_text()) for r in doc["runs"]]
+    assert [r["measurement"]["decode"]["batch_size"] for r in reports] == [1, 2]
+    for report in reports:
+        assert energy_report_problems(report) == []
+        assert report["measurement"]["decode"]["regime"] == "compiled"
+        assert set(report["measurement"]["decode"]["per_format"]) == {"FP16", "NF4"}
+    assert [p["batch_size"] for p in doc["batch_axis"][0]["points"]] == [1, 2]
+    found, invalid = read_reports([tmp_path / "sw"])
+    assert invalid == []
+    protocols = {g.protocol for g in group_reports(found)}
+    assert protocols == {f"{TOKENS} tok, batch 1, compiled", f"{TOKENS} tok, batch 2, compiled"}
+
+
+# -- --compiles N: every format compiled afresh N times, the interval over compiles ------
+
+
+def _two_compiles(tmp_path):
+    backend = StandInQuantBackend()
+    machine = fake_machine(lambda: FakeTelemetry(), CpuAccelerator(), lambda: backend)
+    params = _params(tmp_path, precision="NF4", compiles="2")
+    written = SessionJob(params).run(Progress(quiet=True), machine=machine)
+    (report,) = [w.document for w in written.reports]
+    assert energy_report_problems(report) == []
+    res, meas = report["results"], report["measurement"]
+    assert meas["compiles"] == 2 and meas["stopping"]["rounds"] == 4
+    assert [(t["compile"], t["pair"]) for t in res["trials"] if t["format"] == "FP16"] == [
+        (0, 0), (0, 1), (1, 2), (1, 3)
+    ]  # fmt: skip
+    blocks = meas["decode"]["compiles"]
+    assert [b["compile"] for b in blocks] == [0, 1]
+    folders = [b["inductor_cache_dir"] for b in blocks]
+    assert len(set(folders)) == 2 and all(f.startswith(str(tmp_path / "cache")) for f in folders)
+    between = res["between_compiles"]
+    assert between["compiles"] == 2
+    assert [c["n_pairs"] for c in between["per_compile"]] == [2, 2]
+    assert res["vs_fp16_ci95_pct"] == between["ci95_pct"]
+    assert res["vs_fp16_energy_pct_exact"] == between["delta_pct"]
+    assert res["ci_method"] == meas["ci_method"] and "rounds within compiles" in res["ci_method"]
+    assert "compiles   NF4 over 2 compiles, each from an empty cache" in written.summary
+    return report, folders
+
+
+def test_two_compiles_compile_every_format_into_its_compiles_empty_folder(tmp_path, monkeypatch):
+    import ecocompute.llm.compiled as compiled_module
+
+    resets, compiled_into = [], []
+
+    def compile_(fn, **kwargs):  # stands in for torch.compile: where it would cache
+        compiled_into.append(
+            (os.environ["TORCHINDUCTOR_CACHE_DIR"], os.environ["TRITON_CACHE_DIR"])
+        )
+        return fn
+
+    monkeypatch.setattr(torch, "compile", compile_)
+    monkeypatch.setattr(
+        compiled_module, "reset_compiles", lambda: resets.append(len(compiled_into))
+    )
+    _report, folders = _two_compiles(tmp_path)
+    assert resets == [0, 2]  # before each compile's formats, none compiled in between
+    assert compiled_into == [(f, f"{f}/triton") for f in folders for _ in ("FP16", "NF4")]
+
+
+@pytest.mark.e2e
+def test_two_real_compiles_compile_every_format_afresh(tmp_path):
+    """The same with inductor compiling for real: each compile of FP16 traced and
+    compiled again, from its own empty folder (1-2 minutes on a 2-core CPU: e2e)."""
+    report, _ = _two_compiles(tmp_path)
+    for block in report["measurement"]["decode"]["compiles"]:
+        assert block["per_format"]["FP16"]["dynamo_graphs"] > 0
+        assert "not consulted" not in block["per_format"]["FP16"]["inductor_cache"]
+
+
+def test_a_report_of_two_compiles_is_checked_by_deriving_it_again(tmp_path, monkeypatch):
+    from ecocompute.core.meta import pool
+
+    monkeypatch.setattr(torch, "compile", lambda fn, **kwargs: fn)
+    report, _ = _two_compiles(tmp_path)
+    between = report["results"]["between_compiles"]
+    per = between["per_compile"]
+    again = pool([c["delta_pct"] for c in per], [c["se_pct"] ** 2 for c in per])
+    assert between["delta_pct"] == again.mu and between["ci95_pct"] == list(again.ci95)
+    assert between["between_compile_sd_pts"] == again.tau
+    forged = json.loads(json.dumps(report))
+    forged["results"]["trials"][-1]["compile"] = 0  # a round moved to the other compile
+    assert any("compiles" in p for p in energy_report_problems(forged))
+    forged = json.loads(json.dumps(report))
+    forged["results"]["between_compiles"]["ci95_pct"] = report["results"]["vs_fp16_ci95_pct"][::-1]
+    assert energy_report_problems(forged)
+    forged = json.loads(json.dumps(report))
+    for t in forged["results"]["trials"]:
+        del t["compile"]  # one compile's interval claimed for a report of two
+    assert energy_report_problems(forged)

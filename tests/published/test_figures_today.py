@@ -1,0 +1,187 @@
+"""Hopper's reference figures: this project's own H200 measurements (issue 11), used
+where the site has measured nothing, and labelled so. The site's own curves are
+tests/published/test_site_curves.py's."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+from ecocompute.cli import main
+from ecocompute.published.figures import (
+    ORIGIN_PROJECT,
+    ORIGIN_PUBLISHED,
+    anchors_for,
+    curve_for,
+    project_curve_for,
+    project_measurements,
+    published_figure,
+)
+
+from ..conftest import REPO, read_report
+
+
+def _dry_run(tmp_path, arch, params_b, precision, capsys=None):
+    out = tmp_path / f"{arch}-{precision}-{params_b}"
+    argv = [
+        "energy_estimate",
+        "--dry_run",
+        "--model",
+        f"made-{params_b}b",
+        "--params_b",
+        str(params_b),
+        "--precision",
+        precision,
+        "--gpu_arch",
+        arch,
+        "--output_dir",
+        str(out),
+    ]
+    assert main(argv) == 0
+    return read_report(out)
+
+
+# --- Hopper: this project's H200 measurements ---------------------------------------
+
+
+def _committed_tinyllama_fp16_mj() -> list[float]:
+    """FP16 mJ/token of every committed measured tinyllama-1.1b report with the published
+    token count on one GPU, synthetic weights, eager decode (the protocol the Hopper
+    figures stand for), read straight from the files (not through the derivation)."""
+    values = []
+    for path in (REPO / "docs" / "validation").rglob("energy.json"):
+        doc = json.loads(path.read_text())
+        if (
+            doc["results"]["basis"] == "measured"
+            and "tinyllama-1.1b" in doc["workload"]["model_name"]
+            and doc["measurement"]["tokens_per_run"] == 256
+            and doc["system_under_test"]["accelerator_count"] == 1
+            and doc["workload"]["weights"] == "synthetic"
+            and (doc["measurement"].get("decode") or {}).get("regime", "eager") == "eager"
+        ):
+            values.append(doc["results"]["fp16_energy_per_token_mj"])
+    return values
+
+
+def test_acceptance_hopper_nf4_dry_run_fp16_is_within_15pct_of_our_h200_mean(tmp_path):
+    measured = _committed_tinyllama_fp16_mj()
+    assert len(measured) >= 4
+    mean = statistics.fmean(measured)
+    report = _dry_run(tmp_path, "hopper", 1.1, "NF4")
+    fp16 = report["results"]["fp16_energy_per_token_mj"]
+    assert abs(fp16 / mean - 1.0) <= 0.15
+    # and not Ampere's borrowed 920-odd mJ/token any more
+    assert fp16 > 2000
+
+
+def test_hopper_fp16_anchor_at_1_1b_is_the_mean_of_the_selected_reports():
+    # h200-final-edges NF4, h200-issue3 NF4 and INT8, h200-solo INT8 (256 tokens, 10
+    # iterations, 2 warm-ups): (2563.740 + 2397.775 + 2470.474 + 2312.919) / 4 = 2436.227
+    assert anchors_for("hopper").energy_per_token_mj(1.1) == pytest.approx(2436.227, abs=1e-3)
+
+
+def test_hopper_fp16_interpolates_log_log_between_our_sizes():
+    # 1.5B 3884.548, 3.0B 4604.526: slope ln(4604.526/3884.548)/ln 2 = 0.245306;
+    # E(2.0) = 3884.548 * (2/1.5)^0.245306 = 4168.585 (by hand)
+    ref = published_figure("hopper", 2.0, "FP16")
+    assert ref.fp16_energy_per_token_mj == pytest.approx(4168.585, abs=0.01)
+    assert ref.basis == "interpolated"
+    outside = published_figure("hopper", 70.0, "FP16")
+    assert outside.basis == "extrapolated" and "outside the measured range" in outside.note
+
+
+def test_hopper_note_says_whose_figures_they_are(tmp_path, capsys):
+    report = _dry_run(tmp_path, "hopper", 1.1, "NF4")
+    note = report["results"]["note"]
+    assert note.startswith("Derived from this project's H200 measurements (not the published")
+    assert "not the published dataset" in note and "eager generate()" in note
+    assert report["results"]["reference_card"] == "NVIDIA H200"
+    assert "this project's H200 measurements" in report["measurement"]["method"]
+    out = capsys.readouterr().out
+    assert "data from  this project's NVIDIA H200 measurements" in out
+    assert "published NVIDIA H200" not in out
+    # a published class keeps the published wording
+    ada = _dry_run(tmp_path, "ada", 1.1, "NF4")
+    assert ada["results"]["note"].startswith("Derived from the published site's curves")
+    assert ada["measurement"]["method"].startswith(
+        "reference estimate from published dataset (no on-device measurement): "
+    )
+
+
+def test_hopper_nf4_uses_our_fit_up_to_13b_and_borrows_ampere_above():
+    mine = project_curve_for("hopper", "NF4")
+    assert mine.origin == ORIGIN_PROJECT and mine.fitted_range_b == (0.5, 13.0)
+    inside = published_figure("hopper", 3.0, "NF4")
+    assert inside.basis == "interpolated"
+    assert inside.vs_fp16_energy_pct == pytest.approx(mine.delta_pct(3.0))
+    assert "this project's fit to its own NVIDIA H200 points" in inside.note
+    below = published_figure("hopper", 0.3, "NF4")
+    assert below.basis == "extrapolated"
+    assert below.vs_fp16_energy_pct == pytest.approx(mine.delta_pct(0.3))
+    above = published_figure("hopper", 14.0, "NF4")
+    assert above.basis == "extrapolated"
+    assert above.vs_fp16_energy_pct == pytest.approx(curve_for("ampere", "NF4").delta_pct(14.0))
+    assert "not extended above 13B" in above.note and "borrowed" in above.note
+
+
+def test_hopper_nf4_fit_follows_our_points():
+    # every per-report NF4 point lies within two of its own standard errors of the fit
+    # (the largest: llama-2-7b's ci3 run, 0.33 pp off with se 0.74; qwen2.5-3b 6.97 / 5.46)
+    entry = project_measurements("hopper")["delta_curves_pct"]["NF4"]
+    mine = project_curve_for("hopper", "NF4")
+    for p in entry["points"]:
+        assert abs(p["delta_pct"] - mine.delta_pct(p["params_b"])) < 2.0 * p["se_pct"]
+    assert entry["n_points"] == 10 and "eager" in entry["regime"]
+
+
+def test_hopper_int8_at_1_1b_is_our_measured_point():
+    ref = published_figure("hopper", 1.1, "INT8")
+    # (199.784 + 190.179) / 2 = 194.9815: h200-issue3 and h200-solo tinyllama INT8
+    assert ref.vs_fp16_energy_pct == pytest.approx(194.9815, abs=1e-3)
+    assert ref.basis == "interpolated"
+    assert "mean of 2 reports, 20 pairs" in ref.note and "borrowed" not in ref.note
+
+
+def test_curve_for_stays_published_only():
+    """check, plot and sweep compare with curve_for: it must never hand them our own fit."""
+    curve = curve_for("hopper", "NF4")
+    assert curve.origin == ORIGIN_PUBLISHED and curve.borrowed_from == "ampere"
+    assert anchors_for("hopper").origin == ORIGIN_PROJECT
+    assert anchors_for("ampere").origin == ORIGIN_PUBLISHED
+
+
+def test_hopper_block_is_labelled_as_our_measurement():
+    own = project_measurements("hopper")
+    assert own["label"] == "this project's H200 measurements"
+    assert own["card"] == "NVIDIA H200" and own["weights"] == "synthetic"
+    assert own["dates"] == ["2026-11-30"]
+    assert own["software"]["torch"] == "2.11.0" and own["software"]["bitsandbytes"] == "0.50.2"
+    assert own["n_reports"] == 12
+    excluded = {e["report"].split("/")[2] for e in own["excluded"]}
+    assert excluded == {
+        "h200-smoke",
+        "h200-quiet",
+        "h200-multi-gpu",
+        "h200-verdict",  # graphs regime (its eager run is kept)
+        "h200-fleet",  # graphs regime (its eager 13B run is kept)
+        "h200-real-weights",  # pretrained weights
+        "h200-map",  # graphs regime, batch 16 eager, real weights, formats beyond 1.1's
+        "h200-compiled",  # the compiled and graphs regimes
+        "h200-units",  # the graphs regime, 1 warm-up, across eight units
+    }
+
+
+def test_the_hopper_block_regenerates_from_the_committed_reports():
+    pytest.importorskip("scipy")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "hopper_figures.py"), "--check"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

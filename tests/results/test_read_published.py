@@ -1,0 +1,149 @@
+"""What the published container writes (formats 1.0 and 1.1, made from the published
+format's facts) is read by validate, aggregate, plot and check, which name each report's
+format; its illustrative example is listed as illustrative, never as a measurement
+(issue 19, Build item 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecocompute.cli import main
+from ecocompute.pooling.aggregate import group_reports
+from ecocompute.results.collect import read_one, read_reports
+
+from ..published_reports import (
+    all_examples,
+    example_output,
+    illustrative_report,
+    measured_report,
+    minimal,
+    no_gpu_report,
+    write,
+)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    for name, doc in all_examples().items():
+        write(doc, tmp_path / name)
+    return tmp_path
+
+
+def test_validate_accepts_them_and_names_each_format(folder, capsys):
+    assert main(["validate", str(folder)]) == 0
+    lines = {
+        line.split("/")[-2]: line.split(": ", 1)[1] for line in capsys.readouterr().out.splitlines()
+    }
+    assert lines["example-output-1.0"] == (
+        "valid (published container's format 1.0: a single run, no trials)"
+    )
+    assert lines["no-gpu-1.1"] == (
+        "valid (published container's format 1.1: a single run, no trials)"
+    )
+    assert lines["illustrative-1.1"] == (
+        "valid (published container's format 1.1: a single run, no trials; "
+        "ILLUSTRATIVE: it says it is not a real measurement)"
+    )
+    assert len(lines) == 6
+
+
+def test_the_reader_makes_one_typed_record_of_each(folder):
+    reports, invalid = read_reports([folder])
+    assert invalid == []
+    by_name = {r.path.parent.name: r for r in reports}
+    ex = by_name["example-output-1.0"]
+    assert (ex.format, ex.origin, ex.kind, ex.basis) == (
+        "ecocompute-energy/1.0",
+        "published container, format 1.0",
+        "derived",
+        "interpolated",
+    )
+    assert (ex.arch, ex.params_b, ex.delta_pct, ex.ci95_pct, ex.n_pairs) == (
+        "blackwell",
+        1.1,
+        29.8,
+        None,
+        None,
+    )
+    assert ex.card == "no GPU [blackwell, published RTX 5090]"
+    assert ex.fingerprint == "software not recorded (format 1.0)"
+    assert by_name["illustrative-1.1"].kind == "illustrative"
+    assert not by_name["illustrative-1.1"].measured
+    assert by_name["measured-1.1"].measured
+    least = by_name["minimal-1.1"]
+    assert (least.params_b, least.delta_pct, least.energy_per_token_mj) == (None, None, None)
+    assert least.protocol == "? tok, batch 1"
+
+
+def test_aggregate_lists_them_in_blocks_of_their_own_with_their_format(folder, capsys):
+    assert main(["aggregate", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "(published container, format 1.0: single runs, n = 1, no interval)" in out
+    assert "(published container, format 1.1: single runs, n = 1, no interval)" in out
+    assert "ILLUSTRATIVE: the reports say they are not a real measurement" in out
+    groups = group_reports(read_reports([folder])[0])
+    kinds = {g.reports[0].path.parent.name: g.kind for g in groups}
+    assert kinds["illustrative-1.1"] == "illustrative" and kinds["measured-1.1"] == "measured"
+    assert all(g.delta_ci95() is None and g.n == 1 for g in groups)
+
+
+def test_plot_draws_them(tmp_path):
+    pytest.importorskip("matplotlib")
+    write(measured_report(), tmp_path / "m")
+    out = tmp_path / "c.svg"
+    assert main(["plot", str(tmp_path), "-o", str(out)]) == 0
+    svg = out.read_text()
+    assert "RTX 4090" in svg and "published container, format 1.1" in svg  # in the legend
+    write(example_output(), tmp_path / "d" / "a")
+    assert main(["plot", str(tmp_path / "d"), "-o", str(tmp_path / "d.svg")]) == 0
+    assert "published container, format 1.0" in (tmp_path / "d.svg").read_text()
+
+
+def test_check_grades_a_measured_one_and_says_its_format(tmp_path, capsys):
+    assert main(["check", str(write(measured_report(), tmp_path / "m"))]) == 0
+    out = capsys.readouterr().out
+    assert "written by the published container (format 1.1): one run, n = 1, no interval" in out
+    assert "the site's RTX 4090 + RTX 4090D anchor 3,368.4 at 3B: +0.0%" in out
+    assert "WITHIN k = 2 (exit 0)" in out
+
+
+def test_check_refuses_the_illustrative_one_and_the_no_gpu_ones(tmp_path, capsys):
+    assert main(["check", str(write(illustrative_report(), tmp_path / "i"))]) == 2
+    out = capsys.readouterr().out
+    assert "REFUSED (exit 2): the report says it is illustrative, not a real measurement" in out
+    for doc in (example_output(), no_gpu_report()):
+        assert main(["check", str(write(doc, tmp_path / doc["schema_version"][-3:]))]) == 2
+        out = capsys.readouterr().out
+        assert "format 1." in out and "REFUSED (exit 2): the report is derived" in out
+
+
+def test_a_measured_basis_from_no_local_gpu_is_refused(tmp_path):
+    """A published report cannot be measured and say no local GPU measured it."""
+    doc = no_gpu_report()
+    doc["results"]["basis"] = "measured"
+    assert read_one(write(doc, tmp_path)).problems == [
+        "$.results.basis: 'measured', but measurement_source says 'ecocompute-dataset "
+        "(no local GPU)': a figure no local GPU measured is not a measurement"
+    ]
+
+
+def test_the_illustrative_one_is_never_fitted_nor_listed_as_measured(tmp_path, capsys):
+    write(illustrative_report(), tmp_path / "i")
+    assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "illustrative (not a measurement)" in out
+    assert "NF4 fit: skipped: no point is a measurement (derived or illustrative)" in out
+
+
+def test_the_least_1_0_report_is_read(tmp_path):
+    one = read_one(write(minimal("ecocompute-energy/1.0"), tmp_path))
+    assert one.format == "ecocompute-energy/1.0" and one.kind == "derived"
+
+
+def test_aggregate_never_lists_the_illustrative_example_as_measured(folder, capsys):
+    assert main(["aggregate", str(folder / "illustrative-1.1")]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if "NF4" in line]
+    assert rows and all(
+        line.rstrip().endswith("illustrative (not a real measurement)") for line in rows
+    )
+    assert not any(line.rstrip().endswith("measured") for line in rows)
