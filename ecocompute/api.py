@@ -104,10 +104,15 @@ class Estimate:
         return {f.format: f for f in self.formats}
 
     def write(self, folder: str | os.PathLike[str]) -> list[Path]:
-        """One format: <folder>/energy.json; a session: <folder>/<format>/energy.json."""
+        """One format: <folder>/energy.json; a session: <folder>/<format>/energy.json,
+        all or none (every report is made in full before the first is put in place; a
+        failure leaves every earlier one untouched). Raises RunError (PartlyWritten,
+        naming those written, only if a rename fails after others succeeded)."""
+        from ecocompute.report.write import write_reports
+
         if len(self.formats) == 1:
             return [self.formats[0].write(folder)]
-        return [f.write(Path(folder) / f.format) for f in self.formats]
+        return write_reports([(f.report, Path(folder) / f.format) for f in self.formats])
 
 
 def _format_result(report: Report) -> FormatResult:
