@@ -204,8 +204,8 @@ def estimate(
 
 
 def sweep(
-    models: Sequence[str],
-    precisions: Sequence[str] = ("NF4",),
+    models: Sequence[str] | str,
+    precisions: Sequence[str] | str = ("NF4",),
     *,
     output_dir: str | os.PathLike[str],
     batch_sizes: Sequence[int] | None = None,
@@ -228,8 +228,8 @@ def sweep(
         raise InputError(name, options[name], "give params= or options by name, not both")
     shared = params if params is not None else {**options, "quiet": not progress}
     done = run_sweep(
-        list(models),
-        list(precisions),
+        models,  # a text is one list ("gpt-1b", "NF4,INT8"), never its letters
+        precisions,
         output_dir,
         options=shared,
         batch_sizes=batch_sizes,

@@ -43,8 +43,8 @@ from ecocompute.task.machine import Machine
 
 
 def sweep(
-    models: Sequence[str],
-    precisions: Sequence[str],
+    models: Sequence[str] | str,
+    precisions: Sequence[str] | str,
     output_dir: str | os.PathLike[str],
     *,
     options: RunParams | Mapping[str, object] | None = None,
@@ -104,7 +104,7 @@ def fit_reports(
 def open_folder(output_dir: str | os.PathLike[str], progress: Progress) -> Path:
     """The sweep's folder, checked before anything runs (InputError), and a word on what
     will be skipped for want of the [plot] extra."""
-    root = check_output_dir(str(output_dir))
+    root = check_output_dir(output_dir)  # as given: never str() of None or bytes
     missing = sweep_fits.missing_fit_stack()
     if missing:
         progress(

@@ -1,0 +1,137 @@
+"""Issue 30 (the fourth hostile round): paths taken exactly as given (item 2), the Python
+API's arguments (item 4) and the smaller promises (item 12), each a case that broke."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import ecocompute
+from ecocompute.cli import main
+from ecocompute.errors import InputError
+from ecocompute.sweeps.plan import split_batches
+
+from .conftest import REPO
+
+SWEEP = ["sweep", "--models", "gpt-1b", "--dry_run", "-q"]
+
+
+def _one_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+# --- item 2: paths taken as given ---------------------------------------------------------
+
+
+def test_an_output_dir_with_a_leading_space_is_that_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "o").mkdir()
+    argv = ["energy_estimate", "--dry_run", "-q", "--model", "gpt-1b", "--output_dir", " o"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert (tmp_path / " o" / "energy.json").is_file()
+    assert list((tmp_path / "o").iterdir()) == []
+
+
+@pytest.mark.parametrize("folder", [" ", " res"])
+def test_a_sweeps_folder_with_spaces_holds_its_reports_and_sweep_json(
+    tmp_path, monkeypatch, capsys, folder
+):
+    monkeypatch.chdir(tmp_path)
+    assert main([*SWEEP, "--output_dir", folder]) == 0
+    capsys.readouterr()
+    doc = json.loads((tmp_path / folder / "sweep.json").read_text())
+    assert (tmp_path / folder / doc["runs"][0]["report"]).is_file()
+    assert sorted(os.listdir(tmp_path)) == [folder]  # nothing beside it, nothing at /
+
+
+def test_an_empty_sweep_folder_is_refused_as_energy_estimate_refuses_it(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    assert main([*SWEEP, "--output_dir", ""]) == 2
+    assert _one_error(capsys) == (
+        "ecocompute: error: invalid output_dir '': expected a non-empty string"
+    )
+    assert main(["energy_estimate", "--dry_run", "-q", "--output_dir", ""]) == 2
+    assert _one_error(capsys) == (
+        "ecocompute: error: invalid output_dir '': expected a non-empty string"
+    )
+    assert os.listdir(tmp_path) == []
+
+
+# --- item 4: the Python API's arguments -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field", "says"),
+    [
+        ({"output_dir": None}, "output_dir", "expected a non-empty string"),
+        ({"output_dir": b"sw"}, "output_dir", "expected a non-empty string"),
+        ({"output_dir": ""}, "output_dir", "expected a non-empty string"),
+        ({"batch_sizes": 4}, "batch_sizes", "give a list of whole numbers"),
+        ({"batch_sizes": [1, 1]}, "batch_sizes", "lists a batch size twice"),
+        ({"batch_sizes": [1.0, 1]}, "batch_sizes", "whole numbers >= 1"),
+        ({"batch_sizes": [1, 2.0]}, "batch_sizes", "whole numbers >= 1"),
+        ({"batch_sizes": [True, 2]}, "batch_sizes", "whole numbers >= 1"),
+        ({"batch_sizes": [4, 1]}, "batch_sizes", "increasing order"),
+        ({"batch_sizes": []}, "batch_sizes", "give a list of whole numbers"),
+        ({"models": None}, "models", "give a list of names"),
+        ({"models": ["gpt-1b", None]}, "models", "give a list of names"),
+        ({"precisions": [None]}, "precisions", "give a list of names"),
+        ({"frobnicate": 1}, "frobnicate", "not a run parameter"),
+    ],
+)
+def test_wrong_sweep_arguments_are_input_errors_and_write_nothing(
+    tmp_path, monkeypatch, kwargs, field, says
+):
+    monkeypatch.chdir(tmp_path)
+    given = {"models": ["gpt-1b"], "output_dir": "sw", "dry_run": True, **kwargs}
+    with pytest.raises(InputError) as info:
+        ecocompute.sweep(given.pop("models"), **given)
+    assert info.value.field == field and says in str(info.value), str(info.value)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_model_or_format_given_as_text_is_one_list_never_its_letters(tmp_path):
+    done = ecocompute.sweep("gpt-1b", "NF4,INT8", output_dir=tmp_path / "sw", dry_run=True)
+    assert [(r.model_name, r.precision) for r in done.runs] == [
+        ("gpt-1b", "NF4"),
+        ("gpt-1b", "INT8"),
+    ]
+
+
+@pytest.mark.parametrize("text", ["1,01", "4,004"])
+def test_the_command_line_refuses_one_batch_size_written_twice(text):
+    with pytest.raises(InputError, match="lists a batch size twice"):
+        split_batches(text)
+
+
+def test_matplotlib_says_nothing_on_stderr_with_an_unwritable_home(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CONFIG_HOME")}
+    env.pop("XDG_CACHE_HOME", None)
+    env.update(HOME="/dev/null/home", PYTHONPATH=str(REPO))
+    code = "from ecocompute.plots.files import require_matplotlib; require_matplotlib()"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+# --- item 12: the smaller promises ----------------------------------------------------
+
+
+def test_an_unwritable_sweep_png_costs_no_sweep_json(tmp_path, capsys):
+    out = tmp_path / "sw"
+    (out / "sweep.png").mkdir(parents=True)
+    assert main([*SWEEP, "--output_dir", str(out)]) == 0
+    capsys.readouterr()
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["plot"] is None and "sweep.png" in doc["plot_note"], doc["plot_note"]
+    assert doc["runs"][0]["status"] == "ok"
