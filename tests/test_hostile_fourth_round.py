@@ -135,3 +135,38 @@ def test_an_unwritable_sweep_png_costs_no_sweep_json(tmp_path, capsys):
     doc = json.loads((out / "sweep.json").read_text())
     assert doc["plot"] is None and "sweep.png" in doc["plot_note"], doc["plot_note"]
     assert doc["runs"][0]["status"] == "ok"
+
+
+# --- item 3: --scheduler checked as input, never echoing a password --------------------
+
+
+@pytest.mark.parametrize(
+    ("address", "says"),
+    [
+        ("tcp://alice:s3cret@host:1", "must not carry a user name or password"),
+        ("tcp://alice:s3/cret@host:1", "must not carry a user name or password"),
+        ("", "expected a Dask scheduler's address"),
+        ("tcp://host:99999", "port 1..65535"),
+        ("tcp://host:abc", "port 1..65535"),
+        ("tcp://[::1", "port 1..65535"),
+        ("tcp://host", "port 1..65535"),
+        ("http://host:8786", "schemes: tcp, tls, ws, wss, ucx"),
+        ("tcp://host:8786/x?k=v", "without a path, query or fragment"),
+        ("tcp://ho st:8786", "without spaces"),
+    ],
+)
+def test_a_scheduler_address_is_checked_before_anything_runs(tmp_path, capsys, address, says):
+    out = tmp_path / "sw"
+    status = main([*SWEEP, "--output_dir", str(out), "--scheduler", address])
+    line = _one_error(capsys)
+    assert status == 2, line
+    assert line.startswith("ecocompute: error: invalid scheduler "), line
+    assert says in line and "alice" not in line and "s3" not in line, line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("address", ["tcp://host:8786", "host:8786", "tls://[::1]:8786"])
+def test_a_well_formed_scheduler_address_is_taken_as_given(address):
+    from ecocompute.fleet.options import check_scheduler
+
+    assert check_scheduler(address) == address
