@@ -170,3 +170,86 @@ def test_a_well_formed_scheduler_address_is_taken_as_given(address):
     from ecocompute.fleet.options import check_scheduler
 
     assert check_scheduler(address) == address
+
+
+# --- item 5: a closed stdout is exit 3 (files written) or one line, never an internal error
+
+
+def _closed_stdout_main(monkeypatch, capsys, argv: list[str]) -> tuple[int, str]:
+    """entry.main as the process runs it, with stdout closed at start (`>&-`: Python
+    sets sys.stdout to None)."""
+    from ecocompute.cli.entry import main as entry_main
+
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdout", None)
+    status = entry_main(argv, exiting=False)
+    return status, _one_error(capsys)
+
+
+@pytest.mark.parametrize(
+    ("argv", "written"),
+    [
+        (["energy_estimate", "--dry_run", "-q", "--output_dir", "{d}/one"], ["one/energy.json"]),
+        (
+            ["energy_estimate", "--dry_run", "-q", "--precision", "NF4,INT8", "--output_dir",
+             "{d}/two"],
+            ["two/NF4/energy.json", "two/INT8/energy.json"],
+        ),
+        ([*SWEEP, "--output_dir", "{d}/sw"], ["sw/sweep.json"]),
+    ],
+)  # fmt: skip
+def test_a_closed_stdout_after_the_reports_are_written_is_exit_3_naming_them(
+    tmp_path, monkeypatch, capsys, argv, written
+):
+    argv = [a.replace("{d}", str(tmp_path)) for a in argv]
+    status, line = _closed_stdout_main(monkeypatch, capsys, argv)
+    assert status == 3, line
+    names = ", ".join(str(tmp_path / w) for w in written)
+    assert line.startswith(f"ecocompute: {names} w"), line
+    assert line.endswith("but the summary could not be printed: stdout is closed"), line
+    assert all((tmp_path / w).is_file() for w in written)
+
+
+def test_aggregate_and_plot_into_a_closed_stdout(tmp_path, monkeypatch, capsys):
+    assert main(_SIZES[0] + ["--output_dir", str(tmp_path / "r1")]) == 0
+    assert main(_SIZES[1] + ["--output_dir", str(tmp_path / "r2")]) == 0
+    status, line = _closed_stdout_main(monkeypatch, capsys, ["aggregate", str(tmp_path)])
+    assert status == 1 and line == (
+        "ecocompute: error: could not print the output: stdout is closed; nothing was written"
+    )  # the table is the output: lost, and said so, never exit 0
+    for argv, name in (
+        (["aggregate", str(tmp_path), "-o", str(tmp_path / "t.csv")], "t.csv"),
+        (["plot", str(tmp_path), "-o", str(tmp_path / "p.png")], "p.png"),
+    ):
+        capsys.readouterr()
+        monkeypatch.setattr(sys, "stdout", None)
+        from ecocompute.cli.entry import main as entry_main
+
+        status = entry_main(argv, exiting=False)
+        err = capsys.readouterr().err
+        assert status == 3, err
+        assert f"{tmp_path / name} was written (complete)" in err, err
+        assert "nothing was written" not in err, err
+
+
+_SIZES = [
+    ["energy_estimate", "--dry_run", "-q", "--model", "synthetic:llama-2-7b", "--gpu_arch", "ada"],
+    ["energy_estimate", "--dry_run", "-q", "--model", "synthetic:llama-2-13b", "--gpu_arch", "ada"],
+]
+
+
+def test_a_process_started_with_stdout_closed_keeps_descriptor_1_out_of_its_files(tmp_path):
+    out = tmp_path / "out"
+    done = subprocess.run(
+        f'"{sys.executable}" -m ecocompute energy_estimate --dry_run -q --output_dir "{out}" >&-',
+        shell=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr
+    assert "internal error" not in done.stderr
+    assert json.loads((out / "energy.json").read_text())["ecocompute_format"] == "2.0"
