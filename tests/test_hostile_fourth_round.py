@@ -253,3 +253,43 @@ def test_a_process_started_with_stdout_closed_keeps_descriptor_1_out_of_its_file
     assert done.returncode == 3, done.stderr
     assert "internal error" not in done.stderr
     assert json.loads((out / "energy.json").read_text())["ecocompute_format"] == "2.0"
+
+
+# --- item 9: files that are not regular ------------------------------------------------
+
+
+def _not_regular(root):
+    """energy.json as a FIFO, a link to /dev/zero, a link to nothing and a socket, each in
+    a folder of its own under root; none may be opened (a FIFO would block)."""
+    import socket
+
+    for name in ("fifo", "zero", "dangling", "socket"):
+        (root / name).mkdir(parents=True)
+    os.mkfifo(root / "fifo" / "energy.json")
+    (root / "zero" / "energy.json").symlink_to("/dev/zero")
+    (root / "dangling" / "energy.json").symlink_to(root / "gone" / "energy.json")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(root / "socket" / "energy.json"))
+    return sock
+
+
+def test_reports_that_are_no_regular_file_are_each_said_in_one_line(tmp_path, capsys):
+    root = tmp_path / "r"
+    sock = _not_regular(root)
+    try:
+        assert main(["validate", str(root)]) == 1
+        lines = capsys.readouterr().out.strip().splitlines()
+        assert main(["aggregate", str(root)]) == 1
+        err = capsys.readouterr().err
+    finally:
+        sock.close()
+    said = {line.split(": INVALID ")[0]: line.split(": INVALID ")[1] for line in lines}
+    assert said == {
+        f"{root}/dangling/energy.json": "not a file: a symbolic link to "
+        f"{root}/gone/energy.json, which does not exist",
+        f"{root}/fifo/energy.json": "not a file: a FIFO, not a report (not read)",
+        f"{root}/socket/energy.json": "not a file: a socket, not a report (not read)",
+        f"{root}/zero/energy.json": "not a file: a symbolic link to /dev/zero, a character "
+        "device, not a report (not read)",
+    }
+    assert "skipped 4 invalid file(s)" in err and "a FIFO" in err
