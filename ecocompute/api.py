@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecocompute.boundary.progress import Progress
+from ecocompute.core import environment as _environment  # noqa: F401  (before torch)
 from ecocompute.errors import InputError, ReportInvalid, RunError
 from ecocompute.report.model import Report
 

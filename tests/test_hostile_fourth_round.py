@@ -293,3 +293,35 @@ def test_reports_that_are_no_regular_file_are_each_said_in_one_line(tmp_path, ca
         "device, not a report (not read)",
     }
     assert "skipped 4 invalid file(s)" in err and "a FIFO" in err
+
+
+def test_a_torchinductor_cache_dir_the_user_set_to_inductors_default_is_kept(tmp_path, monkeypatch):
+    from ecocompute.core import environment
+    from ecocompute.llm import compiled
+
+    default = str(tmp_path / "torchinductor_user")
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(compiled, "_inductor_default", lambda: default)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", default)
+    monkeypatch.setitem(environment.AT_START, "TORCHINDUCTOR_CACHE_DIR", default)
+    with environment.environment_kept():
+        assert compiled.inductor_cache_dir() == (
+            default,
+            "TORCHINDUCTOR_CACHE_DIR, set before the run",
+        )
+    # the same value set later, by a library's import, is not the user's wish
+    monkeypatch.delitem(environment.AT_START, "TORCHINDUCTOR_CACHE_DIR")
+    with environment.environment_kept():
+        path, why = compiled.inductor_cache_dir()
+    assert path == str(tmp_path / "cache" / "inductor") and why.startswith("the tool's cache")
+
+
+def test_a_deleted_working_folder_is_one_line_not_an_internal_error(tmp_path, monkeypatch, capsys):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert main(["energy_estimate", "--dry_run", "-q"]) == 1
+    line = _one_error(capsys)
+    assert line.startswith("ecocompute: error: the current folder no longer exists"), line
+    assert line.endswith("give absolute paths; nothing was written"), line

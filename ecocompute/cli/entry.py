@@ -80,6 +80,7 @@ def _run(argv: Sequence[str] | None, noted: list[int]) -> int:
     from ecocompute.boundary import interrupts
     from ecocompute.boundary.printing import closed_stdout_told, tolerant_stderr
     from ecocompute.cli import dispatch
+    from ecocompute.core import environment  # noqa: F401  (the environment at start)
     from ecocompute.errors import Interrupted
 
     tolerant_stderr()  # a stderr that cannot be written never fails the run
