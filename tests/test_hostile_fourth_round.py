@@ -325,3 +325,56 @@ def test_a_deleted_working_folder_is_one_line_not_an_internal_error(tmp_path, mo
     line = _one_error(capsys)
     assert line.startswith("ecocompute: error: the current folder no longer exists"), line
     assert line.endswith("give absolute paths; nothing was written"), line
+
+
+# --- item 10: the fleet ------------------------------------------------------------------
+
+
+def test_the_local_clusters_workers_leave_the_terminals_process_group(monkeypatch):
+    """A Ctrl-C at the terminal goes to its whole foreground process group: the local
+    cluster's workers (and their points) must not be in it, or they die of it."""
+    distributed = pytest.importorskip("distributed")
+    from ecocompute.fleet import cluster
+
+    made: dict = {}
+    monkeypatch.setattr(distributed, "SpecCluster", lambda **kw: made.update(kw))
+    cluster.local_cluster(("0", "1"))
+    assert made["workers"] and all(
+        w["options"]["preload"] == ["ecocompute.fleet.worker_setup"]
+        for w in made["workers"].values()
+    )
+    code = (
+        "import os; from ecocompute.fleet.worker_setup import dask_setup; "
+        "before = os.getpgid(0); dask_setup(None); "
+        "print(before != os.getpid(), os.getpgid(0) == os.getpid())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.split() == ["True", "True"], done.stderr
+
+
+def test_a_second_sweep_into_a_folder_in_use_is_refused_before_it_runs(tmp_path, capsys):
+    import fcntl
+
+    out = tmp_path / "sw"
+    out.mkdir()
+    held = os.open(out, os.O_RDONLY | os.O_DIRECTORY)  # the first sweep, still running
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(InputError, match="another sweep is writing into this folder now"):
+            ecocompute.sweep(["gpt-1b"], output_dir=out, dry_run=True)
+        assert main([*SWEEP, "--output_dir", str(out)]) == 2
+        assert "another sweep is writing into this folder now" in _one_error(capsys)
+        assert main([*SWEEP, "--fit_only", "--output_dir", str(out)]) == 2
+        capsys.readouterr()
+        assert os.listdir(out) == []
+    finally:
+        os.close(held)
+    assert main([*SWEEP, "--output_dir", str(out)]) == 0  # released: it runs
+    capsys.readouterr()
+    assert (out / "sweep.json").is_file()
