@@ -152,6 +152,7 @@ class _Staged:
         self.tmp: str | None = None
         if not create_dir and not real.parent.is_dir():
             raise _folder_gone(target, real)
+        fd_tmp: int | None = None
         try:
             if create_dir:
                 real.parent.mkdir(parents=True, exist_ok=True)
@@ -162,10 +163,16 @@ class _Staged:
                     prefix=f"{prefix}{os.getpid()}.", suffix=tail, dir=real.parent
                 )
             os.close(fd_tmp)
+            fd_tmp = None
             os.chmod(self.tmp, 0o666 & ~_umask())  # mkstemp's 0600 would hide results
-        except OSError as exc:
+        except BaseException as exc:  # an interrupt raised as critical() ends, too
+            if fd_tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd_tmp)
             self.discard()
-            raise _not_written(target, exc) from None
+            if isinstance(exc, OSError):
+                raise _not_written(target, exc) from None
+            raise
 
     @property
     def path(self) -> Path:
