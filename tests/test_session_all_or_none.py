@@ -16,8 +16,8 @@ import pytest
 
 import ecocompute
 from ecocompute.cli import main
-from ecocompute.errors import RunError
-from ecocompute.report.atomic import PartlyWritten, write_texts_atomic
+from ecocompute.errors import PartlyWritten, RunError
+from ecocompute.report.atomic import write_texts_atomic
 from ecocompute.report.read import energy_report_problems
 
 SESSION = ["energy_estimate", "--dry_run", "-q", "--model", "gpt-1b", "--precision", "NF4,INT8"]

@@ -14,10 +14,10 @@ from pathlib import Path
 from ecocompute.boundary.progress import Progress
 from ecocompute.boundary.user_paths import check_link_into_folder
 from ecocompute.core.printable import printable
-from ecocompute.errors import RunError
+from ecocompute.errors import PartlyWritten, RunError
 from ecocompute.jobs.report_job import Written, check_encodable
 from ecocompute.params import RunParams, check_output_dir
-from ecocompute.report.atomic import PartlyWritten, file_identity, write_texts_atomic
+from ecocompute.report.atomic import file_identity, write_texts_atomic
 from ecocompute.report.build import build_report
 from ecocompute.report.schema import require_validator
 from ecocompute.report.summary import render_session

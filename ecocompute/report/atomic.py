@@ -42,7 +42,7 @@ from pathlib import Path
 
 from ecocompute.boundary.interrupts import critical
 from ecocompute.boundary.user_paths import kind_of, unusable_path_reason
-from ecocompute.errors import RunError
+from ecocompute.errors import PartlyWritten, RunError
 from ecocompute.report.temp_files import LEGACY_STALE_S as LEGACY_STALE_S  # re-exported
 from ecocompute.report.temp_files import remove_stale_temps, scratch_file, temp_affixes
 
@@ -221,22 +221,6 @@ def atomic_path(target: Path, *, create_dir: bool = True) -> Iterator[Path]:
         raise _not_written(target, exc) from None
     finally:
         staged.discard()
-
-
-class PartlyWritten(RunError):
-    """Files meant to be written as one (a session's reports) of which some were put in
-    place and then one could not be: .written names those in place (complete and
-    valid), .not_written the others."""
-
-    def __init__(
-        self, failed: Path, why: str, written: list[Path], not_written: list[Path]
-    ) -> None:
-        self.written = written
-        self.not_written = not_written
-        super().__init__(
-            f"could not write {failed}: {why}; written, complete and valid: "
-            f"{', '.join(map(str, written))}; not written: {', '.join(map(str, not_written))}"
-        )
 
 
 def write_texts_atomic(items: Sequence[tuple[Path, str]], *, create_dir: bool = True) -> list[Path]:
