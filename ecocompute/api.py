@@ -60,10 +60,13 @@ class FormatResult:
     report: Report  # the report (ecocompute.report.model.Report), checked
 
     def write(self, folder: str | os.PathLike[str]) -> Path:
-        """Write the report as <folder>/energy.json, atomically (checked again)."""
+        """Write the report as <folder>/energy.json, atomically (checked again). The
+        folder is taken as given: an empty one, or one that is not a path (None, bytes),
+        is an InputError, never the current folder."""
+        from ecocompute.params import check_output_dir
         from ecocompute.report.write import write_report
 
-        return write_report(self.report, folder)
+        return write_report(self.report, check_output_dir(folder))
 
 
 @dataclass(frozen=True)
@@ -109,11 +112,13 @@ class Estimate:
         all or none (every report is made in full before the first is put in place; a
         failure leaves every earlier one untouched). Raises RunError (PartlyWritten,
         naming those written, only if a rename fails after others succeeded)."""
+        from ecocompute.params import check_output_dir
         from ecocompute.report.write import write_reports
 
         if len(self.formats) == 1:
             return [self.formats[0].write(folder)]
-        return write_reports([(f.report, Path(folder) / f.format) for f in self.formats])
+        root = check_output_dir(folder)
+        return write_reports([(f.report, root / f.format) for f in self.formats])
 
 
 def _format_result(report: Report) -> FormatResult:

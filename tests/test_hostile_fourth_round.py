@@ -378,3 +378,15 @@ def test_a_second_sweep_into_a_folder_in_use_is_refused_before_it_runs(tmp_path,
     assert main([*SWEEP, "--output_dir", str(out)]) == 0  # released: it runs
     capsys.readouterr()
     assert (out / "sweep.json").is_file()
+
+
+@pytest.mark.parametrize("folder", ["", None, b"x"])
+def test_an_estimates_write_takes_no_empty_or_non_path_folder(tmp_path, monkeypatch, folder):
+    monkeypatch.chdir(tmp_path)
+    for answer in (
+        ecocompute.estimate("gpt-1b", dry_run=True),
+        ecocompute.estimate("gpt-1b", "NF4,INT8", dry_run=True),
+    ):
+        with pytest.raises(InputError, match=r"invalid output_dir .*expected a non-empty string"):
+            answer.write(folder)
+    assert os.listdir(tmp_path) == []
