@@ -62,6 +62,7 @@ class PartlyWritten(RunError):
         written: Sequence[os.PathLike[str]],
         not_written: Sequence[os.PathLike[str]],
     ) -> None:
+        self.failed, self.why = failed, why
         self.written = list(written)
         self.not_written = list(not_written)
         super().__init__(

@@ -14,7 +14,7 @@ from pathlib import Path
 from ecocompute.boundary.progress import Progress
 from ecocompute.boundary.user_paths import check_link_into_folder
 from ecocompute.core.printable import printable
-from ecocompute.errors import PartlyWritten, RunError
+from ecocompute.errors import PartlyWritten
 from ecocompute.jobs.report_job import Written, check_encodable
 from ecocompute.params import RunParams, check_output_dir
 from ecocompute.report.atomic import file_identity, write_texts_atomic
@@ -91,6 +91,5 @@ class SessionPartlyWritten(PartlyWritten):
     .reports are those written (complete and valid), as Written."""
 
     def __init__(self, cause: PartlyWritten, reports: list[Written]) -> None:
+        super().__init__(cause.failed, cause.why, cause.written, cause.not_written)
         self.reports = tuple(reports)
-        RunError.__init__(self, str(cause))
-        self.written, self.not_written = cause.written, cause.not_written
