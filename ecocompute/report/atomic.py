@@ -14,6 +14,11 @@ What the target already is decides how it is written (write_mode):
   part of it in the pipe or device, and the error says so;
 - a folder, a block device or a socket: refused (RunError naming the path).
 
+Several files meant as one (a session's reports: write_texts_atomic) are all made in
+full in their temp files before the first rename, then renamed with no signal acted on
+in between: a failure while making them writes none; only a rename that fails after
+another succeeded leaves some in place, and errors.PartlyWritten names them.
+
 Temp files are named .<name>.<pid>.<random>.tmp<suffix>. One left behind by a process
 killed outright (SIGKILL, a power cut) is removed by the next write of the same name in
 that folder, once it is certain to be stale: its writer's pid is not running on this
