@@ -20,6 +20,15 @@ from .conftest import REPO
 SWEEP = ["sweep", "--models", "gpt-1b", "--dry_run", "-q"]
 
 
+@pytest.fixture
+def no_plot(monkeypatch):
+    """A sweep whose plot is not what is tested draws none (matplotlib "missing"): the
+    plot is the slowest part of a dry-run sweep."""
+    import ecocompute.sweeps.fits as fits
+
+    monkeypatch.setattr(fits, "missing_fit_stack", lambda: ["matplotlib"])
+
+
 def _one_error(capsys) -> str:
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
@@ -41,7 +50,7 @@ def test_an_output_dir_with_a_leading_space_is_that_folder(tmp_path, monkeypatch
 
 @pytest.mark.parametrize("folder", [" ", " res"])
 def test_a_sweeps_folder_with_spaces_holds_its_reports_and_sweep_json(
-    tmp_path, monkeypatch, capsys, folder
+    tmp_path, monkeypatch, capsys, folder, no_plot
 ):
     monkeypatch.chdir(tmp_path)
     assert main([*SWEEP, "--output_dir", folder]) == 0
@@ -99,7 +108,7 @@ def test_wrong_sweep_arguments_are_input_errors_and_write_nothing(
     assert os.listdir(tmp_path) == []
 
 
-def test_a_model_or_format_given_as_text_is_one_list_never_its_letters(tmp_path):
+def test_a_model_or_format_given_as_text_is_one_list_never_its_letters(tmp_path, no_plot):
     done = ecocompute.sweep("gpt-1b", "NF4,INT8", output_dir=tmp_path / "sw", dry_run=True)
     assert [(r.model_name, r.precision) for r in done.runs] == [
         ("gpt-1b", "NF4"),
@@ -199,7 +208,7 @@ def _closed_stdout_main(monkeypatch, capsys, argv: list[str]) -> tuple[int, str]
     ],
 )  # fmt: skip
 def test_a_closed_stdout_after_the_reports_are_written_is_exit_3_naming_them(
-    tmp_path, monkeypatch, capsys, argv, written
+    tmp_path, monkeypatch, capsys, argv, written, no_plot
 ):
     argv = [a.replace("{d}", str(tmp_path)) for a in argv]
     status, line = _closed_stdout_main(monkeypatch, capsys, argv)
@@ -358,7 +367,7 @@ def test_the_local_clusters_workers_leave_the_terminals_process_group(monkeypatc
     assert done.stdout.split() == ["True", "True"], done.stderr
 
 
-def test_a_second_sweep_into_a_folder_in_use_is_refused_before_it_runs(tmp_path, capsys):
+def test_a_second_sweep_into_a_folder_in_use_is_refused_before_it_runs(tmp_path, capsys, no_plot):
     import fcntl
 
     out = tmp_path / "sw"

@@ -35,6 +35,14 @@ def _nf4(out: Path) -> tuple[bytes, int]:
     return path.read_bytes(), path.stat().st_ino
 
 
+@pytest.fixture
+def no_plot(monkeypatch):
+    """A sweep here draws no plot (matplotlib "missing"): the slowest part of a dry run."""
+    import ecocompute.sweeps.fits as fits
+
+    monkeypatch.setattr(fits, "missing_fit_stack", lambda: ["matplotlib"])
+
+
 def _one_error(capsys) -> str:
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
@@ -146,7 +154,7 @@ def test_write_texts_atomic_makes_every_file_before_the_first_rename(tmp_path, m
 
 
 def test_a_partly_written_session_in_a_sweep_lists_each_report_truthfully(
-    tmp_path, capsys, monkeypatch
+    tmp_path, capsys, monkeypatch, no_plot
 ):
     out = tmp_path / "sw"
     _fail_on_call(monkeypatch, os, "replace", 2, errno.EIO)  # INT8's rename (sweep.json: 3rd)
@@ -160,7 +168,7 @@ def test_a_partly_written_session_in_a_sweep_lists_each_report_truthfully(
     assert not (out / "gpt-1b" / "INT8" / "energy.json").exists()
 
 
-def test_a_session_in_a_sweep_that_writes_none_lists_none_as_written(tmp_path, capsys):
+def test_a_session_in_a_sweep_that_writes_none_lists_none_as_written(tmp_path, capsys, no_plot):
     out = tmp_path / "sw"
     (out / "gpt-1b" / "INT8" / "energy.json").mkdir(parents=True)
     argv = ["sweep", "--models", "gpt-1b", "--precisions", "NF4,INT8", "--dry_run", "-q"]
