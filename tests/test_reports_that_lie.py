@@ -79,3 +79,33 @@ def test_trials_of_a_microsecond_carrying_600_joules_are_refused():
         t.update(sampled_energy_joules=600.0, per_gpu_energy_joules=[600.0])
     problems = energy_report_problems(doc)
     assert any("duration_s: 1e-06 s for 600 J" in p for p in problems), problems
+
+
+def _derived_2_0(model: str = "synthetic:llama-2-70b", arch: str = "ada") -> dict:
+    import ecocompute
+
+    return ecocompute.estimate(model, dry_run=True, gpu_arch=arch).report.model_dump(mode="json")
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        # an extrapolated figure made "interpolated" by widening the range its curve names
+        (
+            {"fitted_range_b": [0.5, 100.0], "basis": "interpolated"},
+            "fitted over 0.5..100B is no ada NF4 curve",
+        ),
+        ({"precision": "INT8"}, "reference_curve.precision: 'INT8', but the report is of NF4"),
+        ({"borrowed_from": "ampere"}, "borrowed_from: 'ampere', but the curve is 'ada''s"),
+    ],
+)
+def test_a_derived_report_names_a_curve_the_published_figures_have_had(edit, says):
+    doc = _derived_2_0()
+    assert energy_report_problems(doc) == []
+    assert doc["results"]["basis"] == "extrapolated"
+    basis = edit.pop("basis", None)
+    doc["results"]["reference_curve"].update(edit)
+    if basis:
+        doc["results"]["basis"] = basis
+    problems = energy_report_problems(doc)
+    assert any(says in p for p in problems), problems

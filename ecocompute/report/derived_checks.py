@@ -156,7 +156,55 @@ def curve_problems(report: Report, exact: bool) -> list[str]:
             f"$.results.reference_curve.arch: {c.arch!r}, but the report is for "
             f"{report.system_under_test.gpu_arch!r} and says no curve was borrowed"
         )
+    if c.borrowed_from is not None and c.borrowed_from != c.arch:
+        problems.append(
+            f"$.results.reference_curve.borrowed_from: {c.borrowed_from!r}, but the curve is "
+            f"{c.arch!r}'s"
+        )
+    if c.precision != work.precision:
+        problems.append(
+            f"$.results.reference_curve.precision: {c.precision!r}, but the report is of "
+            f"{work.precision}"
+        )
+    named = (c.A, c.S, c.Nstar, (c.fitted_range_b[0], c.fitted_range_b[1]))
+    if not any(_same_curve(named, k) for k in known_parameters(c.arch, c.precision)):
+        problems.append(
+            f"$.results.reference_curve: A={c.A:g}, S={c.S:g}, N*={c.Nstar:g}B fitted over "
+            f"{c.fitted_range_b[0]:g}..{c.fitted_range_b[1]:g}B is no {c.arch} {c.precision} "
+            "curve the published figures or this tool have had"
+        )
     return problems
+
+
+Curve = tuple[float, float, float, tuple[float, float]]  # A, S, Nstar, fitted range (B)
+
+
+def _same_curve(a: Curve, b: Curve) -> bool:
+    return all(close(x, y, 0.0, 1e-9) for x, y in zip(a[:3], b[:3], strict=True)) and all(
+        close(x, y, 0.0, 1e-9) for x, y in zip(a[3], b[3], strict=True)
+    )
+
+
+def known_parameters(arch: str, precision: str) -> list[Curve]:
+    """Every curve the published figures and this tool have used for an arch class and
+    format, as (A, S, Nstar, fitted range): the site's own (today's curves.json), this
+    project's own fit (Hopper), the site's curve it superseded and this project's
+    earlier refit (data/published_reference.json)."""
+    from ecocompute.published.project import project_curve_for
+    from ecocompute.published.reference_data import published
+    from ecocompute.published.site_curves import site_curve
+
+    out: list[Curve] = []
+    for curve in (site_curve(arch, precision), project_curve_for(arch, precision)):
+        if curve is not None:
+            out.append((curve.a_pct, curve.s_pct, curve.nstar_b, curve.fitted_range_b))
+    reference = published()
+    for kind in ("superseded_curves", "comparison_curves"):
+        old = reference.get(kind, {}).get(arch, {}).get(precision)
+        if isinstance(old, dict):
+            lo, hi = old["fitted_range_b"]
+            out.append((float(old["A"]), float(old["S"]), float(old["Nstar"]), (lo, hi)))
+    return out
 
 
 # How far a published-format figure (written to 1 decimal) may lie from a known curve's.
@@ -199,28 +247,17 @@ def unnamed_curve_problems(report: Report) -> list[str]:
 def known_curves(
     arch: str, precision: str
 ) -> list[tuple[Callable[[float], float], tuple[float, float]]]:
-    """(its figure at a size, its fitted range) of every curve the published figures and
-    this tool have used for an arch class and format: the site's own (capped as the site
-    caps it, and uncapped), the one it superseded and this project's earlier refit
-    (data/published_reference.json); never a borrowed one."""
-    from ecocompute.published.reference_data import published
+    """(its figure at a size, its fitted range) of every curve a derived report that
+    names none may have followed (known_parameters, the site's own also capped as the
+    site caps it); never a borrowed one."""
     from ecocompute.published.site_curves import site_curve
 
     out: list[tuple[Callable[[float], float], tuple[float, float]]] = []
     site = site_curve(arch, precision)
     if site is not None:
         out.append((site.delta_pct, site.fitted_range_b))
-        raw = functools.partial(_raw_delta, a=site.a_pct, s=site.s_pct, nstar=site.nstar_b)
-        out.append((raw, site.fitted_range_b))
-    reference = published()
-    for kind in ("superseded_curves", "comparison_curves"):
-        old = reference.get(kind, {}).get(arch, {}).get(precision)
-        if isinstance(old, dict):
-            lo, hi = old["fitted_range_b"]
-            raw = functools.partial(
-                _raw_delta, a=float(old["A"]), s=float(old["S"]), nstar=float(old["Nstar"])
-            )
-            out.append((raw, (float(lo), float(hi))))
+    for a, s, nstar, fitted in known_parameters(arch, precision):
+        out.append((functools.partial(_raw_delta, a=a, s=s, nstar=nstar), fitted))
     return out
 
 
