@@ -189,7 +189,8 @@ def known_parameters(arch: str, precision: str) -> list[Curve]:
     """Every curve the published figures and this tool have used for an arch class and
     format, as (A, S, Nstar, fitted range): the site's own (today's curves.json), this
     project's own fit (Hopper), the site's curve it superseded and this project's
-    earlier refit (data/published_reference.json)."""
+    earlier refit (data/published_reference.json). A new curves.json must keep the curve
+    it replaces there (superseded_curves), or the reports derived from it read as invalid."""
     from ecocompute.published.project import project_curve_for
     from ecocompute.published.reference_data import published
     from ecocompute.published.site_curves import site_curve
