@@ -93,7 +93,8 @@ def _derived_2_0(model: str = "synthetic:llama-2-70b", arch: str = "ada") -> dic
         # an extrapolated figure made "interpolated" by widening the range its curve names
         (
             {"fitted_range_b": [0.5, 100.0], "basis": "interpolated"},
-            "fitted over 0.5..100B is no ada NF4 curve",
+            "fitted_range_b: 0.5..100B, but the ada NF4 curve of those parameters was fitted "
+            "over 0.5..7B",
         ),
         ({"precision": "INT8"}, "reference_curve.precision: 'INT8', but the report is of NF4"),
         ({"borrowed_from": "ampere"}, "borrowed_from: 'ampere', but the curve is 'ada''s"),
@@ -109,3 +110,11 @@ def test_a_derived_report_names_a_curve_the_published_figures_have_had(edit, say
         doc["results"]["basis"] = basis
     problems = energy_report_problems(doc)
     assert any(says in p for p in problems), problems
+
+
+def test_a_derived_report_is_interpolated_only_inside_its_fp16_anchors():
+    small = _derived_2_0("synthetic:qwen2.5-3b", "ampere")  # below the anchors: extrapolated
+    assert small["results"]["basis"] == "extrapolated"
+    small["results"]["basis"] = "interpolated"
+    problems = energy_report_problems(small)
+    assert any("outside the FP16 anchors' range 7..14B" in p for p in problems), problems

@@ -92,7 +92,31 @@ def derived_problems(report: Report, exact: bool) -> list[str]:
         + delta_from_energies(res, exact)
         + curve_problems(report, exact)
         + unnamed_curve_problems(report)
+        + (anchor_problems(report) if exact else [])
     )
+
+
+def anchor_problems(report: Report) -> list[str]:
+    """A derived report of this tool's format 2.0 says "interpolated" only where its FP16
+    figure is too: its size inside the measured range of FP16 anchors of its own arch
+    class (published/figures.py). The FP16 figure itself is not held to today's anchors:
+    a report derived from an older version of them (which names none) stands, as one
+    derived from an older curve does."""
+    from ecocompute.published.figures import anchors_for
+
+    res, work, arch = report.results, report.workload, report.system_under_test.gpu_arch
+    anchors = anchors_for(arch)
+    if res.basis != "interpolated" or work.params_b is None or anchors is None:
+        return []
+    own = anchors.arch == arch
+    if own and anchors.covers(work.params_b):
+        return []
+    lo, hi = anchors.range_b
+    where = f"outside the FP16 anchors' range {lo:g}..{hi:g}B" if own else "borrowed"
+    return [
+        f"$.results.basis: 'interpolated', but its FP16 figure at {work.params_b:g}B is "
+        f"{where} ({anchors.arch}'s)"
+    ]
 
 
 def delta_from_energies(res: Results, exact: bool) -> list[str]:
@@ -166,12 +190,16 @@ def curve_problems(report: Report, exact: bool) -> list[str]:
             f"$.results.reference_curve.precision: {c.precision!r}, but the report is of "
             f"{work.precision}"
         )
-    named = (c.A, c.S, c.Nstar, (c.fitted_range_b[0], c.fitted_range_b[1]))
-    if not any(_same_curve(named, k) for k in known_parameters(c.arch, c.precision)):
+    # A curve of another version than those known here may be named (an older
+    # curves.json: its own parameters); one known here is named with its own range.
+    lo, hi = c.fitted_range_b
+    shape = (c.A, c.S, c.Nstar)
+    known = [k for k in known_parameters(c.arch, c.precision) if _same(k[:3], shape)]
+    if known and not any(_same(k[3], (lo, hi)) for k in known):
+        ranges = ", ".join(f"{k[3][0]:g}..{k[3][1]:g}B" for k in known)
         problems.append(
-            f"$.results.reference_curve: A={c.A:g}, S={c.S:g}, N*={c.Nstar:g}B fitted over "
-            f"{c.fitted_range_b[0]:g}..{c.fitted_range_b[1]:g}B is no {c.arch} {c.precision} "
-            "curve the published figures or this tool have had"
+            f"$.results.reference_curve.fitted_range_b: {lo:g}..{hi:g}B, but the {c.arch} "
+            f"{c.precision} curve of those parameters was fitted over {ranges}"
         )
     return problems
 
@@ -179,10 +207,8 @@ def curve_problems(report: Report, exact: bool) -> list[str]:
 Curve = tuple[float, float, float, tuple[float, float]]  # A, S, Nstar, fitted range (B)
 
 
-def _same_curve(a: Curve, b: Curve) -> bool:
-    return all(close(x, y, 0.0, 1e-9) for x, y in zip(a[:3], b[:3], strict=True)) and all(
-        close(x, y, 0.0, 1e-9) for x, y in zip(a[3], b[3], strict=True)
-    )
+def _same(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return all(close(x, y, 0.0, 1e-9) for x, y in zip(a, b, strict=True))
 
 
 def known_parameters(arch: str, precision: str) -> list[Curve]:
