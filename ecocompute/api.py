@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecocompute.boundary.progress import Progress
+from ecocompute.core import environment as _environment  # noqa: F401  (before torch)
 from ecocompute.errors import InputError, ReportInvalid, RunError
 from ecocompute.report.model import Report
 
@@ -59,10 +60,13 @@ class FormatResult:
     report: Report  # the report (ecocompute.report.model.Report), checked
 
     def write(self, folder: str | os.PathLike[str]) -> Path:
-        """Write the report as <folder>/energy.json, atomically (checked again)."""
+        """Write the report as <folder>/energy.json, atomically (checked again). The
+        folder is taken as given: an empty one, or one that is not a path (None, bytes),
+        is an InputError, never the current folder."""
+        from ecocompute.params import check_output_dir
         from ecocompute.report.write import write_report
 
-        return write_report(self.report, folder)
+        return write_report(self.report, check_output_dir(folder))
 
 
 @dataclass(frozen=True)
@@ -104,10 +108,17 @@ class Estimate:
         return {f.format: f for f in self.formats}
 
     def write(self, folder: str | os.PathLike[str]) -> list[Path]:
-        """One format: <folder>/energy.json; a session: <folder>/<format>/energy.json."""
+        """One format: <folder>/energy.json; a session: <folder>/<format>/energy.json,
+        all or none (every report is made in full before the first is put in place; a
+        failure leaves every earlier one untouched). Raises RunError (PartlyWritten,
+        naming those written, only if a rename fails after others succeeded)."""
+        from ecocompute.params import check_output_dir
+        from ecocompute.report.write import write_reports
+
         if len(self.formats) == 1:
             return [self.formats[0].write(folder)]
-        return [f.write(Path(folder) / f.format) for f in self.formats]
+        root = check_output_dir(folder)
+        return write_reports([(f.report, root / f.format) for f in self.formats])
 
 
 def _format_result(report: Report) -> FormatResult:
@@ -199,8 +210,8 @@ def estimate(
 
 
 def sweep(
-    models: Sequence[str],
-    precisions: Sequence[str] = ("NF4",),
+    models: Sequence[str] | str,
+    precisions: Sequence[str] | str = ("NF4",),
     *,
     output_dir: str | os.PathLike[str],
     batch_sizes: Sequence[int] | None = None,
@@ -223,8 +234,8 @@ def sweep(
         raise InputError(name, options[name], "give params= or options by name, not both")
     shared = params if params is not None else {**options, "quiet": not progress}
     done = run_sweep(
-        list(models),
-        list(precisions),
+        models,  # a text is one list ("gpt-1b", "NF4,INT8"), never its letters
+        precisions,
         output_dir,
         options=shared,
         batch_sizes=batch_sizes,

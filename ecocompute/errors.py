@@ -6,7 +6,9 @@ RunError -> 1 (input accepted, the run failed and says why).
 
 from __future__ import annotations
 
+import os
 import reprlib
+from collections.abc import Sequence
 
 
 class EcoComputeError(Exception):
@@ -46,6 +48,27 @@ class RunError(EcoComputeError):
     """The run could not finish after its input was accepted."""
 
     exit_status = 1
+
+
+class PartlyWritten(RunError):
+    """Files meant to be written as one (a session's reports) of which some were put in
+    place and then one could not be: .written names those in place (complete and
+    valid), .not_written the others."""
+
+    def __init__(
+        self,
+        failed: os.PathLike[str],
+        why: str,
+        written: Sequence[os.PathLike[str]],
+        not_written: Sequence[os.PathLike[str]],
+    ) -> None:
+        self.failed, self.why = failed, why
+        self.written = list(written)
+        self.not_written = list(not_written)
+        super().__init__(
+            f"could not write {failed}: {why}; written, complete and valid: "
+            f"{', '.join(map(str, written))}; not written: {', '.join(map(str, not_written))}"
+        )
 
 
 class ReportInvalid(RunError):

@@ -174,8 +174,12 @@ def illustrative_report() -> dict[str, Any]:
     doc = measured_report(note="ILLUSTRATIVE synthetic values, not from a real run.")
     doc["measurement_source"] = ILLUSTRATIVE_SOURCE
     doc["system_under_test"] = {"gpu": "RTX 5090", "gpu_arch": "blackwell", "accelerator_count": 1}
-    doc["results"].update(
-        energy_per_token_mj=3765.0, fp16_energy_per_token_mj=3382.6, vs_fp16_energy_pct=11.3
+    doc["results"].update(  # its totals agree with its figure, as every report's must
+        energy_per_token_mj=3765.0,
+        fp16_energy_per_token_mj=3382.6,
+        vs_fp16_energy_pct=11.3,
+        total_energy_joules=9638.4,  # 3765 mJ x 2560 tokens
+        avg_power_watts=300.1,  # 9638.4 J over 2560 tokens at 79.7 tokens/s
     )
     return doc
 

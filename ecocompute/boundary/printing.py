@@ -11,6 +11,7 @@ take the text, the files are named as written (exit 3), never "nothing was writt
 from __future__ import annotations
 
 import errno
+import io
 import logging
 import os
 import sys
@@ -134,3 +135,40 @@ def tolerant_stderr() -> None:
     sets it to None and print(file=sys.stderr) would write to stdout instead."""
     if not isinstance(sys.stderr, TolerantStderr):
         sys.stderr = TolerantStderr(sys.stderr)
+
+
+class ClosedStdout(io.TextIOBase):
+    """sys.stdout for a CLI process started with stdout closed (`>&-`), where Python sets
+    it to None: print() to None prints nothing and says nothing (a table lost with exit
+    0), and sys.stdout.encoding is an AttributeError (an internal error). Instead every
+    write fails as a closed descriptor's does (EBADF), so the command tells it as any
+    stdout that cannot take its text: exit 3 naming the files written, or "could not
+    print the output"."""
+
+    encoding = "utf-8"
+    errors = "backslashreplace"
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "stdout is closed")
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("stdout is closed")
+
+
+def closed_stdout_told() -> None:
+    """With stdout closed at start (sys.stdout None), install ClosedStdout, and hold
+    descriptor 1 with /dev/null opened read-only, so that no file this run opens (a
+    report's temp file) gets descriptor 1, and a write there (`-o /dev/stdout`, a
+    library's) fails as on a closed descriptor instead of landing in that file."""
+    if sys.stdout is not None:
+        return
+    sys.stdout = ClosedStdout()
+    try:
+        fd = os.open(os.devnull, os.O_RDONLY)
+    except OSError:
+        return
+    if fd != 1:  # descriptor 1 was not free after all (or 0 is closed too): let it be
+        os.close(fd)

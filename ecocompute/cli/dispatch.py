@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -64,6 +65,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(argv)
 
 
+def _working_folder_gone() -> bool:
+    """The process's current folder was deleted (or unmounted) under it: every relative
+    path, the default output folder included, then fails to resolve."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def _dispatch(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
@@ -105,10 +118,18 @@ def _dispatch(argv: Sequence[str] | None) -> int:
                 file=sys.stderr,
             )
             return 1
-        if args.verbose:
-            raise
         written_so_far = getattr(args, "written_so_far", None)
         written = written_so_far() if written_so_far else "nothing was written"
+        if isinstance(exc, FileNotFoundError) and _working_folder_gone():
+            print(
+                "ecocompute: error: the current folder no longer exists (deleted, or its "
+                "volume unmounted), so a relative path cannot be found: cd to a folder "
+                f"that exists, or give absolute paths; {printable(written)}",
+                file=sys.stderr,
+            )
+            return 1
+        if args.verbose:
+            raise
         print(
             f"ecocompute: internal error: {type(exc).__name__}: {printable(str(exc)[:300])} "
             "(a bug in ecocompute; run `ecocompute --verbose ...` for the traceback and "

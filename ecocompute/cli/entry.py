@@ -51,7 +51,7 @@ def main(
         if handler != _signal.SIG_IGN:
             previous[signum] = handler
             _signal.signal(signum, lambda signum, frame: noted.append(signum))
-    stderr = sys.stderr
+    stderr, stdout = sys.stderr, sys.stdout
     try:
         return _run(argv, noted)
     finally:
@@ -66,6 +66,7 @@ def main(
             exec("")
         else:
             sys.stderr = stderr  # _run made it tolerant (printing.tolerant_stderr)
+            sys.stdout = stdout  # and a closed one told (printing.closed_stdout_told)
 
 
 def _message(signum: int, when: str) -> int:
@@ -77,13 +78,15 @@ def _message(signum: int, when: str) -> int:
 
 def _run(argv: Sequence[str] | None, noted: list[int]) -> int:
     from ecocompute.boundary import interrupts
-    from ecocompute.boundary.printing import tolerant_stderr
+    from ecocompute.boundary.printing import closed_stdout_told, tolerant_stderr
     from ecocompute.cli import dispatch
+    from ecocompute.core import environment  # noqa: F401  (the environment at start)
     from ecocompute.errors import Interrupted
 
     tolerant_stderr()  # a stderr that cannot be written never fails the run
     if noted:
         return _message(noted[0], "while starting: nothing was run or written")
+    closed_stdout_told()  # `>&-`: told as a stdout that cannot be written (exit 3)
     _tolerant_stdout()
     try:
         status = dispatch.main(argv)

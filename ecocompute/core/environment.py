@@ -7,6 +7,18 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+# The environment as it was when this module was first imported: by the command line
+# before it runs anything, by the Python API as it is imported, so before torch or
+# transformers set variables of their own (importing transformers' model classes makes
+# inductor put its default cache folder in TORCHINDUCTOR_CACHE_DIR).
+AT_START = dict(os.environ)
+
+
+def set_at_start(key: str, value: str) -> bool:
+    """Whether the variable held this value before the libraries were imported: the
+    user's choice, even where it equals what a library would set."""
+    return AT_START.get(key) == value
+
 
 @contextlib.contextmanager
 def environment_kept() -> Iterator[None]:

@@ -23,6 +23,7 @@ from importlib.util import find_spec
 from typing import Any
 
 from ecocompute.errors import EcoComputeError, InputError, RunError, TelemetryUnavailable
+from ecocompute.fleet import worker_setup
 
 log = logging.getLogger(__name__)
 
@@ -97,10 +98,14 @@ def _nvml_count() -> int:
         telemetry.close()
 
 
+WORKER_SETUP = worker_setup.__name__  # the module each worker runs as it starts
+
+
 def local_cluster(gpus: tuple[str, ...], threads_per_worker: int = 1, quiet: bool = False) -> Any:
     """A Dask cluster on this host: a scheduler on 127.0.0.1 and one worker process
     (under a nanny, which restarts it if it dies) per GPU, pinned to it through
-    CUDA_VISIBLE_DEVICES and declaring GPU=1.
+    CUDA_VISIBLE_DEVICES and declaring GPU=1, each in a process group of its own
+    (worker_setup.py: a Ctrl-C at the terminal must not kill the workers).
 
     allowed_failures 0: Dask would otherwise re-run a point whose worker died up to 3
     times on its own; here the first loss comes back to the client, which records it
@@ -124,6 +129,9 @@ def local_cluster(gpus: tuple[str, ...], threads_per_worker: int = 1, quiet: boo
                 "memory_limit": 0,
                 "dashboard": False,
                 "silence_logs": _dask_log_level(quiet),
+                # out of the terminal's process group: a Ctrl-C there reaches the
+                # client alone, which cancels the points (fleet/worker_setup.py)
+                "preload": [WORKER_SETUP],
             },
         }
         for gpu in gpus

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
 
 from ecocompute.errors import InputError
@@ -50,7 +51,9 @@ def options_from_flags(
     """The sweep's fleet flags, checked together (InputError), or None for the
     sequential sweep. Checks that Dask is installed (FleetExtraMissing) before anything
     runs."""
-    fleet = bool(scheduler) or local_cluster
+    if scheduler is not None:  # '' too: an address left empty is not "run here"
+        scheduler = check_scheduler(scheduler)
+    fleet = scheduler is not None or local_cluster
     if not fleet:
         given_alone = (
             ("one_per_host", one_per_host),
@@ -76,6 +79,43 @@ def options_from_flags(
     )
     require_distributed(options.flag)
     return options
+
+
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # distributed's networked transports
+_ADDRESS = "expected a Dask scheduler's address such as tcp://host:8786"
+
+
+def check_scheduler(address: str) -> str:
+    """--scheduler: a Dask scheduler's address ([tcp|tls|ws|wss|ucx]://host:port, or
+    host:port), checked before anything runs as --api_base is: a user name or password
+    (user:pw@) is refused and never echoed (the line shows *** in its place), and so is
+    a query or fragment; the port must be 1..65535 (a lookup of port 99999 would wait
+    for the connect timeout). Returns the address as given. Raises InputError."""
+    if not address:
+        raise InputError("scheduler", address, _ADDRESS)
+    scheme, sep, rest = address.rpartition("://") if "://" in address else ("", "", address)
+    if "@" in rest:  # refused first, and shown without them: stderr must not hold them
+        shown = f"{scheme}{sep}***@{rest.rsplit('@', 1)[1]}"
+        raise InputError(
+            "scheduler",
+            shown,
+            "must not carry a user name or password (user:pw@): stderr and the sweep's "
+            "records would show them; Dask's tls:// takes credentials from its configuration",
+        )
+    if any(c.isspace() or not c.isprintable() for c in address):
+        raise InputError("scheduler", address, _ADDRESS + ", without spaces")
+    if scheme and scheme not in SCHEMES:
+        raise InputError("scheduler", address, f"{_ADDRESS}; schemes: {', '.join(SCHEMES)}")
+    if "?" in address or "#" in address or "/" in rest:
+        raise InputError("scheduler", address, _ADDRESS + ", without a path, query or fragment")
+    try:
+        parts = urllib.parse.urlsplit(f"tcp://{rest}")
+        port, host = parts.port, parts.hostname
+    except ValueError:  # a port that is no number, or out of range; a broken [ipv6]
+        port, host = None, None
+    if not host or port is None or not 1 <= port <= 65535:
+        raise InputError("scheduler", address, _ADDRESS + " (host:port, port 1..65535)")
+    return address
 
 
 def where_of(options: FleetOptions, quiet: bool) -> Where:

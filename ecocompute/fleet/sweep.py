@@ -15,7 +15,7 @@ from ecocompute.params import RunParams
 from ecocompute.sweeps.document import OK, SWEEP_NAME, RunRecord, Sweep, write_sweep
 from ecocompute.sweeps.plan import Plan, options_of, plan
 from ecocompute.sweeps.summary import summarise
-from ecocompute.sweeps.sweep import finish, open_folder
+from ecocompute.sweeps.sweep import finish, folder_held, open_folder
 
 
 def fleet_sweep(
@@ -47,8 +47,9 @@ def fleet_sweep(
         batch_sizes=batch_sizes,
         sessions=False,  # the fleet spreads each format over its own GPU
     )
-    records = run_on_fleet(the_plan, fleet, progress, command, n_boot)
-    return finish(records, root, command=command, n_boot=n_boot)
+    with folder_held(root):  # one sweep at a time into a folder
+        records = run_on_fleet(the_plan, fleet, progress, command, n_boot)
+        return finish(records, root, command=command, n_boot=n_boot)
 
 
 def run_on_fleet(

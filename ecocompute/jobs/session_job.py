@@ -1,8 +1,9 @@
 """A session of several formats written as one report per format: every report is
 built, validated and rendered before the first is written, then each goes in place
-atomically in <output_dir>/<format>/energy.json. What was written is read from the
-files themselves (as jobs/report_job.py does for one report), so an interrupt or a failure
-between two renames is described truthfully: those written are complete and valid.
+in <output_dir>/<format>/energy.json, all or none (report/atomic.py write_texts_atomic:
+every temp file made before the first rename, no signal acted on between renames). What
+was written is read from the files themselves (as jobs/report_job.py does for one
+report), so an interrupt is described truthfully.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from pathlib import Path
 from ecocompute.boundary.progress import Progress
 from ecocompute.boundary.user_paths import check_link_into_folder
 from ecocompute.core.printable import printable
+from ecocompute.errors import PartlyWritten
 from ecocompute.jobs.report_job import Written, check_encodable
 from ecocompute.params import RunParams, check_output_dir
-from ecocompute.report.atomic import file_identity, write_text_atomic
+from ecocompute.report.atomic import file_identity, write_texts_atomic
 from ecocompute.report.build import build_report
 from ecocompute.report.schema import require_validator
 from ecocompute.report.summary import render_session
@@ -63,8 +65,9 @@ class SessionJob:
         summary_encoding: str | None = None,
     ) -> SessionWritten:
         """Run the session, build and validate every report, render the summary; then
-        write them one by one. Raises InputError, RunError or ReportInvalid with nothing
-        written, or an interrupt (see written())."""
+        write them all or none. Raises InputError, RunError or ReportInvalid with nothing
+        written, PartlyWritten (a RunError) naming those written when a rename failed
+        after others, or an interrupt (see written())."""
         outcomes = run_session(self.params, progress, machine=machine)
         reports = [build_report(outcome, command) for outcome in outcomes]
         texts = [report_text(report) for report in reports]  # every one validated first
@@ -72,8 +75,21 @@ class SessionJob:
         summary = render_session(reports, [printable(p) for p in paths])  # any bytes print
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
-        written = []
-        for report, text, path in zip(reports, texts, paths, strict=True):
-            write_text_atomic(path, text, create_dir=True)
-            written.append(Written(path, report, ""))
+        # All or none: every report made in full beside its target before the first
+        # rename (a folder in one's place, a full disk: none written, every earlier
+        # one untouched); PartlyWritten names those in place if a rename fails.
+        written = [Written(p, r, "") for p, r in zip(paths, reports, strict=True)]
+        try:
+            write_texts_atomic(list(zip(paths, texts, strict=True)), create_dir=True)
+        except PartlyWritten as exc:
+            raise SessionPartlyWritten(exc, [w for w in written if w.path in exc.written]) from None
         return SessionWritten(tuple(written), summary)
+
+
+class SessionPartlyWritten(PartlyWritten):
+    """A session's reports of which some were put in place before a rename failed:
+    .reports are those written (complete and valid), as Written."""
+
+    def __init__(self, cause: PartlyWritten, reports: list[Written]) -> None:
+        super().__init__(cause.failed, cause.why, cause.written, cause.not_written)
+        self.reports = tuple(reports)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecocompute.core import packages
-from ecocompute.core.environment import environment_kept
+from ecocompute.core.environment import environment_kept, set_at_start
 from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import DecodeCaptureFailed, one_line
 from ecocompute.llm.graphs import GraphDecoder
@@ -94,11 +94,12 @@ class NearTie:
 def inductor_cache_dir() -> tuple[str, str]:
     """The folder inductor caches in, and where that choice came from. Sets
     TORCHINDUCTOR_CACHE_DIR to the tool's cache folder (inside environment_kept(), so
-    only for a while) unless it was set before to another folder than inductor's own
-    default (importing transformers' model classes already makes inductor write its
-    default there, so that value says nothing of the user's wish)."""
+    only for a while) unless the user set it: to another folder than inductor's own
+    default, or to any folder before the libraries were imported (importing
+    transformers' model classes makes inductor write its default there, so that value
+    set later says nothing of the user's wish; core/environment.py AT_START)."""
     current = os.environ.get(CACHE_ENV)
-    if current is not None and current != _inductor_default():
+    if current is not None and (current != _inductor_default() or set_at_start(CACHE_ENV, current)):
         return current, f"{CACHE_ENV}, set before the run"
     path = str(tool_cache_root() / "inductor")
     os.environ[CACHE_ENV] = path

@@ -64,10 +64,15 @@ def check_http_url(name: str, url: str) -> None:
         raise InputError(name, url, "must not carry a query or fragment (? or #)")
 
 
-def check_output_dir(path: str) -> Path:
+def check_output_dir(given: str | os.PathLike[str]) -> Path:
     """The output folder must be a folder we can write, or creatable. Writes nothing.
+    Taken exactly as given (never stripped): an empty one, or one that is not text (None,
+    bytes), is refused rather than read as the current folder or a folder named "None".
     Raises InputError for anything else, including a path the system cannot look up
     (a name too long, a NUL byte, a loop of links)."""
+    path = os.fspath(given) if isinstance(given, os.PathLike) else given
+    if not isinstance(path, str) or not path:
+        raise InputError("output_dir", path, "expected a non-empty string")
     out = Path(path)
     st = stat_or_none("output_dir", path)
     if st is not None and not stat.S_ISDIR(st.st_mode):

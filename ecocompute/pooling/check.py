@@ -12,7 +12,8 @@ What is graded, and against what:
   (DEFAULT_SPREAD_PCT, not a published figure); the output names which.
 
 Never graded: a derived report (it is the published figure itself: circular), an
-illustrative one (it says it is not a measurement), any
+illustrative one (it says it is not a measurement), one of another batch size or decode
+regime than the published protocol's (batch 1, eager: unlike against like), any
 comparison with a borrowed curve or borrowed anchors (Hopper has no published curve;
 the Ampere one is only borrowed, so a Hopper report would be graded against another
 architecture), and any comparison with this project's own figures (the Hopper anchors
@@ -215,10 +216,37 @@ def check(r: Report, k: float = DEFAULT_K) -> Checked:
             "measured; grading it against the published figures would compare them with "
             "themselves",
         )
+    unlike = _unlike_the_published_protocol(r)
+    if unlike is not None:
+        return Checked(r, k, refused=unlike)
     grades = [grade_anchor(r, k)]
     if r.quantized:
         grades.append(grade_curve(r, k))
     return Checked(r, k, tuple(grades))
+
+
+PUBLISHED_BATCH = 1  # the published protocol decodes one sequence at a time
+PUBLISHED_REGIME = "eager"  # generate() with a dynamic cache
+
+
+def _unlike_the_published_protocol(r: Report) -> str | None:
+    """Why a measured report is not like the published figures, if it is not: they are
+    of batch 1 in the eager regime, and the sign of the answer flips with the batch
+    size (docs/DESIGN.md); a graphs or compiled decode measures another workload."""
+    if r.batch_size != PUBLISHED_BATCH:
+        return (
+            f"the report is of batch {r.batch_size}, the published figures of batch "
+            f"{PUBLISHED_BATCH} (the published protocol): the delta vs FP16 changes with the "
+            "batch size, so grading one against the other would compare unlike with unlike"
+        )
+    if r.regime != PUBLISHED_REGIME:
+        return (
+            f"the report measured the {r.regime} decode regime, the published figures the "
+            f"{PUBLISHED_REGIME} one (generate(), the published protocol): the energy per "
+            "token differs between regimes, so grading one against the other would compare "
+            "unlike with unlike"
+        )
+    return None
 
 
 def render_check(checked: Checked, exit_status: int) -> str:

@@ -14,6 +14,11 @@ What the target already is decides how it is written (write_mode):
   part of it in the pipe or device, and the error says so;
 - a folder, a block device or a socket: refused (RunError naming the path).
 
+Several files meant as one (a session's reports: write_texts_atomic) are all made in
+full in their temp files before the first rename, then renamed with no signal acted on
+in between: a failure while making them writes none; only a rename that fails after
+another succeeded leaves some in place, and errors.PartlyWritten names them.
+
 Temp files are named .<name>.<pid>.<random>.tmp<suffix>. One left behind by a process
 killed outright (SIGKILL, a power cut) is removed by the next write of the same name in
 that folder, once it is certain to be stale: its writer's pid is not running on this
@@ -37,12 +42,12 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ecocompute.boundary.interrupts import critical
 from ecocompute.boundary.user_paths import kind_of, unusable_path_reason
-from ecocompute.errors import RunError
+from ecocompute.errors import PartlyWritten, RunError
 from ecocompute.report.temp_files import LEGACY_STALE_S as LEGACY_STALE_S  # re-exported
 from ecocompute.report.temp_files import remove_stale_temps, scratch_file, temp_affixes
 
@@ -121,6 +126,81 @@ def write_mode(target: Path) -> tuple[str, Path, int | None]:
 # -- writing ------------------------------------------------------------------------
 
 
+def _folder_gone(target: Path, real: Path) -> RunError:
+    if os.path.islink(target):  # energy.json itself is a link, into a missing folder
+        return RunError(
+            f"could not write {target}: it is a symbolic link to {real}, whose folder "
+            "does not exist (now); nothing was written. Create that folder or remove "
+            "the link, and run again."
+        )
+    return RunError(
+        f"could not write {target}: the folder {real.parent} existed when the run "
+        "started and is gone now (deleted, or its volume unmounted?); nothing was "
+        "written. Recreate or remount it and run again."
+    )
+
+
+def _not_written(target: Path, exc: OSError) -> RunError:
+    return RunError(
+        f"could not write {target}: {exc.strerror or exc}; nothing was written "
+        "(check the folder exists, is writable and the disk has space)"
+    )
+
+
+class _Staged:
+    """One file's temp beside its target (REPLACE), made and noted; commit() renames it
+    onto the target, discard() removes it if it is still there."""
+
+    def __init__(self, target: Path, real: Path, *, create_dir: bool) -> None:
+        self.target = target
+        self.real = real
+        self.tmp: str | None = None
+        if not create_dir and not real.parent.is_dir():
+            raise _folder_gone(target, real)
+        fd_tmp: int | None = None
+        try:
+            if create_dir:
+                real.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_temps(real)
+            prefix, tail = temp_affixes(real)
+            with critical():  # an interrupt between creating the file and naming it would leak it
+                fd_tmp, self.tmp = tempfile.mkstemp(
+                    prefix=f"{prefix}{os.getpid()}.", suffix=tail, dir=real.parent
+                )
+            os.close(fd_tmp)
+            fd_tmp = None
+            os.chmod(self.tmp, 0o666 & ~_umask())  # mkstemp's 0600 would hide results
+        except BaseException as exc:  # an interrupt raised as critical() ends, too
+            if fd_tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd_tmp)
+            self.discard()
+            if isinstance(exc, OSError):
+                raise _not_written(target, exc) from None
+            raise
+
+    @property
+    def path(self) -> Path:
+        assert self.tmp is not None
+        return Path(self.tmp)
+
+    def sync(self) -> None:
+        """The content on disk before any rename (raises OSError)."""
+        with open(self.path, "rb+") as handle:
+            os.fsync(handle.fileno())
+
+    def commit(self) -> None:
+        """Rename the temp onto the target (raises OSError)."""
+        os.replace(self.path, self.real)
+        self.tmp = None
+
+    def discard(self) -> None:
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp)
+            self.tmp = None
+
+
 @contextlib.contextmanager
 def atomic_path(target: Path, *, create_dir: bool = True) -> Iterator[Path]:
     """Yields a temp path to write the whole content into; when the block succeeds it
@@ -137,44 +217,71 @@ def atomic_path(target: Path, *, create_dir: bool = True) -> Iterator[Path]:
         with _written_through(target, fd) as tmp:
             yield tmp
         return
-    if not create_dir and not real.parent.is_dir():
-        if os.path.islink(target):  # energy.json itself is a link, into a missing folder
-            raise RunError(
-                f"could not write {target}: it is a symbolic link to {real}, whose folder "
-                "does not exist (now); nothing was written. Create that folder or remove "
-                "the link, and run again."
-            )
-        raise RunError(
-            f"could not write {target}: the folder {real.parent} existed when the run "
-            "started and is gone now (deleted, or its volume unmounted?); nothing was "
-            "written. Recreate or remount it and run again."
-        )
-    tmp_name: str | None = None
+    staged = _Staged(target, real, create_dir=create_dir)
     try:
-        if create_dir:
-            real.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temps(real)
-        prefix, tail = temp_affixes(real)
-        with critical():  # an interrupt between creating the file and naming it would leak it
-            fd_tmp, tmp_name = tempfile.mkstemp(
-                prefix=f"{prefix}{os.getpid()}.", suffix=tail, dir=real.parent
-            )
-        os.close(fd_tmp)
-        os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp's 0600 would hide results from others
-        yield Path(tmp_name)
-        with open(tmp_name, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, real)
-        tmp_name = None
+        yield staged.path
+        staged.sync()
+        staged.commit()
     except OSError as exc:
-        raise RunError(
-            f"could not write {target}: {exc.strerror or exc}; nothing was written "
-            "(check the folder exists, is writable and the disk has space)"
-        ) from None
+        raise _not_written(target, exc) from None
     finally:
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
+        staged.discard()
+
+
+def write_texts_atomic(items: Sequence[tuple[Path, str]], *, create_dir: bool = True) -> list[Path]:
+    """Write several files as one: every one is made in full in its temp file (and
+    synced) before the first is renamed into place, then all are renamed, with no
+    signal acted on between two renames (critical()). A failure while making them
+    writes none (RunError, "nothing was written"), every earlier file untouched. Only a
+    rename that fails after others succeeded (rare: the temp is beside its target)
+    leaves some in place: PartlyWritten says exactly which. Targets written through (a
+    device, FIFO, descriptor) are written after every rename. Returns the targets."""
+    staged: list[_Staged] = []
+    through: list[tuple[Path, int | None, bytes]] = []
+    done: list[Path] = []
+    try:
+        for target, text in items:  # a folder, a socket: refused before anything is made
+            mode, real, fd = write_mode(target)
+            data = text.encode("utf-8")
+            if mode == THROUGH:
+                through.append((target, fd, data))
+                continue
+            one = _Staged(target, real, create_dir=create_dir)
+            staged.append(one)
+            try:
+                one.path.write_bytes(data)
+                one.sync()
+            except OSError as exc:
+                raise _not_written(target, exc) from None
+        order = [s.target for s in staged] + [t for t, _, _ in through]
+        with critical():  # all renames, or (a signal) none cut in two: raised after them
+            for one in staged:
+                try:
+                    one.commit()
+                except OSError as exc:
+                    raise _partly(one.target, exc, done, order) from None
+                done.append(one.target)
+        for target, fd, data in through:  # outside critical(): a pipe may block
+            try:
+                _write_through(target, fd, data)
+            except (OSError, RunError) as exc:
+                raise _partly(target, exc, done, order) from None
+            done.append(target)
+    finally:
+        for one in staged:
+            one.discard()
+    return [target for target, _ in items]
+
+
+def _partly(failed: Path, exc: OSError | RunError, done: list[Path], order: list[Path]) -> RunError:
+    if not done:
+        return exc if isinstance(exc, RunError) else _not_written(failed, exc)
+    if isinstance(exc, OSError):
+        why = str(exc.strerror or exc)
+    else:  # _write_through's own line, without what it says of this file alone
+        why = str(exc).removeprefix(f"could not write {failed}: ").split("; nothing was")[0]
+    rest = [p for p in order if p not in done]
+    return PartlyWritten(failed, why, list(done), rest)
 
 
 @contextlib.contextmanager

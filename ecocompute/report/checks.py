@@ -6,8 +6,8 @@ formats' facts) are taken out and its results derived again (report/derive.py); 
 figure must be the same float. A report of an older format of this tool holds figures
 rounded to 3-4 decimals, so each figure must lie within its own rounding (and a relative
 1e-4 for the rounding of what it derives from) of the figure derived again from its
-rounded trials. A derived report's delta must follow from its two energies and from the
-curve, size and basis it names. The rules that derive nothing: the GPUs it names (each
+rounded trials. A report without trials (derived, or the published container's one
+run) is checked in report/derived_checks.py. The rules that derive nothing: the GPUs it names (each
 once, their arch class), its timestamp (real, not in the future), one protocol (tokens,
 batch), its trials' tokens, energies, sources and per-GPU energies, no round copied from
 another, powers no GPU can draw.
@@ -23,6 +23,13 @@ from typing import Any
 
 from ecocompute.published.archs import UNKNOWN, arch_from_product_name
 from ecocompute.report import derive
+from ecocompute.report.derived_checks import (
+    close,
+    decimals_of,
+    delta_from_energies,
+    derived_problems,
+    run_totals_problems,
+)
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import Results, Trial
 
@@ -37,7 +44,12 @@ def report_problems(report: Report, *, exact: bool | None = None) -> list[str]:
     problems = timestamp_problems(report.timestamp_utc)
     if report.measured:
         if not report.ours:  # the published container's: one run, no trials
-            return problems + gpu_problems(report) + delta_from_energies(report.results, exact)
+            return (
+                problems
+                + gpu_problems(report)
+                + delta_from_energies(report.results, exact)
+                + run_totals_problems(report.results)
+            )
         return problems + measured_problems(report, exact)
     return problems + derived_problems(report, exact)
 
@@ -100,7 +112,7 @@ def trial_rules(report: Report, trials: Sequence[Trial]) -> list[str]:
             problems.append(
                 f"{where}.counter_energy_joules: {t.counter_energy_joules:g}, but it has no counter"
             )
-        elif primary is not None and not _close(t.energy_joules, primary, 0.0, 0.0):
+        elif primary is not None and not close(t.energy_joules, primary, 0.0, 0.0):
             problems.append(
                 f"{where}.energy_joules: {t.energy_joules:g}, but its {t.energy_source} "
                 f"reads {primary:g} J"
@@ -111,7 +123,7 @@ def trial_rules(report: Report, trials: Sequence[Trial]) -> list[str]:
                 f"{where}.per_gpu_energy_joules: {len(t.per_gpu_energy_joules)} GPU(s), but its "
                 f"format occupies {len(gpus)} ({gpus})"
             )
-        elif t.per_gpu_energy_joules and not _close(
+        elif t.per_gpu_energy_joules and not close(
             sum(t.per_gpu_energy_joules),
             t.energy_joules,
             5e-5 * (len(t.per_gpu_energy_joules) + 1),
@@ -345,99 +357,6 @@ def protocol_problems(report: Report) -> list[str]:
     return problems
 
 
-# -- a derived report ---------------------------------------------------------------------
-
-
-def derived_problems(report: Report, exact: bool) -> list[str]:
-    res = report.results
-    problems = []
-    for name in ("vs_fp16_ci95_pct", "n_pairs", "total_energy_joules"):
-        if getattr(res, name) is not None:
-            problems.append(
-                f"$.results.{name}: {getattr(res, name)!r} in a report derived from the published "
-                "dataset, which ran no trials (expected null)"
-            )
-    for name in ("trials", "pairs", "per_format"):
-        if getattr(res, name):
-            problems.append(
-                f"$.results.{name}: present in a report derived from the published dataset, "
-                "which ran no trials"
-            )
-    figures = ("vs_fp16_energy_pct", "vs_fp16_energy_pct_exact", "energy_per_token_mj")
-    if res.basis == "unavailable":
-        problems += [
-            f"$.results.{name}: {getattr(res, name)!r}, but basis 'unavailable' has no figure "
-            "(expected null)"
-            for name in figures
-            if getattr(res, name) is not None
-        ]
-    return problems + delta_from_energies(res, exact) + curve_problems(report, exact)
-
-
-def delta_from_energies(res: Results, exact: bool) -> list[str]:
-    """Without trials, the delta follows from the two energies."""
-    e, f = res.energy_per_token_mj, res.fp16_energy_per_token_mj
-    if e is None or f is None or f <= 0:
-        return []
-    truth = (e / f - 1.0) * 100.0
-    problems = []
-    for name, decimals in (("vs_fp16_energy_pct_exact", None), ("vs_fp16_energy_pct", 1)):
-        said = getattr(res, name)
-        if said is None:
-            continue
-        half = 0.05 if decimals == 1 else 0.0
-        tol = 0.0005 * 100.0 * (e + f) / (f * f) * f if not exact else 1e-9 * max(1.0, abs(truth))
-        if not abs(said - truth) <= half + tol + 1e-9:
-            problems.append(
-                f"$.results.{name}: {said:g}%, but its energies ({e:g} vs FP16 {f:g} mJ/token) "
-                f"give {truth:.3f}%"
-            )
-    return problems
-
-
-def curve_problems(report: Report, exact: bool) -> list[str]:
-    """A derived figure from a curve: the delta is the curve's at the report's size, its
-    basis says whether that size lies inside the range the curve was fitted over, and
-    the curve is of the report's arch class (or borrowed, and said so)."""
-    res, work = report.results, report.workload
-    c = res.reference_curve
-    if c is None or res.vs_fp16_energy_pct_exact is None or work.params_b is None:
-        return []
-    from ecocompute.published.curves import DeltaCurve
-
-    curve = DeltaCurve(
-        arch=c.arch,
-        precision=c.precision,
-        a_pct=c.A,
-        s_pct=c.S,
-        nstar_b=c.Nstar,
-        fitted_range_b=(c.fitted_range_b[0], c.fitted_range_b[1]),
-        borrowed_from=c.borrowed_from,
-        origin=c.origin,
-        s_cap_pct=c.s_cap_pct,
-    )
-    problems = []
-    truth = curve.delta_pct(work.params_b)
-    if not _close(res.vs_fp16_energy_pct_exact, truth, 0.0 if exact else 0.0005, 1e-9):
-        problems.append(
-            f"$.results.vs_fp16_energy_pct_exact: {res.vs_fp16_energy_pct_exact:g}%, but its "
-            f"curve gives {truth:.3f}% at {work.params_b:g}B"
-        )
-    lo, hi = c.fitted_range_b
-    inside = lo <= work.params_b <= hi and c.borrowed_from is None
-    if res.basis == "interpolated" and not inside:
-        problems.append(
-            f"$.results.basis: 'interpolated', but {work.params_b:g}B lies outside the curve's "
-            f"fitted range {lo:g}..{hi:g}B" + (" (a borrowed curve)" if c.borrowed_from else "")
-        )
-    if c.borrowed_from is None and c.arch != report.system_under_test.gpu_arch:
-        problems.append(
-            f"$.results.reference_curve.arch: {c.arch!r}, but the report is for "
-            f"{report.system_under_test.gpu_arch!r} and says no curve was borrowed"
-        )
-    return problems
-
-
 # -- figure against figure ----------------------------------------------------------------
 
 # The rounding an older format applied to what its figures derive from (report/legacy.py):
@@ -445,17 +364,6 @@ def curve_problems(report: Report, exact: bool) -> list[str]:
 HALF_J, HALF_S, HALF_W, HALF_MIB, HALF_GBS = 5e-5, 5e-5, 5e-4, 0.05, 0.05
 SAFETY = 2.0  # first-order bounds, doubled for what is not linear (sd, CV)
 LEGACY_RELATIVE = 2e-6  # float arithmetic in another order (an older writer's)
-
-
-def _close(a: float, b: float, absolute: float, relative: float) -> bool:
-    return abs(a - b) <= absolute + relative * max(abs(a), abs(b)) + 1e-12
-
-
-def _decimals(value: float) -> int:
-    text = repr(float(value))
-    if "e" in text or "." not in text:
-        return 0
-    return len(text.split(".", 1)[1])
 
 
 def _shift(
@@ -590,9 +498,9 @@ def _walk(s: Any, a: Any, bounds: dict[str, float] | None, where: str, out: list
     if s == a and type(s) is type(a):
         return
     if legacy and _is_number(s) and _is_number(a) and not isinstance(s, int):
-        half = 0.5 * 10.0 ** -_decimals(s) if _decimals(s) else 0.5
+        half = 0.5 * 10.0 ** -decimals_of(s) if decimals_of(s) else 0.5
         bound = (bounds or {}).get(where, 0.0)
-        if _close(float(s), float(a), half + bound, LEGACY_RELATIVE):
+        if close(float(s), float(a), half + bound, LEGACY_RELATIVE):
             return
         out.append(f"{where}: {s:g}, but its trials give {a:.6g}")
         return

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from ecocompute.boundary.user_paths import kind_of
 from ecocompute.core.json_types import JsonObject
 from ecocompute.report.finding import find_files
 from ecocompute.report.numbers import NotReportJson, loads_strict
@@ -29,16 +31,29 @@ def _os_reason(exc: OSError | ValueError) -> str:
     return exc.strerror or str(exc)
 
 
+def _link_words(file: Path) -> str:
+    """ "a symbolic link to <target>, " where file is one, else nothing."""
+    try:
+        return f"a symbolic link to {os.readlink(file)}, " if os.path.islink(file) else ""
+    except OSError:
+        return "a symbolic link, "
+
+
 def read_document(path: str | os.PathLike[str]) -> tuple[JsonObject | None, list[str]]:
     """(the JSON object in a file, []) or (None, why it is not one). Never raises for a
     bad file or path."""
     file = Path(path)
     try:
-        size = file.stat().st_size
-        if not file.is_file():
-            return None, ["not a file"]
+        st = file.stat()  # never opened unless a regular file: a FIFO would block
+    except FileNotFoundError as exc:
+        if os.path.islink(file):
+            return None, [f"not a file: {_link_words(file)}which does not exist"]
+        return None, [f"cannot read: {_os_reason(exc)}"]
     except (OSError, ValueError) as exc:
         return None, [f"cannot read: {_os_reason(exc)}"]
+    size = st.st_size
+    if not stat.S_ISREG(st.st_mode):
+        return None, [f"not a file: {_link_words(file)}a {kind_of(st)}, not a report (not read)"]
     if size > MAX_REPORT_BYTES:
         return None, [f"too large to be a report ({size} bytes > {MAX_REPORT_BYTES})"]
     try:

@@ -12,7 +12,6 @@ returned with the reason, for the caller to report as it reports an invalid file
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,13 +73,14 @@ def _search(folder: Path, names: tuple[str, ...], found: Found) -> None:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(path)
-                elif entry.name in names and stat.S_ISREG(entry.stat().st_mode):
-                    inside.append(path)
-            except FileNotFoundError:
-                continue  # gone since the listing, or a link to nothing: not a report
+                    continue
             except OSError:
-                if entry.name in names:  # there, but not to be looked at: its reader says why
-                    inside.append(path)
+                pass
+            # A report's name that is no regular file (a FIFO, a socket, a link to
+            # /dev/zero or to nothing) is found too: its reader says what it is, in one
+            # line, without opening it, never skipping it in silence.
+            if entry.name in names:
+                inside.append(path)
     for path in sorted(inside):
         found.add(path)
 

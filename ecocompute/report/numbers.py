@@ -50,11 +50,29 @@ def _short_int(text: str) -> int:
     return int(text)
 
 
+def _one_of_each_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each given once: json.loads keeps the last of a repeated
+    key, so `"basis": "measured"` before `"basis": "extrapolated"` would read as one
+    report to this tool and another to a reader that keeps the first."""
+    document: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in document:
+            shown = key if len(key) <= 40 else key[:37] + "..."
+            raise NotReportJson(f"gives the key {json.dumps(shown)} twice in one object")
+        document[key] = value
+    return document
+
+
 def loads_strict(text: str) -> Any:
-    """json.loads refusing NaN, Infinity, float overflow and over-long integers.
-    Raises NotReportJson, json.JSONDecodeError or RecursionError."""
+    """json.loads refusing NaN, Infinity, float overflow, over-long integers and a key
+    given twice in one object. Raises NotReportJson, json.JSONDecodeError or
+    RecursionError."""
     return json.loads(
-        text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_short_int
+        text,
+        parse_constant=_refuse_constant,
+        parse_float=_finite_float,
+        parse_int=_short_int,
+        object_pairs_hook=_one_of_each_key,
     )
 
 

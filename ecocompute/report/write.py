@@ -10,14 +10,14 @@ published container's consumers accept).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from ecocompute.errors import ReportInvalid
-from ecocompute.report.atomic import write_text_atomic
+from ecocompute.report.atomic import write_text_atomic, write_texts_atomic
 from ecocompute.report.model import FORMAT, Report
 from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict, unsafe_values
 from ecocompute.report.read import parse_report, validation_messages
@@ -80,3 +80,14 @@ def write_report(
     """
     text = report_text(report)
     return write_text_atomic(Path(output_dir) / REPORT_NAME, text, create_dir=create_dir)
+
+
+def write_reports(
+    reports: Sequence[tuple[Report | Mapping[str, Any], str | os.PathLike[str]]],
+) -> list[Path]:
+    """Check every report, then write each as <folder>/energy.json, all or none (a
+    session's reports: atomic.write_texts_atomic). Raises ReportInvalid or RunError with
+    nothing written (every earlier energy.json untouched), or atomic.PartlyWritten
+    naming those written when a rename failed after others."""
+    texts = [(Path(folder) / REPORT_NAME, report_text(report)) for report, folder in reports]
+    return write_texts_atomic(texts)

@@ -57,23 +57,50 @@ def _draw(point: BatchPoint, rng: random.Random) -> float:
 def crossover(
     points: Sequence[BatchPoint], *, n_boot: int = N_BOOT, seed: int = SEED
 ) -> BatchCrossover:
-    """The crossover batch size of one format's points."""
+    """The crossover batch size of one format's points. Degenerate data gets no
+    invented figure: one batch size (however many reports hold it) or a batch size of
+    several reports (never pooled) locates no crossover; points without an interval
+    (derived, or one pair) get no interval, never one of zero width."""
     pts = sorted(points, key=lambda p: p.batch_size)
     lo_b, hi_b = pts[0].batch_size, pts[-1].batch_size
     sizes = [p.batch_size for p in pts]
-    if len(pts) < 2:
+    repeated = sorted({b for b in sizes if sizes.count(b) > 1})
+    if len(set(sizes)) < 2:
+        held = f" ({len(pts)} reports of batch {lo_b}, never pooled)" if repeated else ""
         return BatchCrossover(
             batch_sizes=sizes,
             batch_size=None,
             status="one batch size",
             ci95=None,
-            note="one batch size measured: no crossover can be located",
+            note=f"one batch size measured{held}: no crossover can be located",
+        )
+    if repeated:
+        listed = ", ".join(map(str, repeated))
+        return BatchCrossover(
+            batch_sizes=sizes,
+            batch_size=None,
+            status="repeated batch size",
+            ci95=None,
+            note=f"batch size {listed} is held by more than one report, and batch sizes are "
+            "never pooled: no crossover is located (fit the reports of one sweep)",
         )
     mean = first_crossing([(p.batch_size, p.delta_pct) for p in pts])
+    status = "outside" if mean is None else "inside"
+    side = "saves" if pts[0].delta_pct < 0 else "costs"
+    never = f"the mean delta {side} at every batch size measured ({lo_b}..{hi_b})"
+    if any(se_from_ci(p.ci95_pct, p.n_pairs) is None for p in pts):
+        return BatchCrossover(
+            batch_sizes=sizes,
+            batch_size=None if mean is None else round(mean, 3),
+            status=status,
+            ci95=None,
+            ci95_text="no interval: a point carries none (derived, or a single pair)",
+            note=None if mean is not None else never + ": no crossover lies among them",
+        )
     rng = random.Random(seed)
     below = beyond = 0
     found: list[float] = []
-    start_sign = pts[0].delta_pct < 0
+    start_sign = _sign_before_crossing(pts)
     for _ in range(n_boot):
         drawn = [(p.batch_size, _draw(p, rng)) for p in pts]
         cross = first_crossing(drawn)
@@ -90,7 +117,7 @@ def crossover(
     result = BatchCrossover(
         batch_sizes=sizes,
         batch_size=None if mean is None else round(mean, 3),
-        status="outside" if mean is None else "inside",
+        status=status,
         ci95=[None if math.isinf(v) else round(v, 3) for v in (low, high)],
         draws=Draws(n=n_boot, no_crossing_beyond=beyond, no_crossing_below=below),
         ci95_text=_end(low, lo_b, hi_b) if low == high and math.isinf(low) else text,
@@ -99,9 +126,25 @@ def crossover(
     )
     if mean is not None:
         return result
-    side = "saves" if pts[0].delta_pct < 0 else "costs"
-    note = f"the mean delta {side} at every batch size measured ({lo_b}..{hi_b}): any "
-    return result.model_copy(update={"note": note + "crossover lies outside them"})
+    if math.isinf(low) and math.isinf(high):
+        return result.model_copy(update={"note": never + ": any crossover lies outside them"})
+    return result.model_copy(  # the interval reaches in: the crossover may lie among them
+        update={
+            "note": never + ", but the points' intervals do not rule out a crossover among "
+            f"them (95% interval {result.ci95_text})"
+        }
+    )
+
+
+def _sign_before_crossing(pts: Sequence[BatchPoint]) -> bool:
+    """Whether the delta is negative before the crossover: the smallest batch size's
+    sign, or, where its delta is exactly 0 (the crossover itself), the other side of
+    the first non-zero delta after it."""
+    first = pts[0].delta_pct
+    if first != 0.0:
+        return first < 0
+    after = next((p.delta_pct for p in pts if p.delta_pct != 0.0), 0.0)
+    return not after < 0
 
 
 def _end(value: float, lo_b: int, hi_b: int) -> str:

@@ -198,7 +198,7 @@ class BatchCrossover(_Part):
 
     batch_sizes: list[int] = Field(default_factory=list)
     batch_size: float | None
-    status: Literal["inside", "outside", "one batch size"]
+    status: Literal["inside", "outside", "one batch size", "repeated batch size"]
     ci95: OpenPair | None = None
     draws: Draws | None = None
     note: str | None = None

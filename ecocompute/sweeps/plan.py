@@ -42,18 +42,49 @@ def split_list(field: str, text: str | None) -> list[str]:
     return items
 
 
+def names_list(field: str, value: object) -> list[str]:
+    """models= or precisions= of the Python API: a list of names, or one text that the
+    command line would split ("gpt-1b", "NF4,INT8"), never its letters one by one.
+    Raises InputError."""
+    if isinstance(value, str):
+        return split_list(field, value)
+    if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+        raise InputError(field, value, "give a list of names, e.g. ['NF4', 'INT8']")
+    return split_list(field, ",".join(value))
+
+
+_BATCHES = "give whole numbers >= 1, e.g. 1,4,16,64"
+_MAX_BATCH = 999_999  # six digits, as the command line reads them
+
+
 def split_batches(text: str | None) -> list[int] | None:
     """--batch_sizes 1,4,16,64: whole numbers >= 1, each once, in increasing order."""
     if text is None:
         return None
     items = split_list("batch_sizes", text)
-    sizes = []
-    for item in items:
-        if not item.isdigit() or int(item) < 1 or len(item) > 6:
-            raise InputError("batch_sizes", text, "give whole numbers >= 1, e.g. 1,4,16,64")
-        sizes.append(int(item))
+    if not all(item.isdigit() and len(item) <= 6 for item in items):
+        raise InputError("batch_sizes", text, _BATCHES)
+    return checked_batches([int(item) for item in items], shown=text)
+
+
+def checked_batches(value: object, *, shown: object = None) -> list[int] | None:
+    """batch_sizes, from the command line (split_batches) or the Python API: a list of
+    whole numbers (not bools, not floats: 1.0 beside 1 is one size twice) from 1 to
+    999999, each once, in increasing order. Raises InputError."""
+    if value is None:
+        return None
+    shown = value if shown is None else shown
+    if isinstance(value, str):
+        return split_batches(value)
+    if not isinstance(value, Sequence) or not value:
+        raise InputError("batch_sizes", shown, "give a list of " + _BATCHES.removeprefix("give "))
+    sizes = list(value)
+    if not all(type(n) is int and 1 <= n <= _MAX_BATCH for n in sizes):
+        raise InputError("batch_sizes", shown, _BATCHES)
+    if len(set(sizes)) != len(sizes):
+        raise InputError("batch_sizes", shown, "lists a batch size twice")
     if sizes != sorted(sizes):
-        raise InputError("batch_sizes", text, "give the batch sizes in increasing order")
+        raise InputError("batch_sizes", shown, "give the batch sizes in increasing order")
     return sizes
 
 
@@ -87,8 +118,8 @@ def options_of(params: RunParams | Mapping[str, object] | None) -> dict[str, obj
 
 
 def plan(
-    models: Sequence[str],
-    precisions: Sequence[str],
+    models: Sequence[str] | str,
+    precisions: Sequence[str] | str,
     options: Mapping[str, object],
     output_dir: str | os.PathLike[str],
     parameters_file: str | None = None,
@@ -99,8 +130,9 @@ def plan(
     """Every point's parameters, validated before anything runs. options: the run
     parameters every point shares (options_of). Raises InputError. sessions False (the
     fleet, which spreads points over GPUs): one point per format."""
-    models = split_list("models", ",".join(models))
-    formats = [p.upper() for p in precisions]
+    models = names_list("models", models)
+    formats = [p.upper() for p in names_list("precisions", precisions)]
+    batch_sizes = checked_batches(batch_sizes)
     if len(set(formats)) != len(formats):  # "NF4,nf4": one folder, written twice
         raise InputError("precisions", ",".join(precisions), "lists a format twice")
     for fmt in formats:

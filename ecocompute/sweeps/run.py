@@ -16,8 +16,8 @@ from pathlib import Path
 from ecocompute.boundary.interrupts import check as check_interrupt
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import EcoComputeError
-from ecocompute.jobs.report_job import ReportJob
-from ecocompute.jobs.session_job import SessionJob
+from ecocompute.jobs.report_job import ReportJob, Written
+from ecocompute.jobs.session_job import SessionJob, SessionPartlyWritten
 from ecocompute.llm.resident import ResidentModels
 from ecocompute.params import RunParams
 from ecocompute.results.collect import read_reports
@@ -70,25 +70,38 @@ def run_point(
     i: int,
     total: int,
 ) -> list[RunRecord]:
-    """One point's records, one per format (each failed, with why, if the point failed)."""
+    """One point's records, one per format (each failed, with why, if the point failed;
+    a session of which some reports were written before a rename failed: those
+    answered, the others failed)."""
     singles = [
         dataclasses.replace(params, precision=f, formats=()) for f in params.session_formats
     ] or [params]
     started = time.monotonic()
     argv = None if command is None else list(command)
+    error: str | None = None
+    answers: list[Written | None] = []  # one per format, None where not written
     try:
         if len(singles) > 1:
-            job = SessionJob(params).run(Progress(params.quiet), machine=machine, command=argv)
-            written = list(job.reports)
+            job = SessionJob(params)
+            answers = list(job.run(Progress(params.quiet), machine=machine, command=argv).reports)
         else:
             one = ReportJob(params).run(Progress(params.quiet), machine=machine, command=argv)
-            written = [one]
+            answers = [one]
+    except SessionPartlyWritten as exc:  # some of its reports are in place
+        error = str(exc)
+        by_path = {w.path: w for w in exc.reports}
+        answers = [by_path.get(target) for target in job.targets.values()]
     except EcoComputeError as exc:  # this point failed; the others still answer
-        progress(f"sweep {i}/{total}: {params.model_name} FAILED: {exc}")
-        return [new_record(p, error=str(exc)) for p in singles]
+        error = str(exc)
+        answers = [None] * len(singles)
+    if error is not None:
+        progress(f"sweep {i}/{total}: {params.model_name} FAILED: {error}")
     elapsed = round(time.monotonic() - started, 2)
     records = []
-    for p, w in zip(singles, written, strict=True):
+    for p, w in zip(singles, answers, strict=True):
+        if w is None:
+            records.append(new_record(p, error=error))
+            continue
         report = written_record(w.path, w.report)
         records.append(
             answered(p.model_name, str(p.precision), report, root, {"elapsed_s": elapsed})

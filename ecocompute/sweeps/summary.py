@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ecocompute import __version__
-from ecocompute.errors import InputError
+from ecocompute.errors import InputError, RunError
 from ecocompute.plots.size_plot import FitLine, plot_reports
 from ecocompute.report.build import SCOPE, utc_now
 from ecocompute.results.collect import Report, read_one
@@ -145,7 +145,7 @@ def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Swee
                 f.precision: line for f in sweep.fits if (line := _fit_line(f))
             }
             path = plot_reports(reports, output_dir / PLOT_NAME, fits=lines)
-    except InputError as exc:
+    except (InputError, RunError) as exc:  # an unwritable sweep.png costs no sweep.json
         return sweep.model_copy(update={"plot_note": f"no plot: {exc}"})
     return sweep.model_copy(update={"plot": relative(path, output_dir)})
 

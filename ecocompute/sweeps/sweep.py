@@ -26,8 +26,10 @@ Nothing here prints or chooses an exit status: progress lines go to the Progress
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ecocompute.boundary.progress import Progress, library_progress_bars_hidden
@@ -43,8 +45,8 @@ from ecocompute.task.machine import Machine
 
 
 def sweep(
-    models: Sequence[str],
-    precisions: Sequence[str],
+    models: Sequence[str] | str,
+    precisions: Sequence[str] | str,
     output_dir: str | os.PathLike[str],
     *,
     options: RunParams | Mapping[str, object] | None = None,
@@ -71,9 +73,9 @@ def sweep(
     the_plan = plan(
         models, precisions, shared, output_dir, parameters_file, batch_sizes=batch_sizes
     )
-    with library_progress_bars_hidden(quiet):
+    with folder_held(root), library_progress_bars_hidden(quiet):
         records = run_sweep(the_plan, progress, machine=machine, command=command)
-    return finish(records, root, command=command, n_boot=n_boot)
+        return finish(records, root, command=command, n_boot=n_boot)
 
 
 def fit_reports(
@@ -93,18 +95,51 @@ def fit_reports(
     if not root.is_dir() and not reports:
         raise InputError("output_dir", str(output_dir), "does not exist; nothing to fit")
     root.mkdir(parents=True, exist_ok=True)
-    records, skipped = existing_records(root, reports)
-    for line in skipped:
-        progress(f"skipped invalid report {line}")
-    if not records:
-        raise InputError("output_dir", str(output_dir), f"holds no valid {REPORT_NAME} to fit")
-    return finish(records, root, command=command, n_boot=n_boot)
+    with folder_held(root):
+        records, skipped = existing_records(root, reports)
+        for line in skipped:
+            progress(f"skipped invalid report {line}")
+        if not records:
+            raise InputError("output_dir", str(output_dir), f"holds no valid {REPORT_NAME} to fit")
+        return finish(records, root, command=command, n_boot=n_boot)
+
+
+@contextlib.contextmanager
+def folder_held(root: Path) -> Iterator[None]:
+    """One sweep at a time writes into a folder: two at once would each write sweep.json
+    over reports the other replaced, and the last one would contradict the reports it
+    names. An exclusive lock on the folder itself (flock; no lock file is left behind),
+    held until sweep.json is written, and released by the system however the sweep
+    ends. Raises InputError, before anything runs, while another sweep holds it. On a
+    file system without locks, the sweep runs as before."""
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(
+                "output_dir",
+                str(root),
+                "another sweep is writing into this folder now (two at once would leave a "
+                "sweep.json that contradicts the reports it names): wait for it to finish, "
+                "or give another folder",
+            ) from None
+        except OSError:  # no locks here (some network file systems): as before
+            pass
+        yield
+    finally:
+        os.close(fd)
 
 
 def open_folder(output_dir: str | os.PathLike[str], progress: Progress) -> Path:
     """The sweep's folder, checked before anything runs (InputError), and a word on what
     will be skipped for want of the [plot] extra."""
-    root = check_output_dir(str(output_dir))
+    root = check_output_dir(output_dir)  # as given: never str() of None or bytes
     missing = sweep_fits.missing_fit_stack()
     if missing:
         progress(

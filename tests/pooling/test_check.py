@@ -130,3 +130,26 @@ def test_an_invalid_file_is_exit_2(tmp_path, capsys):
 @pytest.mark.parametrize("k", ["0", "-1", "nan"])
 def test_k_must_be_positive(tmp_path, k):
     assert _check(tmp_path, measured(**ADA), "--k", k) == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"batch_size": 16}, "the report is of batch 16, the published figures of batch 1"),
+        ({"regime": "graphs"}, "the graphs decode regime, the published figures the eager one"),
+        ({"regime": "compiled"}, "the compiled decode regime"),
+    ],
+)
+def test_unlike_is_never_graded_against_like(tmp_path, change, says):
+    """Issue 30, item 11: a batch-16 report against the batch-1 figures, a graphs-regime
+    report against the eager ones: refused, saying why."""
+    from ecocompute.pooling.check import Verdict, check
+    from ecocompute.results.collect import read_one
+
+    on_curve = curve_for("ada", "NF4").delta_pct(1.1)
+    doc = measured(params_b=1.1, delta=round(on_curve, 3), fp16_mj=ADA_ANCHOR_1_1B, **ADA)
+    report = read_one(write(doc, tmp_path / "r"))
+    assert check(report).verdict is Verdict.WITHIN  # like against like: graded
+    checked = check(dataclasses.replace(report, **change))
+    assert checked.verdict is Verdict.NOT_GRADEABLE and not checked.grades
+    assert checked.refused is not None and says in checked.refused, checked.refused

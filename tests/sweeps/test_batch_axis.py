@@ -291,3 +291,46 @@ def test_fit_only_lists_a_batch_sweep_in_the_order_it_ran(tmp_path, capsys):
     order = [(r["batch_size"], r["precision"]) for r in doc["runs"]]
     assert order[:5] == [(1, "NF4"), (1, "INT8"), (1, "INT4"), (1, "FP8"), (4, "NF4")]
     assert [b for b, _ in order[::4]] == [1, 4, 16, 64]
+
+
+# --- issue 30, item 8: degenerate data gets no invented crossover ----------------------
+
+
+def test_two_reports_of_one_batch_size_locate_no_crossover():
+    twice = pts((4, -5.0, 1.0, 5, "saves"), (4, 5.0, 1.0, 5, "costs"))
+    cross = crossover(twice, n_boot=200)
+    assert cross.status == "one batch size" and cross.batch_size is None
+    assert cross.ci95 is None and "2 reports of batch 4, never pooled" in (cross.note or "")
+    among = pts((1, -5.0, 1.0, 5, "saves"), (4, 5.0, 1.0, 5, "costs"), (4, 6.0, 1.0, 5, "costs"))
+    cross = crossover(among, n_boot=200)
+    assert cross.status == "repeated batch size" and cross.batch_size is None
+    assert "batch size 4 is held by more than one report" in (cross.note or "")
+
+
+def test_no_outside_note_beside_an_interval_that_starts_inside():
+    noisy = pts((1, -0.5, 3.0, 3, "inconclusive"), (4, -3.0, 0.5, 10, "saves"))
+    cross = crossover(noisy, n_boot=2000)
+    assert cross.status == "outside" and cross.ci95 is not None and cross.ci95[0] is not None
+    assert "lies outside them" not in (cross.note or ""), cross.note
+    assert "do not rule out a crossover among them" in (cross.note or "")
+    assert (cross.ci95_text or "") in (cross.note or "")
+
+
+def test_a_delta_of_exactly_zero_lies_inside_its_own_interval():
+    at_zero = pts((1, 0.0, 5.0, 5, "inconclusive"), (4, 10.0, 1.0, 5, "costs"))
+    cross = crossover(at_zero, n_boot=2000)
+    assert cross.batch_size == 1.0 and cross.ci95 is not None
+    lo, hi = cross.ci95
+    assert (lo is None or lo <= 1.0) and (hi is None or hi >= 1.0), cross.ci95_text
+
+
+def test_points_without_intervals_get_no_interval():
+    derived = [
+        BatchPoint(batch_size=b, delta_pct=d, ci95_pct=None, n_pairs=None, verdict=None,
+                   report=f"b{b}")
+        for b, d in ((1, -10.0), (4, 10.0))
+    ]  # fmt: skip
+    cross = crossover(derived, n_boot=200)
+    assert cross.batch_size == pytest.approx(2.0) and cross.status == "inside"
+    assert cross.ci95 is None and cross.draws is None
+    assert (cross.ci95_text or "").startswith("no interval")

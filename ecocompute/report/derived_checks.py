@@ -1,0 +1,292 @@
+"""The checks of a report without trials: one derived from the published figures (its
+delta from its two energies, and from the curve, size and basis it names, or, naming
+none, from a curve the published figures have had), and the published container's
+single measured run (its totals against its figures). report/checks.py holds the rest.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from ecocompute.published.curves import delta_pct
+from ecocompute.report.model import Report
+from ecocompute.report.results_model import Results
+
+
+def close(a: float, b: float, absolute: float, relative: float) -> bool:
+    return abs(a - b) <= absolute + relative * max(abs(a), abs(b)) + 1e-12
+
+
+def decimals_of(value: float) -> int:
+    text = repr(float(value))
+    if "e" in text or "." not in text:
+        return 0
+    return len(text.split(".", 1)[1])
+
+
+# -- a derived report ---------------------------------------------------------------------
+
+
+def _as_written(value: float) -> tuple[float, float]:
+    """The interval a figure stands for: itself, give or take half of its last written
+    decimal (a whole number: half a unit)."""
+    places = 0 if float(value).is_integer() else decimals_of(value)
+    half = 0.5 * 10.0**-places
+    return value - half, value + half
+
+
+def run_totals_problems(res: Results) -> list[str]:
+    """A published-format measured report (one run, no trials): its energy per token is
+    its total energy over its tokens, and its power is that energy over the time its
+    throughput gives (tokens / throughput), each within the rounding of the figures."""
+    total, n = res.total_energy_joules, res.tokens_generated
+    if total is None or not n:
+        return []
+    problems = []
+    t_lo, t_hi = _as_written(total)
+    e = res.energy_per_token_mj
+    if e is not None:
+        e_lo, e_hi = _as_written(e)
+        if not (e_lo <= t_hi * 1000.0 / n + 1e-9 and t_lo * 1000.0 / n <= e_hi + 1e-9):
+            problems.append(
+                f"$.results.energy_per_token_mj: {e:g} mJ/token, but its total "
+                f"{total:g} J over {n} tokens is {total * 1000.0 / n:.3f}"
+            )
+    p, thr = res.avg_power_watts, res.throughput_tokens_per_s
+    if p is not None and thr is not None and thr > 0:
+        (p_lo, p_hi), (r_lo, r_hi) = _as_written(p), _as_written(thr)
+        if not (p_lo <= t_hi * r_hi / n + 1e-9 and max(t_lo, 0.0) * max(r_lo, 0.0) / n <= p_hi):
+            problems.append(
+                f"$.results.avg_power_watts: {p:g} W, but its total {total:g} J over "
+                f"{n} tokens at {thr:g} tokens/s ({n / thr:.3f} s) is {total * thr / n:.3f} W"
+            )
+    return problems
+
+
+def derived_problems(report: Report, exact: bool) -> list[str]:
+    res = report.results
+    problems = []
+    for name in ("vs_fp16_ci95_pct", "n_pairs", "total_energy_joules"):
+        if getattr(res, name) is not None:
+            problems.append(
+                f"$.results.{name}: {getattr(res, name)!r} in a report derived from the published "
+                "dataset, which ran no trials (expected null)"
+            )
+    for name in ("trials", "pairs", "per_format"):
+        if getattr(res, name):
+            problems.append(
+                f"$.results.{name}: present in a report derived from the published dataset, "
+                "which ran no trials"
+            )
+    figures = ("vs_fp16_energy_pct", "vs_fp16_energy_pct_exact", "energy_per_token_mj")
+    if res.basis == "unavailable":
+        problems += [
+            f"$.results.{name}: {getattr(res, name)!r}, but basis 'unavailable' has no figure "
+            "(expected null)"
+            for name in figures
+            if getattr(res, name) is not None
+        ]
+    return (
+        problems
+        + delta_from_energies(res, exact)
+        + curve_problems(report, exact)
+        + unnamed_curve_problems(report)
+        + (anchor_problems(report) if exact else [])
+    )
+
+
+def anchor_problems(report: Report) -> list[str]:
+    """A derived report of this tool's format 2.0 says "interpolated" only where its FP16
+    figure is too: its size inside the measured range of FP16 anchors of its own arch
+    class (published/figures.py). The FP16 figure itself is not held to today's anchors:
+    a report derived from an older version of them (which names none) stands, as one
+    derived from an older curve does."""
+    from ecocompute.published.figures import anchors_for
+
+    res, work, arch = report.results, report.workload, report.system_under_test.gpu_arch
+    anchors = anchors_for(arch)
+    if res.basis != "interpolated" or work.params_b is None or anchors is None:
+        return []
+    own = anchors.arch == arch
+    if own and anchors.covers(work.params_b):
+        return []
+    lo, hi = anchors.range_b
+    where = f"outside the FP16 anchors' range {lo:g}..{hi:g}B" if own else "borrowed"
+    return [
+        f"$.results.basis: 'interpolated', but its FP16 figure at {work.params_b:g}B is "
+        f"{where} ({anchors.arch}'s)"
+    ]
+
+
+def delta_from_energies(res: Results, exact: bool) -> list[str]:
+    """Without trials, the delta follows from the two energies."""
+    e, f = res.energy_per_token_mj, res.fp16_energy_per_token_mj
+    if e is None or f is None or f <= 0:
+        return []
+    truth = (e / f - 1.0) * 100.0
+    problems = []
+    for name, decimals in (("vs_fp16_energy_pct_exact", None), ("vs_fp16_energy_pct", 1)):
+        said = getattr(res, name)
+        if said is None:
+            continue
+        half = 0.05 if decimals == 1 else 0.0
+        tol = 0.0005 * 100.0 * (e + f) / (f * f) * f if not exact else 1e-9 * max(1.0, abs(truth))
+        if not abs(said - truth) <= half + tol + 1e-9:
+            problems.append(
+                f"$.results.{name}: {said:g}%, but its energies ({e:g} vs FP16 {f:g} mJ/token) "
+                f"give {truth:.3f}%"
+            )
+    return problems
+
+
+def curve_problems(report: Report, exact: bool) -> list[str]:
+    """A derived figure from a curve: the delta is the curve's at the report's size, its
+    basis says whether that size lies inside the range the curve was fitted over, and
+    the curve is of the report's arch class (or borrowed, and said so)."""
+    res, work = report.results, report.workload
+    c = res.reference_curve
+    if c is None or res.vs_fp16_energy_pct_exact is None or work.params_b is None:
+        return []
+    from ecocompute.published.curves import DeltaCurve
+
+    curve = DeltaCurve(
+        arch=c.arch,
+        precision=c.precision,
+        a_pct=c.A,
+        s_pct=c.S,
+        nstar_b=c.Nstar,
+        fitted_range_b=(c.fitted_range_b[0], c.fitted_range_b[1]),
+        borrowed_from=c.borrowed_from,
+        origin=c.origin,
+        s_cap_pct=c.s_cap_pct,
+    )
+    problems = []
+    truth = curve.delta_pct(work.params_b)
+    if not close(res.vs_fp16_energy_pct_exact, truth, 0.0 if exact else 0.0005, 1e-9):
+        problems.append(
+            f"$.results.vs_fp16_energy_pct_exact: {res.vs_fp16_energy_pct_exact:g}%, but its "
+            f"curve gives {truth:.3f}% at {work.params_b:g}B"
+        )
+    lo, hi = c.fitted_range_b
+    inside = lo <= work.params_b <= hi and c.borrowed_from is None
+    if res.basis == "interpolated" and not inside:
+        problems.append(
+            f"$.results.basis: 'interpolated', but {work.params_b:g}B lies outside the curve's "
+            f"fitted range {lo:g}..{hi:g}B" + (" (a borrowed curve)" if c.borrowed_from else "")
+        )
+    if c.borrowed_from is None and c.arch != report.system_under_test.gpu_arch:
+        problems.append(
+            f"$.results.reference_curve.arch: {c.arch!r}, but the report is for "
+            f"{report.system_under_test.gpu_arch!r} and says no curve was borrowed"
+        )
+    if c.borrowed_from is not None and c.borrowed_from != c.arch:
+        problems.append(
+            f"$.results.reference_curve.borrowed_from: {c.borrowed_from!r}, but the curve is "
+            f"{c.arch!r}'s"
+        )
+    if c.precision != work.precision:
+        problems.append(
+            f"$.results.reference_curve.precision: {c.precision!r}, but the report is of "
+            f"{work.precision}"
+        )
+    # A curve of another version than those known here may be named (an older
+    # curves.json: its own parameters); one known here is named with its own range.
+    lo, hi = c.fitted_range_b
+    shape = (c.A, c.S, c.Nstar)
+    known = [k for k in known_parameters(c.arch, c.precision) if _same(k[:3], shape)]
+    if known and not any(_same(k[3], (lo, hi)) for k in known):
+        ranges = ", ".join(f"{k[3][0]:g}..{k[3][1]:g}B" for k in known)
+        problems.append(
+            f"$.results.reference_curve.fitted_range_b: {lo:g}..{hi:g}B, but the {c.arch} "
+            f"{c.precision} curve of those parameters was fitted over {ranges}"
+        )
+    return problems
+
+
+Curve = tuple[float, float, float, tuple[float, float]]  # A, S, Nstar, fitted range (B)
+
+
+def _same(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return all(close(x, y, 0.0, 1e-9) for x, y in zip(a, b, strict=True))
+
+
+def known_parameters(arch: str, precision: str) -> list[Curve]:
+    """Every curve the published figures and this tool have used for an arch class and
+    format, as (A, S, Nstar, fitted range): the site's own (today's curves.json), this
+    project's own fit (Hopper), the site's curve it superseded and this project's
+    earlier refit (data/published_reference.json). A new curves.json must keep the curve
+    it replaces there (superseded_curves), or the reports derived from it read as invalid."""
+    from ecocompute.published.project import project_curve_for
+    from ecocompute.published.reference_data import published
+    from ecocompute.published.site_curves import site_curve
+
+    out: list[Curve] = []
+    for curve in (site_curve(arch, precision), project_curve_for(arch, precision)):
+        if curve is not None:
+            out.append((curve.a_pct, curve.s_pct, curve.nstar_b, curve.fitted_range_b))
+    reference = published()
+    for kind in ("superseded_curves", "comparison_curves"):
+        old = reference.get(kind, {}).get(arch, {}).get(precision)
+        if isinstance(old, dict):
+            lo, hi = old["fitted_range_b"]
+            out.append((float(old["A"]), float(old["S"]), float(old["Nstar"]), (lo, hi)))
+    return out
+
+
+# How far a published-format figure (written to 1 decimal) may lie from a known curve's.
+UNNAMED_CURVE_TOLERANCE_PTS = 0.15
+
+
+def unnamed_curve_problems(report: Report) -> list[str]:
+    """A derived report that names no curve (the published container's 1.0 and 1.1): its
+    delta must be the figure of a curve the published figures have had for its arch
+    class and format (the site's today, or one it superseded) at its size, and
+    "interpolated" only where its size lies inside a range such a curve was fitted
+    over. Which of them the writer used is not said, so any one of them stands."""
+    res, work, arch = report.results, report.workload, report.system_under_test.gpu_arch
+    said = res.vs_fp16_energy_pct_exact
+    said = res.vs_fp16_energy_pct if said is None else said
+    if res.reference_curve is not None or said is None or work.params_b is None:
+        return []
+    curves = known_curves(arch, work.precision)
+    if not curves:
+        return []
+    n = work.params_b
+    figures = [figure(n) for figure, _ in curves]
+    problems = []
+    if not any(abs(said - f) <= UNNAMED_CURVE_TOLERANCE_PTS for f in figures):
+        shown = ", ".join(sorted({f"{f:+.1f}%" for f in figures}))
+        problems.append(
+            f"$.results.vs_fp16_energy_pct: {said:g}%, but the published {arch} "
+            f"{work.precision} curves give {shown} at {n:g}B"
+        )
+    inside = any(lo <= n <= hi for _, (lo, hi) in curves)
+    if res.basis == "interpolated" and not inside:
+        ranges = ", ".join(sorted({f"{lo:g}..{hi:g}B" for _, (lo, hi) in curves}))
+        problems.append(
+            f"$.results.basis: 'interpolated', but {n:g}B lies outside every range the "
+            f"published {arch} {work.precision} curves were fitted over ({ranges})"
+        )
+    return problems
+
+
+def known_curves(
+    arch: str, precision: str
+) -> list[tuple[Callable[[float], float], tuple[float, float]]]:
+    """(its figure at a size, its fitted range) of every curve a derived report that
+    names none may have followed (known_parameters, the site's own also capped as the
+    site caps it); never a borrowed one."""
+    from ecocompute.published.site_curves import site_curve
+
+    out: list[tuple[Callable[[float], float], tuple[float, float]]] = []
+    site = site_curve(arch, precision)
+    if site is not None:
+        out.append((site.delta_pct, site.fitted_range_b))
+    for a, s, nstar, fitted in known_parameters(arch, precision):
+        out.append((functools.partial(_raw_delta, a=a, s=s, nstar=nstar), fitted))
+    return out
+
+
+def _raw_delta(n: float, *, a: float, s: float, nstar: float) -> float:
+    return delta_pct(n, a, s, nstar)

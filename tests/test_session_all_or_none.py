@@ -1,0 +1,187 @@
+"""Issue 30, item 1: a session of several formats is written all or none. Every report is
+made in full beside its target before the first is renamed into place; a failure
+while making them writes none (every earlier report untouched, and the one line says
+so truthfully); a rename that fails after another succeeded says exactly which were
+written, as does a sweep's sweep.json."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+import ecocompute
+from ecocompute.cli import main
+from ecocompute.errors import PartlyWritten, RunError
+from ecocompute.report.atomic import write_texts_atomic
+from ecocompute.report.read import energy_report_problems
+
+SESSION = ["energy_estimate", "--dry_run", "-q", "--model", "gpt-1b", "--precision", "NF4,INT8"]
+
+
+def _earlier_nf4(out: Path) -> tuple[bytes, int]:
+    """An earlier NF4 report in out/NF4: its bytes and inode (a dry run within the same
+    second may write the same bytes; a rename onto it changes the inode)."""
+    assert main([*SESSION[:-1], "NF4", "--output_dir", str(out / "NF4")]) == 0
+    return _nf4(out)
+
+
+def _nf4(out: Path) -> tuple[bytes, int]:
+    path = out / "NF4" / "energy.json"
+    return path.read_bytes(), path.stat().st_ino
+
+
+@pytest.fixture
+def no_plot(monkeypatch):
+    """A sweep here draws no plot (matplotlib "missing"): the slowest part of a dry run."""
+    import ecocompute.sweeps.fits as fits
+
+    monkeypatch.setattr(fits, "missing_fit_stack", lambda: ["matplotlib"])
+
+
+def _one_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def _fail_on_call(monkeypatch, module, name: str, n: int, code: int = errno.ENOSPC) -> None:
+    """module.name raises OSError(code) on its n-th call, and works otherwise."""
+    real = getattr(module, name)
+    calls = {"n": 0}
+
+    def wrapped(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise OSError(code, os.strerror(code))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapped)
+
+
+def test_a_folder_in_one_reports_place_writes_none_and_says_so(tmp_path, capsys):
+    out = tmp_path / "out"
+    before = _earlier_nf4(out)
+    (out / "INT8" / "energy.json").mkdir(parents=True)
+    capsys.readouterr()
+    assert main([*SESSION, "--output_dir", str(out)]) == 1
+    line = _one_error(capsys)
+    assert "INT8/energy.json" in line and "nothing was written" in line, line
+    assert _nf4(out) == before  # the earlier one stands
+    assert _listing(out) == ["INT8", "INT8/energy.json", "NF4", "NF4/energy.json"]
+
+
+def test_a_full_disk_on_the_second_report_writes_none(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    before = _earlier_nf4(out)
+    capsys.readouterr()
+    _fail_on_call(monkeypatch, os, "fsync", 2)  # the INT8 temp file's
+    assert main([*SESSION, "--output_dir", str(out)]) == 1
+    line = _one_error(capsys)
+    assert "INT8/energy.json: No space left on device; nothing was written" in line, line
+    assert _nf4(out) == before
+    assert _listing(out) == ["INT8", "NF4", "NF4/energy.json"]  # no temp file left
+
+
+def test_a_rename_that_fails_after_another_names_exactly_what_was_written(
+    tmp_path, capsys, monkeypatch
+):
+    out = tmp_path / "out"
+    _earlier_nf4(out)
+    capsys.readouterr()
+    _fail_on_call(monkeypatch, os, "replace", 2, errno.EIO)
+    assert main([*SESSION, "--output_dir", str(out)]) == 1
+    line = _one_error(capsys)
+    assert "nothing was written" not in line, line
+    assert f"written, complete and valid: {out / 'NF4' / 'energy.json'}" in line, line
+    assert f"not written: {out / 'INT8' / 'energy.json'}" in line, line
+    assert energy_report_problems(json.loads((out / "NF4" / "energy.json").read_text())) == []
+    assert _listing(out) == ["INT8", "NF4", "NF4/energy.json"]
+
+
+def test_a_signal_during_the_renames_is_acted_on_after_all_of_them(
+    tmp_path, capsys, monkeypatch, default_signal_handlers
+):
+    out = tmp_path / "out"
+    real_replace = os.replace
+    calls: list[str] = []
+
+    def replace_then_signal(src, dst):
+        real_replace(src, dst)
+        calls.append(str(dst))
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGTERM)  # between the two renames
+
+    monkeypatch.setattr(os, "replace", replace_then_signal)
+    assert main([*SESSION, "--output_dir", str(out)]) == 143
+    line = _one_error(capsys)
+    assert "after 2 of 2 reports were written" in line, line
+    assert len(calls) == 2
+
+
+def test_estimate_write_of_a_session_is_all_or_none(tmp_path):
+    out = tmp_path / "out"
+    before = _earlier_nf4(out)
+    (out / "INT8" / "energy.json").mkdir(parents=True)
+    answer = ecocompute.estimate("gpt-1b", "NF4,INT8", dry_run=True)
+    with pytest.raises(RunError, match="nothing was written"):
+        answer.write(out)
+    assert _nf4(out) == before
+
+
+def test_write_texts_atomic_makes_every_file_before_the_first_rename(tmp_path, monkeypatch):
+    targets = [tmp_path / "a" / "energy.json", tmp_path / "b" / "energy.json"]
+    seen: list[list[str]] = []
+    real_replace = os.replace
+
+    def replace(src, dst):
+        seen.append(sorted(p.name for p in tmp_path.rglob("*.tmp.json")))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    assert write_texts_atomic([(t, "{}\n") for t in targets]) == targets
+    assert len(seen[0]) == 2  # both temp files exist when the first is renamed
+    assert [t.read_text() for t in targets] == ["{}\n", "{}\n"]
+    assert not list(tmp_path.rglob("*.tmp*"))
+
+
+def test_a_partly_written_session_in_a_sweep_lists_each_report_truthfully(
+    tmp_path, capsys, monkeypatch, no_plot
+):
+    out = tmp_path / "sw"
+    _fail_on_call(monkeypatch, os, "replace", 2, errno.EIO)  # INT8's rename (sweep.json: 3rd)
+    argv = ["sweep", "--models", "gpt-1b", "--precisions", "NF4,INT8", "--dry_run", "-q"]
+    assert main([*argv, "--output_dir", str(out)]) == 1
+    capsys.readouterr()
+    runs = {r["precision"]: r for r in json.loads((out / "sweep.json").read_text())["runs"]}
+    assert runs["NF4"]["status"] == "ok" and runs["NF4"]["report"] == "gpt-1b/NF4/energy.json"
+    assert runs["INT8"]["status"] == "failed"
+    assert "Input/output error" in runs["INT8"]["error"]
+    assert not (out / "gpt-1b" / "INT8" / "energy.json").exists()
+
+
+def test_a_session_in_a_sweep_that_writes_none_lists_none_as_written(tmp_path, capsys, no_plot):
+    out = tmp_path / "sw"
+    (out / "gpt-1b" / "INT8" / "energy.json").mkdir(parents=True)
+    argv = ["sweep", "--models", "gpt-1b", "--precisions", "NF4,INT8", "--dry_run", "-q"]
+    assert main([*argv, "--output_dir", str(out)]) == 1
+    capsys.readouterr()
+    runs = json.loads((out / "sweep.json").read_text())["runs"]
+    assert [r["status"] for r in runs] == ["failed", "failed"]
+    assert not (out / "gpt-1b" / "NF4" / "energy.json").exists()
+
+
+def test_partly_written_is_a_run_error_naming_both_lists():
+    exc = PartlyWritten(Path("b"), "Input/output error", [Path("a")], [Path("b")])
+    assert isinstance(exc, RunError) and exc.written == [Path("a")]
+    assert str(exc) == (
+        "could not write b: Input/output error; written, complete and valid: a; not written: b"
+    )
