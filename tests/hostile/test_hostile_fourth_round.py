@@ -15,7 +15,7 @@ from ecocompute.cli import main
 from ecocompute.errors import InputError
 from ecocompute.sweeps.plan import split_batches
 
-from .conftest import REPO
+from ..conftest import REPO
 
 SWEEP = ["sweep", "--models", "gpt-1b", "--dry_run", "-q"]
 

@@ -13,8 +13,8 @@ from ecocompute.cli import main
 from ecocompute.report.numbers import NotReportJson, loads_strict
 from ecocompute.report.read import energy_report_problems
 
-from .made_reports import measured
-from .published_reports import all_examples, measured_report, no_gpu_report
+from ..made_reports import measured
+from ..published_reports import all_examples, measured_report, no_gpu_report
 
 
 def _validate_line(tmp_path, capsys, text: str) -> tuple[int, str]:
