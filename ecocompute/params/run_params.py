@@ -54,7 +54,7 @@ from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch
 MAX_COUNT = 10**9
 SITE = "https://quantenergy.tech"  # the published EcoCompute site
 NOT_IN_YAML = ("formats", "output_dir", "dry_run", "quiet")
-STRIPPED = ("backend", "gpu_arch", "decode", "site", "api_base")  # text, not a path
+STRIPPED = ("backend", "gpu_arch", "decode", "phases", "site", "api_base")  # text, not a path
 POSITIVE = "must be a positive whole number"
 # Typed values only (text is read before: from_text), no NaN or infinity, no unknown name.
 _CONFIG = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
@@ -129,6 +129,21 @@ class RunParams:
         POSITIVE, gt=0, le=MAX_COUNT, flag="N")
     tokens: int = _f(256, "new tokens generated per decode run (min_new_tokens = max)",
         POSITIVE, gt=0, le=MAX_COUNT, flag="N")
+    prompt_tokens: int | None = _f(None,
+        "prompt length in tokens: seeded random ids for synthetic weights, the first N "
+        "tokens of the published quality corpus for real weights; the static cache is "
+        "sized prompt + new tokens (default: the published protocol's prompt, 12 random "
+        "ids or a fixed English instruction)", POSITIVE, gt=0, le=MAX_COUNT, flag="N")
+    phases: Literal["together", "apart"] = _f("together",
+        "together: each trial is one window over the prefill and the decode (the "
+        "published protocol); apart (graphs and compiled): each trial measures the "
+        "prefill and the decode in two windows, and the report gives prefill energy per "
+        "prompt token, decode energy per generated token and the workload's combined "
+        "figure, each with its own paired delta", flag="{together,apart}")
+    prefill_window_s: float = _f(1.0,
+        "with --phases apart: the shortest prefill window; where one prefill is shorter, "
+        "each window holds as many prefills as fill it (counted in the report)",
+        "must be a positive number of seconds", gt=0, le=3600.0, flag="S")
     iterations: int = _f(10,
         "measured decode runs per format (the minimum when --ci_target_pts is set)",
         POSITIVE, gt=0, le=MAX_COUNT, flag="N")
@@ -316,6 +331,25 @@ class RunParams:
         if self.tokens >= self.context_length:
             room = f"must leave room for the prompt in context_length {self.context_length}"
             raise InputError("tokens", self.tokens, room)
+        if (
+            self.prompt_tokens is not None
+            and self.prompt_tokens + self.tokens > self.context_length
+        ):
+            room = (
+                f"the prompt and {self.tokens} new tokens ({self.prompt_tokens + self.tokens}) "
+                f"must fit in context_length {self.context_length}"
+            )
+            raise InputError("prompt_tokens", self.prompt_tokens, room)
+        if self.phases == "apart" and self.decode == "eager":
+            raise InputError(
+                "phases",
+                self.phases,
+                "needs --decode graphs or compiled (eager generate() runs its own prefill "
+                "inside the decode; its trials measure both together)",
+            )
+        if self.phases == "apart" and self.tokens < 2:
+            why = "needs --tokens 2 or more (the first new token is the prefill's)"
+            raise InputError("phases", self.phases, why)
         return self
 
 

@@ -12,26 +12,30 @@ Student t 95% interval and the verdict.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ecocompute.core.stats import estimate_delta, paired_deltas_pct, summarise
 from ecocompute.core.units import energy_per_token_mj, pct_change
-from ecocompute.monitor.conditions import MIN_THROTTLED_S, throttle_words
+from ecocompute.monitor.conditions import MIN_THROTTLED_S
+from ecocompute.report.conditions import conditions_of
 from ecocompute.report.results_model import (
     CI_METHOD,
-    Conditions,
     Format,
-    FormatConditions,
     FormatStats,
     HeldFormatStats,
     HeldView,
     IdleWindow,
     Pair,
+    PhaseFigure,
+    PhaseFormat,
+    Phases,
+    PrefillWindow,
     Results,
     Throttle,
     Trial,
     WindowConditions,
+    WorkloadFigure,
 )
 
 FP16: Format = "FP16"
@@ -85,6 +89,7 @@ def trial(
     slot: int | None = None,
     idle_gpus_energy_joules: Sequence[float] | None = None,
     conditions: Sequence[WindowConditions] = (),
+    prefill: PrefillWindow | None = None,
 ) -> Trial:
     """A trial from its readings, with the figures that derive from them."""
     counter = counter_energy_joules
@@ -107,6 +112,7 @@ def trial(
         if idle_gpus_energy_joules is None
         else list(idle_gpus_energy_joules),
         conditions=[c.model_copy(update={"throttles": window_throttles(c)}) for c in conditions],
+        prefill=None if prefill is None else rederived_prefill(prefill),
         energy_per_token_mj=energy_per_token_mj(energy_joules, tokens),
         avg_power_watts=energy_joules / duration_s,
         throughput_tokens_per_s=tokens / duration_s,
@@ -115,6 +121,54 @@ def trial(
         else (sampled_energy_joules - counter) / counter * 100.0,
         held_energy_joules=held,
         held_energy_per_token_mj=None if held is None else energy_per_token_mj(held, tokens),
+    )
+
+
+def prefill_window(
+    *,
+    prefills: int,
+    prompt_tokens: int,
+    duration_s: float,
+    energy_joules: float,
+    energy_source: str,
+    counter_energy_joules: float | None,
+    sampled_energy_joules: float,
+    samples: int,
+    dropped_samples: int,
+    per_gpu_energy_joules: Sequence[float],
+) -> PrefillWindow:
+    """A prefill window from its readings, with the figures that derive from them:
+    energy per prompt token over every prefill of the window."""
+    tokens = prefills * prompt_tokens
+    return PrefillWindow.model_construct(
+        prefills=prefills,
+        prompt_tokens=prompt_tokens,
+        duration_s=duration_s,
+        energy_joules=energy_joules,
+        energy_source=energy_source,  # type: ignore[arg-type]
+        counter_energy_joules=counter_energy_joules,
+        sampled_energy_joules=sampled_energy_joules,
+        samples=samples,
+        dropped_samples=dropped_samples,
+        per_gpu_energy_joules=list(per_gpu_energy_joules),
+        energy_per_prompt_token_mj=energy_per_token_mj(energy_joules, tokens),
+        avg_power_watts=energy_joules / duration_s,
+        prompt_tokens_per_s=tokens / duration_s,
+    )
+
+
+def rederived_prefill(w: PrefillWindow) -> PrefillWindow:
+    return prefill_window(
+        prefills=w.prefills,
+        prompt_tokens=w.prompt_tokens,
+        duration_s=w.duration_s,
+        energy_joules=w.energy_joules,
+        energy_source=w.energy_source,
+        counter_energy_joules=w.counter_energy_joules,
+        sampled_energy_joules=w.sampled_energy_joules,
+        samples=w.samples,
+        dropped_samples=w.dropped_samples,
+        per_gpu_energy_joules=w.per_gpu_energy_joules,
     )
 
 
@@ -136,6 +190,7 @@ def rederived(t: Trial) -> Trial:
         slot=t.slot,
         idle_gpus_energy_joules=t.idle_gpus_energy_joules,
         conditions=t.conditions,
+        prefill=t.prefill,
     )
 
 
@@ -163,10 +218,18 @@ class Measured:
     batch_size: int
     bandwidth_gbs: float | None
     held_nvml_indices: tuple[int, ...] = ()  # every GPU the session held, where the formats' differ
+    # the stated workload of a run with its phases apart, per sequence (row)
+    prompt_tokens: int | None = None
+    new_tokens: int | None = None
 
 
 def measured_inputs(
-    results: Results, precision: Format, batch_size: int, bandwidth_gbs: float | None
+    results: Results,
+    precision: Format,
+    batch_size: int,
+    bandwidth_gbs: float | None,
+    prompt_tokens: int | None = None,
+    new_tokens: int | None = None,
 ) -> Measured:
     """A report's own raw records and facts, as derive_results takes them."""
     return Measured(
@@ -180,6 +243,8 @@ def measured_inputs(
         batch_size=batch_size,
         bandwidth_gbs=bandwidth_gbs,
         held_nvml_indices=tuple(results.held_gpus.nvml_indices) if results.held_gpus else (),
+        prompt_tokens=prompt_tokens,
+        new_tokens=new_tokens,
     )
 
 
@@ -323,71 +388,151 @@ def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | 
     )
 
 
-# -- the GPUs' state -----------------------------------------------------------------------
+# -- the phases apart ----------------------------------------------------------------------
+
+PHASES_SCOPE = (
+    "Each trial measured two windows, synchronized at both edges and read from the same "
+    "counter: first its prefill window (prefills_per_window prefills of the prompt back "
+    "to back, the last leaving the cache the decode continues from), then its decode "
+    "window (the captured one-token steps alone). prefill: energy per prompt token "
+    "(over every prefill of the window and every row); decode: energy per generated "
+    "token of the decode window (the headline); workload: energy per generated token of "
+    "one sequence of the stated prompt and new tokens, from the same trial's two figures. "
+    "Pairs: each format's trial and its round's FP16 trial, in every phase."
+)
+WORKLOAD_DEFINITION = (
+    "per sequence: prompt_tokens x (prefill mJ per prompt token) + (new_tokens - 1) x "
+    "(decode mJ per generated token), over new_tokens (the prefill yields the first new "
+    "token, the decode steps the rest); each trial's own two figures, each round's pair"
+)
 
 
-def _known(values: Iterable[float | None]) -> list[float]:
-    return [v for v in values if v is not None]
+def combined_mj_per_token(
+    prefill_mj_per_prompt_token: float,
+    decode_mj_per_token: float,
+    prompt_tokens: int,
+    new_tokens: int,
+) -> float:
+    """Energy per generated token of one sequence of prompt_tokens in and new_tokens out:
+    the prefill yields the first new token, the decode steps the other new_tokens - 1."""
+    if prompt_tokens < 1 or new_tokens < 1:
+        raise ValueError("a workload has at least one prompt token and one new token")
+    prefill = prompt_tokens * prefill_mj_per_prompt_token
+    return (prefill + (new_tokens - 1) * decode_mj_per_token) / new_tokens
 
 
-def conditions_of(formats: Mapping[Format, list[Trial]]) -> Conditions | None:
-    """Per format: the windows that ran throttled and why, power against the limit,
-    temperatures, mean clocks. None where no window read conditions."""
-    if not any(t.conditions for ts in formats.values() for t in ts):
-        return None
-    per: dict[Format, FormatConditions] = {}
-    seen: dict[Throttle, None] = {}
+def _prefill_per_token(t: Trial) -> float | None:
+    return None if t.prefill is None else t.prefill.energy_per_prompt_token_mj
+
+
+def _phase_figure(
+    m: Measured,
+    formats: Mapping[Format, list[Trial]],
+    per_token: Callable[[Trial], float | None],
+    unit: str | None,
+    rate: Callable[[list[Trial]], float | None] = lambda ts: None,
+) -> PhaseFigure:
+    per: dict[Format, PhaseFormat] = {}
     for fmt, trials in formats.items():
-        throttled = [t for t in trials if any(c.throttles for c in t.conditions)]
-        reasons: dict[Throttle, None] = {}
-        for t in throttled:
-            for c in t.conditions:
-                for r in c.throttles:
-                    reasons.setdefault(r, None)
-                    seen.setdefault(r, None)
-        cs = [c for t in trials for c in t.conditions]
-        temps = _known(x for c in cs for x in c.temperature_c)
-        mem_temps = _known(x for c in cs for x in c.memory_temperature_c)
-        peaks = _known(c.power_of_limit_pct_max for c in cs)
-        means = _known(c.power_of_limit_pct_mean for c in cs)
-        sm = _known(c.sm_clock_mhz_mean for c in cs)
-        mem = _known(c.memory_clock_mhz_mean for c in cs)
-        per[fmt] = FormatConditions.model_construct(
-            windows=len(trials),
-            throttled_windows=len(throttled),
-            throttled_trials=[t.index for t in throttled],
-            throttles=list(reasons),
-            power_of_limit_pct_max=max(peaks) if peaks else None,
-            power_of_limit_pct_mean=statistics.fmean(means) if means else None,
-            temperature_c_range=[min(temps), max(temps)] if temps else None,
-            memory_temperature_c_range=[min(mem_temps), max(mem_temps)] if mem_temps else None,
-            sm_clock_mhz_mean=statistics.fmean(sm) if sm else None,
-            memory_clock_mhz_mean=statistics.fmean(mem) if mem else None,
+        values = [v for t in trials if (v := per_token(t)) is not None]
+        s = summarise(values)
+        counts = sorted({t.prefill.prefills for t in trials if t.prefill is not None})
+        per[fmt] = PhaseFormat.model_construct(
+            n_trials=len(values),
+            energy_per_token_mj=s.mean,
+            energy_per_token_mj_sd=s.sd,
+            cv_pct=s.cv_pct,
+            tokens_per_s=rate(trials),
+            prefills_per_window=counts if per_token is _prefill_per_token else None,
         )
-    return Conditions.model_construct(
-        windows=sum(c.windows for c in per.values()),
-        throttled_windows=sum(c.throttled_windows for c in per.values()),
-        throttles=list(seen),
+    quantized = m.precision != FP16
+    pairs = pairs_of(m.trials, m.precision, per_token) if quantized else []
+    delta, ci, n, verdict = _estimate(pairs)
+    return PhaseFigure.model_construct(
+        unit=unit,
         per_format=per,
-        note=throttled_note(per),
+        vs_fp16_energy_pct=delta,
+        vs_fp16_ci95_pct=ci,
+        n_pairs=n,
+        verdict=verdict,  # type: ignore[arg-type]
+        pairs=pairs,
     )
 
 
-def throttled_note(per: Mapping[Format, FormatConditions]) -> str:
-    parts = [
-        f"{fmt} {c.throttled_windows} of {c.windows} ({throttle_words(c.throttles)})"
-        for fmt, c in per.items()
-        if c.throttled_windows
-    ]
-    if not parts:
-        return (
-            "No measured window met the power cap or a thermal or hardware slowdown "
-            "(NVML's clock-event counters and reasons)."
+def decided_by(
+    prefill_diff_mj: float, decode_diff_mj: float
+) -> tuple[str | None, float | None, str]:
+    """Which phase decides the workload's verdict: the one carrying the larger share of
+    its energy difference against FP16 (per sequence, mJ), that share, and the words."""
+    total = abs(prefill_diff_mj) + abs(decode_diff_mj)
+    if total == 0.0:
+        return None, None, "the two phases spend the same as FP16's"
+    phase = "prefill" if abs(prefill_diff_mj) > abs(decode_diff_mj) else "decode"
+    share = 100.0 * abs(prefill_diff_mj) / total
+    other = "decode" if phase == "prefill" else "prefill"
+    agree = (prefill_diff_mj < 0) == (decode_diff_mj < 0)
+    carried = share if phase == "prefill" else 100.0 - share
+    if agree:
+        words = (
+            f"both phases point the same way; the {phase} carries {carried:.0f}% of the difference"
         )
-    return (
-        "Windows that ran throttled: "
-        + "; ".join(parts)
-        + ". The figures include them; trials[].conditions says which and by how much."
+    else:
+        words = (
+            f"the phases disagree; the {phase} outweighs the {other} "
+            f"({carried:.0f}% of the difference)"
+        )
+    return phase, share, words
+
+
+def phases_of(m: Measured, formats: Mapping[Format, list[Trial]]) -> Phases | None:
+    """The phases apart: None where the trials hold no prefill window."""
+    if m.prompt_tokens is None or m.new_tokens is None:
+        return None
+    if not m.trials or any(t.prefill is None for t in m.trials):
+        return None
+    p_in, n_out = m.prompt_tokens, m.new_tokens
+
+    def workload(t: Trial) -> float | None:
+        pre = _prefill_per_token(t)
+        return (
+            None if pre is None else combined_mj_per_token(pre, t.energy_per_token_mj, p_in, n_out)
+        )
+
+    def prefill_rate(ts: list[Trial]) -> float | None:
+        windows = [t.prefill for t in ts if t.prefill is not None]
+        seconds = sum(w.duration_s for w in windows)
+        return sum(w.prefills * w.prompt_tokens for w in windows) / seconds if seconds else None
+
+    def decode_rate(ts: list[Trial]) -> float | None:
+        return sum(t.tokens for t in ts) / sum(t.duration_s for t in ts)
+
+    prefill = _phase_figure(m, formats, _prefill_per_token, "mJ per prompt token", prefill_rate)
+    decode = _phase_figure(
+        m, formats, lambda t: t.energy_per_token_mj, "mJ per generated token", decode_rate
+    )
+    whole = _phase_figure(m, formats, workload, None)
+    phase = share = None
+    words = "FP16 alone: no difference to decide"
+    if m.precision != FP16:
+        pq, pf = prefill.per_format[m.precision], prefill.per_format[FP16]
+        dq, df = decode.per_format[m.precision], decode.per_format[FP16]
+        diff_prefill = p_in * (pq.energy_per_token_mj - pf.energy_per_token_mj)
+        diff_decode = (n_out - 1) * (dq.energy_per_token_mj - df.energy_per_token_mj)
+        phase, share, words = decided_by(diff_prefill, diff_decode)
+    return Phases.model_construct(
+        scope=PHASES_SCOPE,
+        prefill=prefill,
+        decode=decode,
+        workload=WorkloadFigure.model_construct(
+            **{k: v for k, v in dict(whole).items() if k != "unit"},
+            unit=f"mJ per generated token of {p_in} in, {n_out} out",
+            prompt_tokens=p_in,
+            new_tokens=n_out,
+            definition=WORKLOAD_DEFINITION,
+            decided_by=phase,  # type: ignore[arg-type]
+            prefill_share_of_difference_pct=share,
+            decided_note=words,
+        ),
     )
 
 
@@ -434,4 +579,5 @@ def derive_results(m: Measured, note: str) -> Results:
         pairs=pairs,
         held_gpus=held_view(m, formats),
         conditions=conditions_of(formats),
+        phases=phases_of(m, formats),
     )

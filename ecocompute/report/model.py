@@ -114,7 +114,13 @@ class Quantization(Strict):
 
 
 class Workload(Strict):
-    OMIT_NULL = ("llm_int8_threshold", "quantization", "params_b_counted", "weights_note")
+    OMIT_NULL = (
+        "llm_int8_threshold",
+        "quantization",
+        "params_b_counted",
+        "weights_note",
+        "prompt_source",
+    )
     model_name: str
     precision: Format
     batch_size: Annotated[int, Field(ge=1)]
@@ -131,6 +137,11 @@ class Workload(Strict):
     ) = None
     params_b_counted: float | None = None
     prompt_tokens: int | None = None
+    prompt_source: Literal["published protocol", "prompt_tokens"] | None = Field(
+        None,
+        description="prompt_tokens: the length was chosen (--prompt_tokens), and reports of "
+        "two lengths never pool; absent: the published protocol's prompt",
+    )
     weights: Literal["pretrained", "synthetic", "not loaded"] | None = None
     weights_note: str | None = None
     llm_int8_threshold: float | None = None
@@ -212,6 +223,8 @@ class Decode(Strict):
         "compile_s",
         "compile_note",
         "per_format",
+        "phases",
+        "prefills_note",
     )
 
     regime: Regime = "eager"
@@ -231,6 +244,12 @@ class Decode(Strict):
     compile_s: NonNegative | None = None
     compile_note: str | None = None
     per_format: dict[Format, FormatDecode] | None = None
+    phases: Literal["together", "apart"] | None = Field(
+        None,
+        description="apart: each trial measured its prefill and its decode in two windows "
+        "(results.phases); absent or together: one window over both",
+    )
+    prefills_note: str | None = None
 
 
 class Session(Strict):

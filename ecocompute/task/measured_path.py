@@ -24,6 +24,7 @@ from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.decode import make_decoder
 from ecocompute.llm.loading import Checkpoint, LoadedModel, ModelBackend, count_parameters
 from ecocompute.llm.memory import OutOfMemoryNamed, out_of_memory_named
+from ecocompute.llm.prompt import check_context, check_memory
 from ecocompute.monitor.meter import EdgesRecord, EnergyMeter
 from ecocompute.params import RunParams
 from ecocompute.published.archs import arch_from_product_name
@@ -131,7 +132,11 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
         s.progress,
     )
     checkpoint = s.backend.checkpoint(p.model_name, s.accelerator)
-    prompt = s.backend.prompt(checkpoint, p.batch_size, s.accelerator)
+    if p.prompt_tokens is not None:  # before any weights load
+        config = s.backend.config(checkpoint)
+        limit = getattr(config, "max_position_embeddings", None)
+        check_context(p.model_name, limit, p.prompt_tokens, p.tokens)
+    prompt = s.backend.prompt(checkpoint, p.batch_size, s.accelerator, p.prompt_tokens)
     fp16 = _load(s, checkpoint, FP16_SPEC)
     params_count = count_parameters(fp16.model)
     sheet = ScoreSheet(p, checkpoint, s.backend, s.accelerator, s.progress)
@@ -166,6 +171,8 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
         session=_session(specs),
         timing=s.clock.timing(),
         before={i: b for i, b in before.items() if i in {m.nvml.index for m in used}},
+        prefills={k: v for phase in phases for k, v in phase.result.prefills.items()},
+        prefill_s={k: v for phase in phases for k, v in phase.result.prefill_s.items()},
     )
 
 
@@ -236,6 +243,17 @@ def _phase(
     rotate: bool = False,
 ) -> _Phase:
     p = s.params
+    if p.prompt_tokens is not None:  # the caches of every resident format, and a prefill
+        memory = s.accelerator.memory_mib()
+        check_memory(
+            p.model_name,
+            loaded[0].model.config,
+            batch_size=p.batch_size,
+            prompt=p.prompt_tokens,
+            tokens=p.tokens,
+            formats=len(loaded),
+            free_mib=None if memory is None else memory[0],
+        )
     residents = []
     records: dict[Precision, dict[str, Any]] = {}
     per_format_keys: tuple[str, ...] = ()
@@ -279,6 +297,7 @@ def _phase(
         first_index=first_index,
         paired=p.precision.quantized,
         rotate=rotate,
+        prefill_window_s=p.prefill_window_s if p.phases == "apart" else None,
     )
     since = time.monotonic()
     result = run_phase(s.instruments, residents, plan, s.progress)
