@@ -151,6 +151,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     progress, command = Progress(bool(args.quiet)), recorded_command()
     shared = run_flags_given(args, leave_out=("output_dir",))
     lengths = split_prompt_lengths(args.prompt_lengths)
+    if lengths is not None and len(lengths) > 1:
+        from ecocompute.sweeps.plan import prompt_folder
+
+        folders = [prompt_folder(n) for n in lengths]
+        args.written_so_far = sweep_leaves(args.output_dir, folders)
     if lengths is not None and (models is None or fleet is not None):
         why = "a prompt-length axis runs here, not with --fit_only or the fleet"
         raise InputError("prompt_tokens", args.prompt_lengths, why)
