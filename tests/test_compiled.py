@@ -317,3 +317,37 @@ def test_a_sweep_over_batch_sizes_in_the_compiled_regime(tmp_path):
     assert invalid == []
     protocols = {g.protocol for g in group_reports(found)}
     assert protocols == {f"{TOKENS} tok, batch 1, compiled", f"{TOKENS} tok, batch 2, compiled"}
+
+
+# -- one compile for every batch size (--compile_batch dynamic) ---------------------------
+def test_a_dynamic_batch_is_compiled_once_for_every_batch_of_two_or_more(llama):
+    """The compiled map on a budget: the batch dimension a symbol, so a sweep's later
+    batch sizes reuse the graph the first compiled (dynamo compiles nothing new, inductor's
+    cache is not even asked), and each still decodes generate()'s tokens."""
+    torch._dynamo.reset()  # as a fresh process: nothing compiled yet
+    records = []
+    for batch in (2, 3, 5):
+        decoder = compiled(llama, batch, compile_batch="dynamic")
+        assert torch.equal(decoder.run(), generated(llama, batch))
+        records.append(decoder.record())
+    assert [r["compiler"]["batch_dim"] for r in records] == ["dynamic"] * 3
+    assert records[0]["compiler"]["dynamic"] is True
+    assert records[0]["dynamo_graphs"] == 1
+    assert [r["dynamo_graphs"] for r in records[1:]] == [0, 0]
+    assert all(r["inductor_cache"].startswith("not consulted") for r in records[1:])
+
+
+def test_a_static_batch_compiles_again_for_each_batch_size(llama):
+    torch._dynamo.reset()
+    first, second = compiled(llama, 2), compiled(llama, 3)
+    assert first.record()["compiler"]["batch_dim"] == "static"
+    assert first.record()["dynamo_graphs"] == 1 and second.record()["dynamo_graphs"] == 1
+
+
+def test_compile_batch_is_the_compiled_regimes_alone():
+    from ecocompute.errors import InputError
+    from ecocompute.params import RunParams
+
+    with pytest.raises(InputError, match=r"^invalid compile_batch 'dynamic': needs --decode"):
+        RunParams(compile_batch="dynamic", decode="graphs")
+    assert RunParams(compile_batch="dynamic", decode="compiled").compile_batch == "dynamic"

@@ -81,6 +81,7 @@ def make_decoder(
     capture: bool = True,
     label: str = "the model",
     check_tokens: int = CHECK_TOKENS,
+    compile_batch: str = "static",
 ) -> Decoder:
     """The decoder for `regime`, not yet prepared.
 
@@ -91,7 +92,8 @@ def make_decoder(
     static-cache decode eagerly per token without a CUDA graph (the CPU path: tests, and
     a debugging aid); for "compiled", capture=False runs the compiled step per token
     without a graph. check_tokens: how many tokens prepare() compares between the eager
-    step and the replayed graph (0: no check).
+    step and the replayed graph (0: no check). compile_batch ("compiled"): static, a
+    compile per batch size; dynamic, the batch dimension compiled as a symbol.
 
     Raises InputError for an unknown regime or tokens < 1.
     """
@@ -105,8 +107,18 @@ def make_decoder(
     from ecocompute.llm.compiled import CompiledDecoder  # both import decoder.py: local
     from ecocompute.llm.graphs import GraphDecoder
 
-    kind = CompiledDecoder if regime == "compiled" else GraphDecoder
-    return kind(
+    if regime == "compiled":
+        return CompiledDecoder(
+            model,
+            input_ids,
+            attention_mask,
+            tokens,
+            label,
+            capture=capture,
+            check_tokens=check_tokens,
+            compile_batch=compile_batch,
+        )
+    return GraphDecoder(
         model,
         input_ids,
         attention_mask,

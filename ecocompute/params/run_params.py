@@ -54,7 +54,15 @@ from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch
 MAX_COUNT = 10**9
 SITE = "https://quantenergy.tech"  # the published EcoCompute site
 NOT_IN_YAML = ("formats", "output_dir", "dry_run", "quiet")
-STRIPPED = ("backend", "gpu_arch", "decode", "phases", "site", "api_base")  # text, not a path
+STRIPPED = (
+    "backend",
+    "gpu_arch",
+    "decode",
+    "phases",
+    "compile_batch",
+    "site",
+    "api_base",
+)  # text, not a path
 POSITIVE = "must be a positive whole number"
 # Typed values only (text is read before: from_text), no NaN or infinity, no unknown name.
 _CONFIG = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
@@ -176,6 +184,11 @@ class RunParams:
         "compiled (the same step compiled by torch.compile first, then captured; the "
         "compile, a minute or more per format, is before any measured window)",
         flag="{eager,graphs,compiled}")
+    compile_batch: Literal["static", "dynamic"] = _f("static",
+        "with --decode compiled: static (the step compiled for this batch size, shapes "
+        "fixed) or dynamic (the batch dimension compiled as a symbol: batch 1 gets a graph "
+        "of its own, every batch of 2 or more shares one, so a sweep over batch sizes "
+        "compiles each format twice instead of once per size)", flag="{static,dynamic}")
     ci_target_pts: float | None = _f(None,
         "stop on precision: after --iterations rounds, keep running paired rounds until "
         "the 95% interval of the delta is at most this many points wide on each side "
@@ -347,6 +360,9 @@ class RunParams:
                 "needs --decode graphs or compiled (eager generate() runs its own prefill "
                 "inside the decode; its trials measure both together)",
             )
+        if self.compile_batch == "dynamic" and self.decode != "compiled":
+            why = "needs --decode compiled (only a compiled step has shapes to keep dynamic)"
+            raise InputError("compile_batch", self.compile_batch, why)
         if self.phases == "apart" and self.tokens < 2:
             why = "needs --tokens 2 or more (the first new token is the prefill's)"
             raise InputError("phases", self.phases, why)

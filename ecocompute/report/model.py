@@ -196,6 +196,11 @@ class Compiler(Strict):
     backend: str
     mode: str
     dynamic: bool | None = None
+    batch_dim: Literal["static", "dynamic"] | None = Field(
+        None,
+        description="static: compiled for this batch size; dynamic: the batch dimension a "
+        "symbol, one graph for every batch of 2 or more (batch 1 its own)",
+    )
     torch: str
     triton: str | None = None
     inductor_cache_dir: str | None = None

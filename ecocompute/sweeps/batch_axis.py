@@ -184,10 +184,13 @@ def phase_words(fmt: str, points: Sequence[BatchPoint]) -> str:
     for p in phased:
         if p.phases is not None and p.phases.decided_by is not None:
             deciders.setdefault(p.phases.decided_by, []).append(p.batch_size)
-    last = phased[-1].batch_size
     said = "; ".join(
-        f"the {phase} decides at batch {_span(sizes, last).removeprefix('from ')}"
-        + ("+" if _span(sizes, last).startswith("from") else "")
+        f"the {phase} decides at "
+        + (
+            "every batch measured"
+            if len(sizes) == len(phased) > 1
+            else "batch " + ", ".join(str(b) for b in sizes)
+        )
         for phase, sizes in deciders.items()
     )
     head = "decode" if len(phased) > 1 else "the decode window"

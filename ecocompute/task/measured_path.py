@@ -267,6 +267,7 @@ def _phase(
             p.decode,
             label=str(model.precision),
             capture=s.accelerator.kind == "cuda",  # the CPU stand-in steps it eagerly
+            compile_batch=p.compile_batch,
         )
         if p.decode != "eager":
             s.progress(
