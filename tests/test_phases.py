@@ -235,3 +235,12 @@ def test_each_round_pairs_the_workload_figure_of_its_two_trials():
     assert phases.decode.pairs[0].delta_pct == pytest.approx(-10.0)
     # per sequence: prefill +100 x ~1.0 mJ, decode 9 x ~-0.75 mJ: the prefill decides
     assert phases.workload.decided_by == "prefill"
+
+
+def test_the_summary_gives_each_phase_and_the_deciding_one(drawing):
+    from ecocompute.report.summary import render
+
+    text = render(_report(drawing, precision="NF4"), "out/energy.json")
+    assert "  phase      prefill: " in text and "mJ/prompt token" in text
+    assert "  phase      decode: " in text and "  phase      24 in, 5 out: " in text
+    assert "  decides    decided by the " in text

@@ -110,6 +110,7 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
         prefix = f"--decode {asked} asked for, but " if asked else ""
         lines.append(f"  decode     {prefix}{decode.note}")
     if report.measured and res.trials:
+        lines.extend(phase_lines(work.precision, res))
         lines.extend(energy_lines(work.precision, res))
         lines.append(f"  protocol   {protocol_words(report.measurement)}")
         if decode.per_format and decode.compile_s is not None:
@@ -148,6 +149,34 @@ def site_lines(report: Report) -> list[str]:
     if report.share_url:
         lines.append(f"  share      {report.share_url}")
         lines.append("             (also in share_url.txt; the point is in the link; nothing sent)")
+    return lines
+
+
+def phase_lines(precision: str, res: Results, label: str = "") -> list[str]:
+    """With the phases apart: each phase's figure and delta, the workload's, and which
+    phase decides it (the headline above is the decode window's)."""
+    phases = res.phases
+    if phases is None:
+        return []
+    work = phases.workload
+    rows = [
+        ("prefill", phases.prefill, "mJ/prompt token"),
+        ("decode", phases.decode, "mJ/token"),
+        (f"{work.prompt_tokens} in, {work.new_tokens} out", work, "mJ/token"),
+    ]
+    lines = []
+    for name, figure, unit in rows:
+        mine = figure.per_format.get(precision)  # type: ignore[call-overload]
+        figure_mj = _mj(mine.energy_per_token_mj if mine else None, " " + unit)
+        text = f"  {label or 'phase':<10} {name}: {figure_mj}"
+        if figure.vs_fp16_energy_pct is not None:
+            text += f", {figure.vs_fp16_energy_pct:+.1f}% vs FP16" + _ci(figure.vs_fp16_ci95_pct)
+            text += f" ({figure.verdict})" if figure.verdict else ""
+        lines.append(text)
+    if work.decided_by is not None:
+        lines.append(
+            f"  {label or 'decides':<10} decided by the {work.decided_by}: {work.decided_note}"
+        )
     return lines
 
 
@@ -369,6 +398,8 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         header += " (of bandwidth limit)"
     lines.append(header)
     lines.extend(_format_line(r) for r in reports)
+    for r in reports:
+        lines.extend(phase_lines(r.workload.precision, r.results, r.workload.precision))
     lines.extend(held_session_lines(reports))
     throttle = _session_throttle(reports)
     if throttle:
