@@ -244,3 +244,29 @@ def test_the_summary_gives_each_phase_and_the_deciding_one(drawing):
     assert "  phase      prefill: " in text and "mJ/prompt token" in text
     assert "  phase      decode: " in text and "  phase      24 in, 5 out: " in text
     assert "  decides    decided by the " in text
+
+
+def _reading(joules):
+    from ecocompute.monitor.meter import WindowReading
+
+    return WindowReading(0.0, 1.0, joules, joules, (joules,), 10, 0)
+
+
+def test_the_stopping_rule_waits_for_the_least_precise_phase():
+    from ecocompute.core.precision import Precision
+    from ecocompute.task.protocol import half_width_pts
+    from ecocompute.task.trials import PrefillReading, Trial
+
+    trials = []
+    # the decode's delta is the same in every round (no width); the prefill's is not
+    for k, prefill_nf4 in enumerate((1.0, 2.0, 1.5)):
+        for fmt, decode_j, prefill_j in (
+            (Precision.FP16, 1.0, 1.0),
+            (Precision.NF4, 0.9, prefill_nf4),
+        ):
+            prefill = PrefillReading(_reading(prefill_j), 2, 10)
+            trials.append(Trial(len(trials), k, fmt, 10, _reading(decode_j), prefill=prefill))
+    width = half_width_pts(trials)
+    assert width is not None and width > 50  # the prefill's +-; the decode's alone is 0
+    alone = [Trial(t.index, t.pair, t.precision, t.tokens, t.reading) for t in trials]
+    assert half_width_pts(alone) == pytest.approx(0.0, abs=1e-9)
