@@ -105,7 +105,9 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("energy.json")):
     ci = res.get("vs_fp16_ci95_pct") or [float("nan")] * 2
     line = (f"{path.parent.relative_to(sys.argv[1])}: {work['precision']} b{work['batch_size']} "
             f"{res['vs_fp16_energy_pct']:+.1f}% [{ci[0]:+.1f}, {ci[1]:+.1f}] "
-            f"{res['throughput_tokens_per_s']:.0f} tok/s, session {timing.get('session_s', 0):.0f} s")
+            f"{res['throughput_tokens_per_s']:.0f} tok/s (FP16 {res['fp16_energy_per_token_mj']:.1f} "
+            f"mJ/token, {res['per_format']['FP16']['throughput_tokens_per_s']:.0f} tok/s), "
+            f"session {timing.get('session_s', 0):.0f} s")
     sessions[path.parent.parent if m.get("session") else path.parent] = timing.get("session_s", 0)
     ph = res.get("phases")
     if ph:

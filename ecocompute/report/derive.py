@@ -398,7 +398,9 @@ PHASES_SCOPE = (
     "(over every prefill of the window and every row); decode: energy per generated "
     "token of the decode window (the headline); workload: energy per generated token of "
     "one sequence of the stated prompt and new tokens, from the same trial's two figures. "
-    "Pairs: each format's trial and its round's FP16 trial, in every phase."
+    "Pairs: each format's trial and its round's FP16 trial, in every phase. The prefill "
+    "runs eagerly in the graphs and compiled regimes alike (neither captured nor "
+    "compiled): only the decode window differs between them."
 )
 WORKLOAD_DEFINITION = (
     "per sequence: prompt_tokens x (prefill mJ per prompt token) + (new_tokens - 1) x "

@@ -95,3 +95,18 @@ def test_the_command_line_takes_a_list_of_prompt_lengths(tmp_path, capsys):
     for n in (16, 32):
         doc = json.loads((tmp_path / "o" / f"p{n}" / "sweep.json").read_text())
         assert len(doc["runs"]) == 1
+
+
+def test_the_python_api_runs_a_prompt_axis(tmp_path, monkeypatch):
+    import ecocompute
+
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+    done = ecocompute.prompt_sweep(
+        ["synthetic:qwen2.5-0.5b"], [16, 32], output_dir=tmp_path / "o", dry_run=True
+    )
+    assert sorted(done) == [16, 32]
+    assert all((tmp_path / "o" / f"p{n}" / "sweep.json").is_file() for n in (16, 32))
+    with pytest.raises(InputError, match="give one list"):
+        ecocompute.prompt_sweep(
+            ["synthetic:qwen2.5-0.5b"], [16], output_dir=tmp_path / "x", prompt_tokens=16
+        )
