@@ -351,3 +351,32 @@ def test_compile_batch_is_the_compiled_regimes_alone():
     with pytest.raises(InputError, match=r"^invalid compile_batch 'dynamic': needs --decode"):
         RunParams(compile_batch="dynamic", decode="graphs")
     assert RunParams(compile_batch="dynamic", decode="compiled").compile_batch == "dynamic"
+
+
+def test_a_compiled_sweep_with_a_dynamic_batch_compiles_at_its_first_size_only(tmp_path):
+    """Through the sweep, as the H200 map runs it: the models stay loaded, the second
+    batch size compiles nothing (each point's report says so per format), and the phases
+    apart work in the compiled regime too (its prefill eager)."""
+    torch._dynamo.reset()
+    flags = {"tokens": str(TOKENS), "iterations": "2", "warmup": "0", "idle_seconds": "0",
+             "decode": "compiled", "compile_batch": "dynamic", "phases": "apart",
+             "prefill_window_s": "0.01", "quality_probe": "false", "quiet": True}  # fmt: skip
+    sweep(
+        ["synthetic:tiny-test"],
+        ["NF4"],
+        tmp_path / "sw",
+        options=flags,
+        progress=Progress(quiet=True),
+        machine=fake_machine(backend=StandInQuantBackend),
+        batch_sizes=[2, 3],
+    )
+    doc = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    reports = [json.loads((tmp_path / "sw" / r["report"]).read_text()) for r in doc["runs"]]
+    first, second = (r["measurement"]["decode"] for r in reports)
+    assert first["compiler"]["batch_dim"] == "dynamic"
+    assert first["per_format"]["FP16"]["dynamo_graphs"] >= 1
+    assert {f: d["dynamo_graphs"] for f, d in second["per_format"].items()} == {"FP16": 0, "NF4": 0}
+    for report in reports:
+        assert energy_report_problems(report) == []
+        assert report["results"]["phases"]["workload"]["n_pairs"] == 2
+    assert "dynamic batch" in doc["protocol"] and "phases apart" in doc["protocol"]
