@@ -90,8 +90,9 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
         if res.vs_fp16_energy_pct is None:
             lines.append("  delta      n/a (no figure is claimed)")
         else:
+            window = " (the decode window)" if res.phases is not None else ""
             lines.append(
-                f"  delta      {res.vs_fp16_energy_pct:+.1f}% energy per token vs FP16"
+                f"  delta      {res.vs_fp16_energy_pct:+.1f}% energy per token vs FP16{window}"
                 + _ci(res.vs_fp16_ci95_pct)
             )
     if res.verdict:
