@@ -400,7 +400,8 @@ PHASES_SCOPE = (
     "one sequence of the stated prompt and new tokens, from the same trial's two figures. "
     "Pairs: each format's trial and its round's FP16 trial, in every phase. The prefill "
     "runs eagerly in the graphs and compiled regimes alike (neither captured nor "
-    "compiled): only the decode window differs between them."
+    "compiled): only the decode window differs between them. The held-GPU view "
+    "(results.held_gpus), where the formats occupy different GPUs, is the decode window's."
 )
 WORKLOAD_DEFINITION = (
     "per sequence: prompt_tokens x (prefill mJ per prompt token) + (new_tokens - 1) x "
