@@ -29,7 +29,7 @@ def _params(**flags):
         "iterations": "2",
         "warmup": "0",
         "idle_seconds": "0",
-        "sample_rate_hz": "50",
+        "sample_rate_hz": "10",
     }
     return resolve(None, {**base, "quality_probe": "false", **flags})
 
