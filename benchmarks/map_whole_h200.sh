@@ -7,7 +7,9 @@
 #              llama-2-7b's 4096 positions with 256 new tokens: 3840 is the most), batch
 #              1 and 16: `sweep --prompt_tokens 128,1024 --batch_sizes 1,16`, every point
 #              at least 3 rounds, then until every delta's half-width (prefill and decode)
-#              is <= 2 points, at most 6. About 4 x 70 s.
+#              is <= 2 points, at most 5: a round is 4 x (a >= 1 s prefill window, a ~2 s
+#              decode window, ~0.4 s of edges), so about 4 x 90 s with the loading. A
+#              point the call's timeout cuts writes nothing; the points before it stand.
 #   probe      the choice of --compile_batch, measured: FP16 and NF4 at batch 16,
 #              compiled static, then compiled dynamic (batch a symbol), each 3 rounds in a
 #              process of its own; compare tok/s and mJ/token (and compile_s). ~5 min.
@@ -68,7 +70,7 @@ run() {  # name seconds args...: one command, timed, logged to $OUT/<name>.log
 case "$PART" in
   phases)
     run phases 520 sweep --models "$MODEL" --precisions "${FORMATS_GIVEN:-NF4,INT4,FP8}" --decode graphs \
-      --phases apart --prompt_tokens "$PROMPTS" --batch_sizes 1,16 "${STOP[@]}" \
+      --phases apart --prompt_tokens "$PROMPTS" --batch_sizes 1,16 "${STOP[@]}" --max_rounds 5 \
       "${EXTRA[@]}" --output_dir "$WORK" ;;
   probe)
     for dim in static dynamic; do
