@@ -25,7 +25,9 @@
 #              its compiled step failed the token check (docs/validation/h200-compiled),
 #              which stops a whole session: it must not take the other formats with it.
 #   eager      the published protocol at batch 1 and 16 for every format (5 rounds at
-#              most at 16: eager rounds are slow and noisy).
+#              most: eager rounds are slow and noisy). A round of 5 formats is ~45 s at
+#              batch 1 and ~110 s at 16, so the two sizes are two calls: BATCHES=1, then
+#              BATCHES=16 (with fewer rounds, MAX_ROUNDS=4).
 #
 # Afterwards, here: `ecocompute sweep --fit_only` is not needed (each part writes its own
 # sweep.json); benchmarks/validation_summary.py reads the reports; the compiled map's
@@ -57,7 +59,8 @@ else
   EXTRA=(--tokens 256 --context_length 4096)
   nvidia-smi -L
 fi
-NAME=$PART${FORMATS_GIVEN:+-${FORMATS_GIVEN//,/-}}  # e.g. compiledN-FP8
+BATCHES_GIVEN=${BATCHES:-}
+NAME=$PART${FORMATS_GIVEN:+-${FORMATS_GIVEN//,/-}}${BATCHES_GIVEN:+-b${BATCHES_GIVEN//,/-}}
 WORK=${REHEARSAL:+$ECOCOMPUTE_CACHE}/tmp/ecocompute-map-whole/$NAME
 rm -rf "$WORK"; mkdir -p "$WORK"
 STOP=(--iterations 3 --ci_target_pts 2 --max_rounds 6 --warmup 1 --no_quality_probe)
@@ -88,8 +91,9 @@ case "$PART" in
       --batch_sizes "$SIZES_N" "${STOP[@]}" "${EXTRA[@]}" --output_dir "$WORK" ;;
   eager)
     run eager 540 sweep --models "$MODEL" --precisions "${FORMATS_GIVEN:-NF4,INT4,FP8,INT8}" \
-      --llm_int8_threshold 0 --batch_sizes 1,16 --iterations 3 --ci_target_pts 2 \
-      --max_rounds 5 --warmup 1 --no_quality_probe "${EXTRA[@]}" --output_dir "$WORK" ;;
+      --llm_int8_threshold 0 --batch_sizes "${BATCHES_GIVEN:-1,16}" --iterations 3 \
+      --ci_target_pts 2 --max_rounds "${MAX_ROUNDS:-5}" --warmup 1 --no_quality_probe \
+      "${EXTRA[@]}" --output_dir "$WORK" ;;
   *) echo "unknown part $PART"; exit 2 ;;
 esac
 for f in "$OUT"/*.log; do
