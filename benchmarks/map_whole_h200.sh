@@ -19,7 +19,9 @@
 #   compiledN  compiled at batch 4, 16, 64 with --compile_batch dynamic: one compile per
 #              format serves the three sizes (the sweep keeps the models and dynamo's
 #              graphs in its one process); every point's compile_s and inductor_cache
-#              are in its reports (measurement.decode.per_format).
+#              are in its reports (measurement.decode.per_format). If the probe finds
+#              the dynamic step slower, COMPILE_BATCH=static with SIZES_N=4 and then
+#              SIZES_N=16,64 (a compile per format and size: two calls).
 #              FP8 runs in sessions of its own, FORMATS=FP8 with each of the two parts
 #              (two more calls): its compile took 163 s on tinyllama, and at 7B batch 16
 #              its compiled step failed the token check (docs/validation/h200-compiled),
@@ -55,7 +57,7 @@ else
   fi
   export PYTHONPATH=/tmp/site:$PWD
   EC=(python3 -m ecocompute); MODEL=synthetic:llama-2-7b
-  PROMPTS=${PROMPTS:-128,1024}; SIZES_N=4,16,64; FORMATS=${FORMATS:-NF4,INT4,INT8}
+  PROMPTS=${PROMPTS:-128,1024}; SIZES_N=${SIZES_N:-4,16,64}; FORMATS=${FORMATS:-NF4,INT4,INT8}
   EXTRA=(--tokens 256 --context_length 4096)
   nvidia-smi -L
 fi
@@ -87,7 +89,7 @@ case "$PART" in
       --output_dir "$WORK" ;;
   compiledN)
     run compiledN 540 sweep --models "$MODEL" --precisions "$FORMATS" \
-      --llm_int8_threshold 0 --decode compiled --compile_batch dynamic \
+      --llm_int8_threshold 0 --decode compiled --compile_batch "${COMPILE_BATCH:-dynamic}" \
       --batch_sizes "$SIZES_N" "${STOP[@]}" "${EXTRA[@]}" --output_dir "$WORK" ;;
   eager)
     run eager 540 sweep --models "$MODEL" --precisions "${FORMATS_GIVEN:-NF4,INT4,FP8,INT8}" \
