@@ -45,6 +45,7 @@ PART=${1:?give a part: phases, probe, compiled1, compiledN or eager}
 export PYTHONUNBUFFERED=1 ECOCOMPUTE_CACHE=${ECOCOMPUTE_CACHE:-/tmp/ecocompute-cache}
 START=$SECONDS
 FORMATS_GIVEN=${FORMATS:-}
+SIZES_GIVEN=${SIZES_N:-}
 if [ -n "${REHEARSAL:-}" ]; then
   EC=("${PY:-python3}" -m tests.cli_with_fakes); MODEL=synthetic:tiny-test
   PROMPTS=${PROMPTS:-16,48}; SIZES_N=2,3; FORMATS=${FORMATS:-NF4}  # a compile each
@@ -62,7 +63,8 @@ else
   nvidia-smi -L
 fi
 BATCHES_GIVEN=${BATCHES:-}
-NAME=$PART${FORMATS_GIVEN:+-${FORMATS_GIVEN//,/-}}${BATCHES_GIVEN:+-b${BATCHES_GIVEN//,/-}}
+SIZES=${BATCHES_GIVEN:-$SIZES_GIVEN}
+NAME=$PART${FORMATS_GIVEN:+-${FORMATS_GIVEN//,/-}}${SIZES:+-b${SIZES//,/-}}
 WORK=${REHEARSAL:+$ECOCOMPUTE_CACHE}/tmp/ecocompute-map-whole/$NAME
 rm -rf "$WORK"; mkdir -p "$WORK"
 STOP=(--iterations 3 --ci_target_pts 2 --max_rounds 6 --warmup 1 --no_quality_probe)
