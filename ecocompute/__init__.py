@@ -16,10 +16,20 @@ __all__ = [
     "__version__",
     "estimate",
     "pool_units",
+    "prompt_sweep",
     "read_report",
     "sweep",
 ]
-_API = ("Estimate", "FormatResult", "SweepFailed", "estimate", "pool_units", "read_report", "sweep")
+_API = (
+    "Estimate",
+    "FormatResult",
+    "SweepFailed",
+    "estimate",
+    "pool_units",
+    "prompt_sweep",
+    "read_report",
+    "sweep",
+)
 
 
 def __getattr__(name: str) -> object:  # no typing import: it costs milliseconds

@@ -247,6 +247,44 @@ def sweep(
     return done
 
 
+def prompt_sweep(
+    models: Sequence[str],
+    prompt_lengths: Sequence[int],
+    precisions: Sequence[str] = ("NF4",),
+    *,
+    output_dir: str | os.PathLike[str],
+    batch_sizes: Sequence[int] | None = None,
+    params: RunParams | None = None,
+    progress: bool = False,
+    machine: Any = None,
+    **options: Any,
+) -> dict[int, Sweep]:
+    """`ecocompute sweep --prompt_tokens 128,1024,...`: sweep() once per prompt length in
+    one pass, each length's reports and sweep.json under <output_dir>/p<length>/; returns
+    each length's Sweep. A point that fails is recorded; then SweepFailed carrying the
+    first length's Sweep that has one. Raises InputError before anything runs."""
+    from ecocompute.sweeps.sweep import prompt_sweep as run_prompt_sweep
+
+    if params is not None and options:
+        name = sorted(options)[0]
+        raise InputError(name, options[name], "give params= or options by name, not both")
+    shared = params if params is not None else {**options, "quiet": not progress}
+    done = run_prompt_sweep(
+        list(models),
+        list(precisions),
+        output_dir,
+        list(prompt_lengths),
+        options=shared,
+        batch_sizes=batch_sizes,
+        progress=Progress(quiet=not progress),
+        machine=machine,
+    )
+    failed = [one for one in done.values() if one.failed]
+    if failed:
+        raise SweepFailed(failed[0])
+    return done
+
+
 class SweepFailed(RunError):
     """A sweep whose points did not all finish: .sweep is its Sweep (sweep.json is
     written), the failed points in .sweep.failed with why."""

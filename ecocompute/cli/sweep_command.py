@@ -55,6 +55,16 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         help="the batch axis: one session per model and batch size, then per format the "
         "delta against the batch size and where it crosses zero (default: --batch_size)",
     )
+    p.add_argument(
+        "--prompt_tokens",
+        "--prompt-tokens",
+        dest="prompt_lengths",
+        metavar="128,1024,4096",
+        default=None,
+        help="the prompt-length axis: the sweep once per length, its points and its "
+        "sweep.json under <output_dir>/p<length>/ (lengths are never pooled); one length "
+        "is that run parameter for every point",
+    )
     parameters_file_flag(p, "YAML parameters shared by every run (flags override)")
     p.add_argument(
         "--fit_only",
@@ -79,7 +89,7 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
         help=f"folder for the runs' reports, sweep.json and sweep.png (default: {SWEEP_DIR})",
     )
     _add_fleet_flags(p)
-    add_run_flags(p, skip=("model_name", "params_b", "precision", "output_dir"))
+    add_run_flags(p, skip=("model_name", "params_b", "precision", "output_dir", "prompt_tokens"))
     p.set_defaults(handler=_cmd_sweep)
 
 
@@ -123,7 +133,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     could not be printed, 1 when a point failed (sweep.json is written either way)."""
     from ecocompute.fleet.options import options_from_flags
     from ecocompute.sweeps.document import SWEEP_NAME
-    from ecocompute.sweeps.plan import split_batches, split_list
+    from ecocompute.sweeps.plan import split_batches, split_list, split_prompt_lengths
     from ecocompute.sweeps.render import render
 
     fleet = options_from_flags(
@@ -151,6 +161,42 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     batch_sizes = split_batches(args.batch_sizes)
     progress, command = Progress(bool(args.quiet)), recorded_command()
     shared = run_flags_given(args, leave_out=("output_dir",))
+    lengths = split_prompt_lengths(args.prompt_lengths)
+    if lengths is not None and len(lengths) > 1:
+        from ecocompute.sweeps.plan import prompt_folder
+
+        folders = [prompt_folder(n) for n in lengths]
+        args.written_so_far = sweep_leaves(args.output_dir, folders)
+    if lengths is not None and (models is None or fleet is not None):
+        why = "a prompt-length axis runs here, not with --fit_only or the fleet"
+        raise InputError("prompt_tokens", args.prompt_lengths, why)
+    if lengths is not None and len(lengths) == 1:
+        shared["prompt_tokens"], lengths = str(lengths[0]), None
+    if lengths is not None and models is not None:
+        from ecocompute.sweeps.plan import prompt_folder
+        from ecocompute.sweeps.sweep import prompt_sweep
+
+        by_length = prompt_sweep(
+            models,
+            precisions,
+            args.output_dir,
+            lengths,
+            options=shared,
+            parameters_file=args.parameters_file,
+            batch_sizes=batch_sizes,
+            progress=progress,
+            command=command,
+        )
+        failed = total = 0
+        for n, one in by_length.items():
+            path = Path(args.output_dir) / prompt_folder(n) / SWEEP_NAME
+            status = print_after_write(render(one, path), [str(path)])
+            if status:
+                return status
+            failed, total = failed + len(one.failed), total + len(one.runs)
+        if failed:
+            raise RunError(f"{failed} of {total} run(s) failed (see each p<length>/{SWEEP_NAME})")
+        return 0
     if models is None:
         from ecocompute.sweeps.sweep import fit_reports
 

@@ -56,6 +56,9 @@ RECOMPILE_LIMIT = 256
 # Two tokens whose eager logits differ by at most this fraction of the logits' standard
 # deviation are a near tie: rounding, not a wrong compile, may choose between them.
 NEAR_TIE_STD_FRACTION = 0.05
+# How the batch dimension is compiled: static (a compile per batch size, the shapes
+# fixed) or dynamic (the batch a symbol: batch 1 its own graph, 2 and more one graph).
+COMPILE_BATCH = ("static", "dynamic")
 
 
 @dataclass(frozen=True)
@@ -161,8 +164,17 @@ class CompiledDecoder(GraphDecoder):
         "token_check",
     )
 
-    def __init__(self, *args: Any, fresh_cache_dir: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        compile_batch: str = "static",
+        fresh_cache_dir: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
+        if compile_batch not in COMPILE_BATCH:
+            raise ValueError(f"compile_batch {compile_batch!r}: one of {COMPILE_BATCH}")
+        self.compile_batch = compile_batch
         self._fresh_cache_dir = fresh_cache_dir
         self._compiled: Compiled | None = None
         self._ties: list[NearTie] = []
@@ -225,16 +237,38 @@ class CompiledDecoder(GraphDecoder):
     def _first_call(self, *, fullgraph: bool) -> float:
         import torch
 
+        dynamic = self.compile_batch == "dynamic"
         compiled = torch.compile(
-            self._step, backend=BACKEND, mode=MODE, fullgraph=fullgraph, dynamic=False
+            self._step,
+            backend=BACKEND,
+            mode=MODE,
+            fullgraph=fullgraph,
+            dynamic=None if dynamic else False,
         )
         self._prefill()  # the state a step continues from (the prefill is not timed)
+        if dynamic:
+            self._mark_batch_dynamic()
         self._synchronize()
         started = time.monotonic()
         compiled()
         self._synchronize()
         self._body = compiled
         return time.monotonic() - started
+
+    def _mark_batch_dynamic(self) -> None:
+        """The batch dimension of every tensor the step reads or writes with one (the
+        prompt, read for its device; the token, position, attended mask and chosen tokens;
+        each cache layer's keys and values) compiled as a symbol: one graph for every
+        batch size. maybe_mark_dynamic, because dynamo specializes a size of 1: batch 1
+        gets a graph of its own, every batch of 2 or more shares one."""
+        import torch._dynamo
+
+        tensors = [self.input_ids, self._token, self._position, self._attended, self._chosen]
+        for layer in self._cache.layers:
+            tensors += [t for t in (getattr(layer, "keys", None), getattr(layer, "values", None))
+                        if t is not None]  # fmt: skip
+        for tensor in tensors:
+            torch._dynamo.maybe_mark_dynamic(tensor, 0)
 
     def _synchronize(self) -> None:
         import torch
@@ -294,7 +328,8 @@ class CompiledDecoder(GraphDecoder):
         record["compiler"] = {
             "backend": BACKEND,
             "mode": MODE,
-            "dynamic": False,
+            "dynamic": self.compile_batch == "dynamic",
+            "batch_dim": self.compile_batch,
             "torch": _torch_version(),
             "triton": packages.installed_version("triton")
             or packages.installed_version("pytorch-triton"),

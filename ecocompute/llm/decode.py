@@ -82,6 +82,7 @@ def make_decoder(
     label: str = "the model",
     check_tokens: int = CHECK_TOKENS,
     fresh_cache_dir: str | None = None,
+    compile_batch: str = "static",
 ) -> Decoder:
     """The decoder for `regime`, not yet prepared.
 
@@ -92,8 +93,10 @@ def make_decoder(
     static-cache decode eagerly per token without a CUDA graph (the CPU path: tests, and
     a debugging aid); for "compiled", capture=False runs the compiled step per token
     without a graph. check_tokens: how many tokens prepare() compares between the eager
-    step and the replayed graph (0: no check). fresh_cache_dir: for "compiled", an empty
-    folder inductor caches this compile in (one of --compiles N; see reset_compiles()).
+    step and the replayed graph (0: no check). compile_batch ("compiled"): static, a
+    compile per batch size; dynamic, the batch dimension compiled as a symbol.
+    fresh_cache_dir: for "compiled", an empty folder inductor caches this compile in (one
+    of --compiles N; see reset_compiles()).
 
     Raises InputError for an unknown regime or tokens < 1.
     """
@@ -116,10 +119,17 @@ def make_decoder(
             label,
             capture=capture,
             check_tokens=check_tokens,
+            compile_batch=compile_batch,
             fresh_cache_dir=fresh_cache_dir,
         )
     return GraphDecoder(
-        model, input_ids, attention_mask, tokens, label, capture=capture, check_tokens=check_tokens
+        model,
+        input_ids,
+        attention_mask,
+        tokens,
+        label,
+        capture=capture,
+        check_tokens=check_tokens,
     )
 
 

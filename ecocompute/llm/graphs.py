@@ -136,6 +136,28 @@ class GraphDecoder(Decoder):
         with torch.no_grad(), self._scope:
             return self._decode(self._advance(), self.tokens - 1)
 
+    def run_prefills(self, count: int) -> None:
+        """`count` prefills of the prompt back to back (each resets the cache and runs
+        the prompt): a prefill window's work. The last leaves the state run_decode()
+        continues from. Needs prepare()."""
+        import torch
+
+        if not self._ready:
+            raise RuntimeError("GraphDecoder.run_prefills() before prepare()")
+        with torch.no_grad(), self._scope:
+            for _ in range(count):
+                self._prefill()
+
+    def run_decode(self) -> Any:
+        """The decode steps after the last prefill (tokens - 1 replays): a decode
+        window's work. Output as run()'s: (batch, prompt_len + tokens) ids."""
+        import torch
+
+        if not self._ready:
+            raise RuntimeError("GraphDecoder.run_decode() before prepare()")
+        with torch.no_grad(), self._scope:
+            return self._steps(self._advance(), self.tokens - 1)
+
     def _current_device(self) -> Any:
         """The model's GPU as the current device (replays launch on its stream), or
         nothing to do on the CPU: a context that can be entered again and again."""
@@ -152,9 +174,12 @@ class GraphDecoder(Decoder):
         return self._body if self._graph is None else self._graph.replay
 
     def _decode(self, advance: Callable[[], None], steps: int) -> Any:
+        self._prefill()
+        return self._steps(advance, steps)
+
+    def _steps(self, advance: Callable[[], None], steps: int) -> Any:
         import torch
 
-        self._prefill()
         for _ in range(steps):
             advance()
         return torch.cat((self.input_ids, self._chosen[:, : steps + 1]), dim=-1)

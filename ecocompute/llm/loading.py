@@ -21,6 +21,7 @@ from ecocompute.llm.gguf_checkpoint import origin_note
 from ecocompute.llm.library_messages import library_messages_to_debug
 from ecocompute.llm.memory import out_of_memory_named
 from ecocompute.llm.placement import DoesNotFit
+from ecocompute.llm.prompt import PROMPT_TEXT, SYNTHETIC_PROMPT_TOKENS, corpus_ids, random_ids
 from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.llm.quantizers.base import Quantizer
 from ecocompute.llm.synthetic import (
@@ -33,12 +34,6 @@ from ecocompute.llm.synthetic import (
 )
 
 log = logging.getLogger(__name__)
-
-PROMPT_TEXT = (
-    "Write a short, practical explanation of how a city can reduce the energy its "
-    "public transport uses, with three concrete examples."
-)
-SYNTHETIC_PROMPT_TOKENS = 12  # the published protocol's prompt length on random models
 
 
 @dataclass(frozen=True)
@@ -241,19 +236,46 @@ def count_parameters(model: Any) -> int:
 
 
 def prompt_ids(
-    checkpoint: Checkpoint, batch_size: int, accelerator: Accelerator
+    checkpoint: Checkpoint,
+    batch_size: int,
+    accelerator: Accelerator,
+    prompt_tokens: int | None = None,
 ) -> tuple[Any, Any]:
-    """(input_ids, attention_mask) on the input device; a fixed prompt for each run."""
+    """(input_ids, attention_mask) on the input device; a fixed prompt for each run:
+    the published protocol's (prompt_tokens None), or prompt_tokens seeded random ids
+    (synthetic weights) or the first prompt_tokens tokens of the published quality
+    corpus (real weights; InputError where it holds fewer): llm/prompt.py."""
     import torch
 
     if checkpoint.weights == "synthetic":
         _, preset = preset_for(checkpoint.model_name)
-        generator = torch.Generator().manual_seed(1234)
-        ids = torch.randint(3, preset.vocab_size, (1, SYNTHETIC_PROMPT_TOKENS), generator=generator)
-    else:
+        ids = random_ids(preset.vocab_size, prompt_tokens or SYNTHETIC_PROMPT_TOKENS)
+    elif prompt_tokens is None:
         ids = load_tokenizer(checkpoint)(PROMPT_TEXT, return_tensors="pt")["input_ids"]
+    else:
+        from ecocompute.llm.quality_probe import corpus_text
+
+        ids = corpus_ids(load_tokenizer(checkpoint), prompt_tokens, corpus_text())
     ids = ids.repeat(batch_size, 1).to(accelerator.input_device())
     return ids, torch.ones_like(ids)
+
+
+def model_config(checkpoint: Checkpoint) -> Any:
+    """The architecture's numbers (layers, heads, hidden and intermediate sizes,
+    max_position_embeddings) before any weights load: a synthetic preset's, else the
+    checkpoint's config.json (AutoConfig; a RunError where it cannot be read)."""
+    if checkpoint.weights == "synthetic":
+        return preset_for(checkpoint.model_name)[1]
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(
+            checkpoint.location,
+            trust_remote_code=False,
+            local_files_only=Path(checkpoint.location).is_dir(),
+        )
+    except OSError as exc:
+        raise _not_found(checkpoint, exc) from None
 
 
 def load_tokenizer(checkpoint: Checkpoint) -> Any:
@@ -291,9 +313,16 @@ class ModelBackend:
         return None
 
     def prompt(
-        self, checkpoint: Checkpoint, batch_size: int, accelerator: Accelerator
+        self,
+        checkpoint: Checkpoint,
+        batch_size: int,
+        accelerator: Accelerator,
+        prompt_tokens: int | None = None,
     ) -> tuple[Any, Any]:
-        return prompt_ids(checkpoint, batch_size, accelerator)
+        return prompt_ids(checkpoint, batch_size, accelerator, prompt_tokens)
+
+    def config(self, checkpoint: Checkpoint) -> Any:
+        return model_config(checkpoint)
 
     def tokenizer(self, checkpoint: Checkpoint) -> Any:
         return load_tokenizer(checkpoint)

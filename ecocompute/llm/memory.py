@@ -88,3 +88,21 @@ class OutOfMemoryNamed:
 
     def new_tokens(self, output: Any) -> int:
         return self.decode.new_tokens(output)
+
+    def run_prefills(self, count: int) -> None:
+        """The phases apart: `count` prefills (a decoder of the graphs regimes)."""
+        with out_of_memory_named(self.model_name, self.precision, "prefilling", self.accelerator):
+            self.decode.run_prefills(count)
+
+    def run_decode(self) -> Any:
+        with out_of_memory_named(self.model_name, self.precision, "running", self.accelerator):
+            return self.decode.run_decode()
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens of one prefill, over the batch."""
+        return self.decode.prompt_len * self.decode.batch
+
+    @property
+    def batch(self) -> int:
+        return self.decode.batch

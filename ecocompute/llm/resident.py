@@ -52,9 +52,16 @@ class ResidentModels(ModelBackend):
             accelerator.release()
 
     def prompt(
-        self, checkpoint: Checkpoint, batch_size: int, accelerator: Accelerator
+        self,
+        checkpoint: Checkpoint,
+        batch_size: int,
+        accelerator: Accelerator,
+        prompt_tokens: int | None = None,
     ) -> tuple[Any, Any]:
-        return self.inner.prompt(checkpoint, batch_size, accelerator)
+        return self.inner.prompt(checkpoint, batch_size, accelerator, prompt_tokens)
+
+    def config(self, checkpoint: Checkpoint) -> Any:
+        return self.inner.config(checkpoint)
 
     def tokenizer(self, checkpoint: Checkpoint) -> Any:
         return self.inner.tokenizer(checkpoint)

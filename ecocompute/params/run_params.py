@@ -54,7 +54,15 @@ from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch
 MAX_COUNT = 10**9
 SITE = "https://quantenergy.tech"  # the published EcoCompute site
 NOT_IN_YAML = ("formats", "output_dir", "dry_run", "quiet")
-STRIPPED = ("backend", "gpu_arch", "decode", "site", "api_base")  # text, not a path
+STRIPPED = (
+    "backend",
+    "gpu_arch",
+    "decode",
+    "phases",
+    "compile_batch",
+    "site",
+    "api_base",
+)  # text, not a path
 POSITIVE = "must be a positive whole number"
 MAX_COMPILES = 8  # each compile of a 7B model's step takes a minute or more on an H200
 # Typed values only (text is read before: from_text), no NaN or infinity, no unknown name.
@@ -130,6 +138,21 @@ class RunParams:
         POSITIVE, gt=0, le=MAX_COUNT, flag="N")
     tokens: int = _f(256, "new tokens generated per decode run (min_new_tokens = max)",
         POSITIVE, gt=0, le=MAX_COUNT, flag="N")
+    prompt_tokens: int | None = _f(None,
+        "prompt length in tokens: seeded random ids for synthetic weights, the first N "
+        "tokens of the published quality corpus for real weights; the static cache is "
+        "sized prompt + new tokens (default: the published protocol's prompt, 12 random "
+        "ids or a fixed English instruction)", POSITIVE, gt=0, le=MAX_COUNT, flag="N")
+    phases: Literal["together", "apart"] = _f("together",
+        "together: each trial is one window over the prefill and the decode (the "
+        "published protocol); apart (graphs and compiled): each trial measures the "
+        "prefill and the decode in two windows, and the report gives prefill energy per "
+        "prompt token, decode energy per generated token and the workload's combined "
+        "figure, each with its own paired delta", flag="{together,apart}")
+    prefill_window_s: float = _f(1.0,
+        "with --phases apart: the shortest prefill window; where one prefill is shorter, "
+        "each window holds as many prefills as fill it (counted in the report)",
+        "must be a positive number of seconds", gt=0, le=3600.0, flag="S")
     iterations: int = _f(10,
         "measured decode runs per format (the minimum when --ci_target_pts is set)",
         POSITIVE, gt=0, le=MAX_COUNT, flag="N")
@@ -168,6 +191,11 @@ class RunParams:
         "interval then spans compiles (random effects over the compiles' paired deltas)",
         f"must be a whole number from 1 to {MAX_COMPILES}",
         f"must be a whole number from 1 to {MAX_COMPILES}", gt=0, le=MAX_COMPILES, flag="N")
+    compile_batch: Literal["static", "dynamic"] = _f("static",
+        "with --decode compiled: static (the step compiled for this batch size, shapes "
+        "fixed) or dynamic (the batch dimension compiled as a symbol: batch 1 gets a graph "
+        "of its own, every batch of 2 or more shares one, so a sweep over batch sizes "
+        "compiles each format twice instead of once per size)", flag="{static,dynamic}")
     ci_target_pts: float | None = _f(None,
         "stop on precision: after --iterations rounds, keep running paired rounds until "
         "the 95% interval of the delta is at most this many points wide on each side "
@@ -342,6 +370,28 @@ class RunParams:
         if self.tokens >= self.context_length:
             room = f"must leave room for the prompt in context_length {self.context_length}"
             raise InputError("tokens", self.tokens, room)
+        if (
+            self.prompt_tokens is not None
+            and self.prompt_tokens + self.tokens > self.context_length
+        ):
+            room = (
+                f"the prompt and {self.tokens} new tokens ({self.prompt_tokens + self.tokens}) "
+                f"must fit in context_length {self.context_length}"
+            )
+            raise InputError("prompt_tokens", self.prompt_tokens, room)
+        if self.phases == "apart" and self.decode == "eager":
+            raise InputError(
+                "phases",
+                self.phases,
+                "needs --decode graphs or compiled (eager generate() runs its own prefill "
+                "inside the decode; its trials measure both together)",
+            )
+        if self.compile_batch == "dynamic" and self.decode != "compiled":
+            why = "needs --decode compiled (only a compiled step has shapes to keep dynamic)"
+            raise InputError("compile_batch", self.compile_batch, why)
+        if self.phases == "apart" and self.tokens < 2:
+            why = "needs --tokens 2 or more (the first new token is the prefill's)"
+            raise InputError("phases", self.phases, why)
         return self
 
 

@@ -40,9 +40,11 @@ def _title(reports: Sequence[Report]) -> str:
     models = sorted({r.model for r in reports})
     regimes = sorted({r.regime for r in reports})
     weights = sorted({r.weights or "?" for r in reports})
+    phased = any("phases apart" in r.protocol for r in reports)
+    window = " (the decode window; prefill apart)" if phased else ""
     return (
         f"{'; '.join(cards)} - {', '.join(models)}\n"
-        f"{'/'.join(regimes)} decode, {'/'.join(weights)} weights, GPU-package energy"
+        f"{'/'.join(regimes)} decode{window}, {'/'.join(weights)} weights, GPU-package energy"
     )
 
 

@@ -14,8 +14,8 @@ from ecocompute import __version__
 from ecocompute.core.precision import Precision
 from ecocompute.core.stats import CI_METHOD
 from ecocompute.formats.table import BITSANDBYTES
+from ecocompute.llm.prompt import describe as describe_prompt
 from ecocompute.llm.quality_probe import corpus_record
-from ecocompute.monitor.conditions import WindowConditions as Window
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
 from ecocompute.params import RunParams, nominal_params_b
 from ecocompute.published.figures import ORIGIN_PUBLISHED, dataset_dois
@@ -46,19 +46,12 @@ from ecocompute.report.model import (
     Timing,
     Workload,
 )
-from ecocompute.report.results_model import (
-    CI_METHOD_COMPILES,
-    IdleWindow,
-    ReferenceCurve,
-    Results,
-    WindowConditions,
-)
-from ecocompute.report.results_model import Trial as TrialRecord
+from ecocompute.report.results_model import CI_METHOD_COMPILES, IdleWindow, ReferenceCurve, Results
 from ecocompute.report.software import software_block
+from ecocompute.report.trial_records import trial_record
 from ecocompute.task.hardware import GpuRecord
 from ecocompute.task.outcome import MeasuredRun
 from ecocompute.task.published_path import PublishedRun
-from ecocompute.task.trials import Trial
 from ecocompute.telemetry.base import POWER_FIELD_INSTANT
 
 SCOPE = (
@@ -193,6 +186,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             params_b_source=source,  # type: ignore[arg-type]
             params_b_counted=counted_b,
             prompt_tokens=run.prompt_tokens,
+            prompt_source=None if p.prompt_tokens is None else "prompt_tokens",
             weights=run.checkpoint.weights,  # type: ignore[arg-type]
             weights_note=run.checkpoint.weights_note,
             llm_int8_threshold=_int8_threshold(p),
@@ -300,10 +294,18 @@ def _decode(run: MeasuredRun) -> Decode:
     fields = {
         **run.decode,
         "batch_size": p.batch_size,
-        "prompt": "12 seeded random token ids"
-        if run.checkpoint.weights == "synthetic"
-        else "a fixed English instruction (ecocompute.llm.loading.PROMPT_TEXT)",
+        "prompt": describe_prompt(run.checkpoint.weights, p.prompt_tokens).source,
     }
+    if p.phases == "apart":
+        fields["phases"] = "apart"
+        counts = ", ".join(
+            f"{f} {n} (one {run.prefill_s[f] * 1000:.1f} ms)" for f, n in run.prefills.items()
+        )
+        fields["prefills_note"] = (
+            f"prefills per prefill window, chosen so that each window lasts at least "
+            f"{p.prefill_window_s:g} s (the counter steps every ~100 ms; its edges are "
+            f"interpolated): {counts}; timed before the rounds, outside every window"
+        )
     if per:
         order = sorted(per, key=lambda fmt: fmt is not Precision.FP16)  # FP16 first
         fields["per_format"] = {str(f): FormatDecode(**per[f]) for f in order}
@@ -353,46 +355,6 @@ def method_text(counter: bool, power_field: str | None, rate_hz: float) -> str:
     return f"{sampled} (no energy counter on this GPU)"
 
 
-def _window(c: Window) -> WindowConditions:
-    return WindowConditions(
-        nvml_index=c.nvml_index,
-        temperature_c=list(c.temperature_c),
-        memory_temperature_c=list(c.memory_temperature_c),
-        sm_clock_mhz_mean=c.sm_clock_mhz_mean,
-        memory_clock_mhz_mean=c.memory_clock_mhz_mean,
-        clock_samples=c.clock_samples,
-        clock_events_seen=list(c.clock_events_seen),  # type: ignore[arg-type]
-        throttled_s=dict(c.throttled_s),
-        power_of_limit_pct_mean=c.power_of_limit_pct_mean,
-        power_of_limit_pct_max=c.power_of_limit_pct_max,
-    )
-
-
-def trial_record(t: Trial, held: bool) -> TrialRecord:
-    r = t.reading
-    idle = None
-    if held:
-        idle = () if t.left_idle is None else t.left_idle.per_gpu_j
-    return derive.trial(
-        index=t.index,
-        pair=t.pair,
-        format=str(t.precision),  # type: ignore[arg-type]
-        duration_s=r.duration_s,
-        tokens=t.tokens,
-        energy_joules=r.energy_j,
-        energy_source="nvml_energy_counter" if r.counter_j is not None else "sampled_power",
-        counter_energy_joules=r.counter_j,
-        sampled_energy_joules=r.sampled_j,
-        samples=r.samples,
-        dropped_samples=r.dropped,
-        per_gpu_energy_joules=r.per_gpu_j,
-        slot=t.slot,
-        idle_gpus_energy_joules=idle,
-        conditions=[_window(c) for c in r.conditions],
-        compile=t.compile,
-    )
-
-
 def results_of(run: MeasuredRun) -> Results:
     """The measured results: raw records, then everything derived from them."""
     p = run.params
@@ -421,6 +383,8 @@ def results_of(run: MeasuredRun) -> Results:
         batch_size=p.batch_size,
         bandwidth_gbs=run.bandwidth_gbs,
         held_nvml_indices=tuple(run.held_gpus),
+        prompt_tokens=run.prompt_tokens,
+        new_tokens=p.tokens,
     )
     return derive.derive_results(inputs, measured_note(run))
 
@@ -444,6 +408,12 @@ def measured_note(run: MeasuredRun) -> str:
         note += (
             f" {p.spec().key} computes in {compute}; the FP16 baseline in float16 (both "
             "decode the same weights)."
+        )
+    if p.phases == "apart":
+        note += (
+            " Phases apart: each trial's window is its decode steps alone (tokens - 1 per "
+            "row), its prefill measured in a window of its own before it; results.phases "
+            "gives the prefill, the decode and the stated workload."
         )
     if run.session is not None:
         others = ", ".join(f for f in run.session.formats if f != p.spec().key)

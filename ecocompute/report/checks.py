@@ -71,7 +71,12 @@ def measured_problems(report: Report, exact: bool) -> list[str]:
     if problems:
         return problems  # derived figures of broken trials would only repeat the news
     inputs = derive.measured_inputs(
-        res, work.precision, work.batch_size, report.system_under_test.memory_bandwidth_gbs
+        res,
+        work.precision,
+        work.batch_size,
+        report.system_under_test.memory_bandwidth_gbs,
+        work.prompt_tokens,
+        work.max_new_tokens,
     )
     again = derive.derive_results(inputs, res.note or "")
     if exact:
@@ -98,7 +103,17 @@ def trial_rules(report: Report, trials: Sequence[Trial]) -> list[str]:
                 f"{where}.energy_joules: {t.energy_joules:g} J, but a GPU decoding tokens "
                 "draws power"
             )
-        if expected is not None and t.tokens != expected:
+        if t.prefill is not None:
+            problems += prefill_rules(report, t, where)
+        if expected is not None and t.prefill is not None:
+            in_window = expected - work.batch_size  # the prefill yields the first new tokens
+            if t.tokens != in_window:
+                problems.append(
+                    f"{where}.tokens: {t.tokens}, but a decode window after its prefill "
+                    f"generates ({work.max_new_tokens} - 1) new tokens x batch "
+                    f"{work.batch_size} = {in_window}"
+                )
+        elif expected is not None and t.tokens != expected:
             problems.append(
                 f"{where}.tokens: {t.tokens}, but the workload generates {work.max_new_tokens} "
                 f"new tokens x batch {work.batch_size} = {expected} per trial"
@@ -152,6 +167,24 @@ def trial_rules(report: Report, trials: Sequence[Trial]) -> list[str]:
                 f"{power:,.0f} W, more than any GPU draws"
             )
     return problems + repeated_rounds(trials)
+
+
+def prefill_rules(report: Report, t: Trial, where: str) -> list[str]:
+    """A trial's prefill window: of a run with its phases apart, of the workload's prompt
+    over the batch, its energy its primary source's and its GPUs' energies' sum."""
+    w, work, problems = t.prefill, report.workload, []
+    if w is None:
+        return []
+    if report.measurement.decode.phases != "apart":
+        problems.append(f"{where}.prefill: present, but measurement.decode.phases is not apart")
+    if work.prompt_tokens is not None and w.prompt_tokens != work.prompt_tokens * work.batch_size:
+        problems.append(f"{where}.prefill.prompt_tokens: {w.prompt_tokens}, not the workload's")
+    counter = w.energy_source == "nvml_energy_counter"
+    primary = w.counter_energy_joules if counter else w.sampled_energy_joules
+    gpus = sum(w.per_gpu_energy_joules)
+    if w.energy_joules <= 0 or primary != w.energy_joules or not close(gpus, primary, 1e-4, 0):
+        problems.append(f"{where}.prefill.energy_joules: {w.energy_joules:g} J, not its readings'")
+    return problems
 
 
 def format_rules(report: Report) -> list[str]:

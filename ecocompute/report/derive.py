@@ -11,44 +11,38 @@ Student t 95% interval and the verdict.
 
 from __future__ import annotations
 
-import math
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ecocompute.core.meta import pool
 from ecocompute.core.stats import (
-    estimate_delta,
-    paired_deltas_pct,
     summarise,
-    t_interval,
-    verdict_for,
 )
 from ecocompute.core.units import energy_per_token_mj, pct_change
-from ecocompute.monitor.conditions import MIN_THROTTLED_S, throttle_words
+from ecocompute.monitor.conditions import MIN_THROTTLED_S
+from ecocompute.report.conditions import conditions_of
+from ecocompute.report.pairing import (
+    FP16,
+    between_compiles,
+    estimate_pairs,
+    pairs_of,
+)
+from ecocompute.report.phases import phases_of
 from ecocompute.report.results_model import (
     CI_METHOD,
     CI_METHOD_COMPILES,
-    BetweenCompiles,
-    CompileDelta,
-    Conditions,
     Format,
-    FormatConditions,
     FormatStats,
     HeldFormatStats,
     HeldView,
     IdleWindow,
-    Pair,
+    PrefillWindow,
     Results,
     Throttle,
     Trial,
     WindowConditions,
 )
 
-FP16: Format = "FP16"
-# A compile whose pairs agree exactly (a stand-in, or rounding) has no spread; the
-# random-effects pool needs a positive variance per estimate
-MIN_SE_PCT = 1e-9
 THROTTLE_ORDER: tuple[Throttle, ...] = (
     "power_cap",
     "hw_slowdown",
@@ -100,6 +94,7 @@ def trial(
     idle_gpus_energy_joules: Sequence[float] | None = None,
     conditions: Sequence[WindowConditions] = (),
     compile: int | None = None,
+    prefill: PrefillWindow | None = None,
 ) -> Trial:
     """A trial from its readings, with the figures that derive from them."""
     counter = counter_energy_joules
@@ -123,6 +118,7 @@ def trial(
         if idle_gpus_energy_joules is None
         else list(idle_gpus_energy_joules),
         conditions=[c.model_copy(update={"throttles": window_throttles(c)}) for c in conditions],
+        prefill=None if prefill is None else rederived_prefill(prefill),
         energy_per_token_mj=energy_per_token_mj(energy_joules, tokens),
         avg_power_watts=energy_joules / duration_s,
         throughput_tokens_per_s=tokens / duration_s,
@@ -131,6 +127,54 @@ def trial(
         else (sampled_energy_joules - counter) / counter * 100.0,
         held_energy_joules=held,
         held_energy_per_token_mj=None if held is None else energy_per_token_mj(held, tokens),
+    )
+
+
+def prefill_window(
+    *,
+    prefills: int,
+    prompt_tokens: int,
+    duration_s: float,
+    energy_joules: float,
+    energy_source: str,
+    counter_energy_joules: float | None,
+    sampled_energy_joules: float,
+    samples: int,
+    dropped_samples: int,
+    per_gpu_energy_joules: Sequence[float],
+) -> PrefillWindow:
+    """A prefill window from its readings, with the figures that derive from them:
+    energy per prompt token over every prefill of the window."""
+    tokens = prefills * prompt_tokens
+    return PrefillWindow.model_construct(
+        prefills=prefills,
+        prompt_tokens=prompt_tokens,
+        duration_s=duration_s,
+        energy_joules=energy_joules,
+        energy_source=energy_source,  # type: ignore[arg-type]
+        counter_energy_joules=counter_energy_joules,
+        sampled_energy_joules=sampled_energy_joules,
+        samples=samples,
+        dropped_samples=dropped_samples,
+        per_gpu_energy_joules=list(per_gpu_energy_joules),
+        energy_per_prompt_token_mj=energy_per_token_mj(energy_joules, tokens),
+        avg_power_watts=energy_joules / duration_s,
+        prompt_tokens_per_s=tokens / duration_s,
+    )
+
+
+def rederived_prefill(w: PrefillWindow) -> PrefillWindow:
+    return prefill_window(
+        prefills=w.prefills,
+        prompt_tokens=w.prompt_tokens,
+        duration_s=w.duration_s,
+        energy_joules=w.energy_joules,
+        energy_source=w.energy_source,
+        counter_energy_joules=w.counter_energy_joules,
+        sampled_energy_joules=w.sampled_energy_joules,
+        samples=w.samples,
+        dropped_samples=w.dropped_samples,
+        per_gpu_energy_joules=w.per_gpu_energy_joules,
     )
 
 
@@ -153,6 +197,7 @@ def rederived(t: Trial) -> Trial:
         idle_gpus_energy_joules=t.idle_gpus_energy_joules,
         conditions=t.conditions,
         compile=t.compile,
+        prefill=t.prefill,
     )
 
 
@@ -180,10 +225,18 @@ class Measured:
     batch_size: int
     bandwidth_gbs: float | None
     held_nvml_indices: tuple[int, ...] = ()  # every GPU the session held, where the formats' differ
+    # the stated workload of a run with its phases apart, per sequence (row)
+    prompt_tokens: int | None = None
+    new_tokens: int | None = None
 
 
 def measured_inputs(
-    results: Results, precision: Format, batch_size: int, bandwidth_gbs: float | None
+    results: Results,
+    precision: Format,
+    batch_size: int,
+    bandwidth_gbs: float | None,
+    prompt_tokens: int | None = None,
+    new_tokens: int | None = None,
 ) -> Measured:
     """A report's own raw records and facts, as derive_results takes them."""
     return Measured(
@@ -197,6 +250,8 @@ def measured_inputs(
         batch_size=batch_size,
         bandwidth_gbs=bandwidth_gbs,
         held_nvml_indices=tuple(results.held_gpus.nvml_indices) if results.held_gpus else (),
+        prompt_tokens=prompt_tokens,
+        new_tokens=new_tokens,
     )
 
 
@@ -266,91 +321,6 @@ def format_stats(trials: Sequence[Trial], facts: FormatFacts, m: Measured) -> Fo
     )
 
 
-def rounds_paired(trials: Sequence[Trial], precision: Format) -> list[tuple[Trial, Trial]]:
-    """(FP16 trial, the format's trial) of every round that has both, in round order."""
-    fp16 = {t.pair: t for t in trials if t.format == FP16 and t.pair is not None}
-    quant = {t.pair: t for t in trials if t.format == precision and t.pair is not None}
-    return [(fp16[k], quant[k]) for k in sorted(fp16) if k in quant]
-
-
-def pairs_of(
-    trials: Sequence[Trial], precision: Format, per_token: Callable[[Trial], float | None]
-) -> list[Pair]:
-    pairs = []
-    for f, q in rounds_paired(trials, precision):
-        fv, qv = per_token(f), per_token(q)
-        if fv is None or qv is None:
-            continue
-        (delta,) = paired_deltas_pct([fv], [qv])
-        pairs.append(
-            Pair.model_construct(
-                pair=f.pair or 0,
-                fp16_energy_per_token_mj=fv,
-                energy_per_token_mj=qv,
-                delta_pct=delta,
-            )
-        )
-    return pairs
-
-
-def _estimate(
-    pairs: Sequence[Pair], compiles: BetweenCompiles | None = None
-) -> tuple[float | None, list[float] | None, int | None, str | None]:
-    """The paired delta, its interval, pairs and verdict; over compiles, the pooled one."""
-    if not pairs:
-        return None, None, None, None
-    if compiles is not None:
-        lo, hi = compiles.ci95_pct
-        return compiles.delta_pct, [lo, hi], len(pairs), verdict_for((lo, hi))
-    est = estimate_delta([p.delta_pct for p in pairs])
-    ci = None if est.ci95_pct is None else list(est.ci95_pct)
-    return est.mean_pct, ci, est.n_pairs, est.verdict
-
-
-def between_compiles(trials: Sequence[Trial], pairs: Sequence[Pair]) -> BetweenCompiles | None:
-    """--compiles N: each compile's paired delta (its own rounds), pooled by random
-    effects (core/meta.py: REML tau^2, HKSJ interval on N - 1 degrees of freedom). None
-    for one compile, or where a compile has fewer than two pairs (no standard error)."""
-    compile_of = {t.pair: t.compile for t in trials if t.pair is not None and t.format == FP16}
-    by_compile: dict[int, list[float]] = {}
-    for p in pairs:
-        k = compile_of.get(p.pair)
-        if k is None:
-            return None
-        by_compile.setdefault(k, []).append(p.delta_pct)
-    if len(by_compile) < 2 or any(len(d) < 2 for d in by_compile.values()):
-        return None
-    per = []
-    for k in sorted(by_compile):
-        s = summarise(by_compile[k])
-        ci = t_interval(s)
-        assert ci is not None and s.sd is not None  # n >= 2
-        per.append(
-            CompileDelta.model_construct(
-                compile=k,
-                n_pairs=s.n,
-                delta_pct=s.mean,
-                se_pct=s.sd / math.sqrt(s.n),
-                ci95_pct=list(ci),
-            )
-        )
-    ys = [c.delta_pct for c in per]
-    vs = [max(c.se_pct, MIN_SE_PCT) ** 2 for c in per]
-    pooled = pool(ys, vs)
-    assert pooled.ci95 is not None  # k >= 2
-    within = estimate_delta([p.delta_pct for p in pairs]).ci95_pct
-    return BetweenCompiles.model_construct(
-        compiles=len(per),
-        model=CI_METHOD_COMPILES,
-        per_compile=per,
-        delta_pct=pooled.mu,
-        ci95_pct=list(pooled.ci95),
-        between_compile_sd_pts=pooled.tau,
-        i2_pct=pooled.i2_pct,
-        within_compile_ci95_pct=None if within is None else list(within),
-    )
-
-
 def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | None:
     if not m.held_nvml_indices:
         return None
@@ -371,7 +341,7 @@ def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | 
             idle_gpus_idle_window_watts=_idle_of(idle_gpus, idle_by_gpu),
         )
     pairs = pairs_of(m.trials, m.precision, lambda t: t.held_energy_per_token_mj)
-    delta, ci, n, verdict = _estimate(pairs, between_compiles(m.trials, pairs))
+    delta, ci, n, verdict = estimate_pairs(pairs, between_compiles(m.trials, pairs))
     return HeldView.model_construct(
         nvml_indices=list(m.held_nvml_indices),
         definition=HELD_DEFINITION,
@@ -388,74 +358,6 @@ def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | 
     )
 
 
-# -- the GPUs' state -----------------------------------------------------------------------
-
-
-def _known(values: Iterable[float | None]) -> list[float]:
-    return [v for v in values if v is not None]
-
-
-def conditions_of(formats: Mapping[Format, list[Trial]]) -> Conditions | None:
-    """Per format: the windows that ran throttled and why, power against the limit,
-    temperatures, mean clocks. None where no window read conditions."""
-    if not any(t.conditions for ts in formats.values() for t in ts):
-        return None
-    per: dict[Format, FormatConditions] = {}
-    seen: dict[Throttle, None] = {}
-    for fmt, trials in formats.items():
-        throttled = [t for t in trials if any(c.throttles for c in t.conditions)]
-        reasons: dict[Throttle, None] = {}
-        for t in throttled:
-            for c in t.conditions:
-                for r in c.throttles:
-                    reasons.setdefault(r, None)
-                    seen.setdefault(r, None)
-        cs = [c for t in trials for c in t.conditions]
-        temps = _known(x for c in cs for x in c.temperature_c)
-        mem_temps = _known(x for c in cs for x in c.memory_temperature_c)
-        peaks = _known(c.power_of_limit_pct_max for c in cs)
-        means = _known(c.power_of_limit_pct_mean for c in cs)
-        sm = _known(c.sm_clock_mhz_mean for c in cs)
-        mem = _known(c.memory_clock_mhz_mean for c in cs)
-        per[fmt] = FormatConditions.model_construct(
-            windows=len(trials),
-            throttled_windows=len(throttled),
-            throttled_trials=[t.index for t in throttled],
-            throttles=list(reasons),
-            power_of_limit_pct_max=max(peaks) if peaks else None,
-            power_of_limit_pct_mean=statistics.fmean(means) if means else None,
-            temperature_c_range=[min(temps), max(temps)] if temps else None,
-            memory_temperature_c_range=[min(mem_temps), max(mem_temps)] if mem_temps else None,
-            sm_clock_mhz_mean=statistics.fmean(sm) if sm else None,
-            memory_clock_mhz_mean=statistics.fmean(mem) if mem else None,
-        )
-    return Conditions.model_construct(
-        windows=sum(c.windows for c in per.values()),
-        throttled_windows=sum(c.throttled_windows for c in per.values()),
-        throttles=list(seen),
-        per_format=per,
-        note=throttled_note(per),
-    )
-
-
-def throttled_note(per: Mapping[Format, FormatConditions]) -> str:
-    parts = [
-        f"{fmt} {c.throttled_windows} of {c.windows} ({throttle_words(c.throttles)})"
-        for fmt, c in per.items()
-        if c.throttled_windows
-    ]
-    if not parts:
-        return (
-            "No measured window met the power cap or a thermal or hardware slowdown "
-            "(NVML's clock-event counters and reasons)."
-        )
-    return (
-        "Windows that ran throttled: "
-        + "; ".join(parts)
-        + ". The figures include them; trials[].conditions says which and by how much."
-    )
-
-
 # -- the whole results block ---------------------------------------------------------------
 
 
@@ -467,7 +369,9 @@ def derive_results(m: Measured, note: str) -> Results:
     quantized = m.precision != FP16
     pairs = pairs_of(m.trials, m.precision, lambda t: t.energy_per_token_mj) if quantized else []
     compiles = between_compiles(m.trials, pairs) if quantized else None
-    delta, ci, n, verdict = _estimate(pairs, compiles) if quantized else (None, None, None, None)
+    delta, ci, n, verdict = (
+        estimate_pairs(pairs, compiles) if quantized else (None, None, None, None)
+    )
     vs = [t.sampled_vs_counter_pct for t in m.trials if t.sampled_vs_counter_pct is not None]
     above = None
     qa, fa = target.energy_above_idle_per_token_mj, fp16.energy_above_idle_per_token_mj
@@ -501,4 +405,5 @@ def derive_results(m: Measured, note: str) -> Results:
         held_gpus=held_view(m, formats),
         conditions=conditions_of(formats),
         between_compiles=compiles,
+        phases=phases_of(m, formats),
     )

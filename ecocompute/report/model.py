@@ -114,7 +114,13 @@ class Quantization(Strict):
 
 
 class Workload(Strict):
-    OMIT_NULL = ("llm_int8_threshold", "quantization", "params_b_counted", "weights_note")
+    OMIT_NULL = (
+        "llm_int8_threshold",
+        "quantization",
+        "params_b_counted",
+        "weights_note",
+        "prompt_source",
+    )
     model_name: str
     precision: Format
     batch_size: Annotated[int, Field(ge=1)]
@@ -131,6 +137,11 @@ class Workload(Strict):
     ) = None
     params_b_counted: float | None = None
     prompt_tokens: int | None = None
+    prompt_source: Literal["published protocol", "prompt_tokens"] | None = Field(
+        None,
+        description="prompt_tokens: the length was chosen (--prompt_tokens), and reports of "
+        "two lengths never pool; absent: the published protocol's prompt",
+    )
     weights: Literal["pretrained", "synthetic", "not loaded"] | None = None
     weights_note: str | None = None
     llm_int8_threshold: float | None = None
@@ -193,6 +204,11 @@ class Compiler(Strict):
     backend: str
     mode: str
     dynamic: bool | None = None
+    batch_dim: Literal["static", "dynamic"] | None = Field(
+        None,
+        description="static: compiled for this batch size; dynamic: the batch dimension a "
+        "symbol, one graph for every batch of 2 or more (batch 1 its own)",
+    )
     torch: str
     triton: str | None = None
     inductor_cache_dir: str | None = None
@@ -221,6 +237,8 @@ class Decode(Strict):
         "compile_note",
         "per_format",
         "compiles",
+        "phases",
+        "prefills_note",
     )
 
     regime: Regime = "eager"
@@ -244,6 +262,12 @@ class Decode(Strict):
         None,
         description="--compiles N: what each compile did (per_format above is the first's)",
     )
+    phases: Literal["together", "apart"] | None = Field(
+        None,
+        description="apart: each trial measured its prefill and its decode in two windows "
+        "(results.phases); absent or together: one window over both",
+    )
+    prefills_note: str | None = None
 
 
 class Session(Strict):

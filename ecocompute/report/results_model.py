@@ -91,9 +91,38 @@ class WindowConditions(Strict):
     )
 
 
+class PrefillWindow(Strict):
+    """A trial's prefill window (--phases apart): `prefills` prefills of the prompt, back
+    to back, between two synchronized edges, just before the trial's decode window
+    (the last prefill leaves the cache the decode continues from). Raw readings, and the
+    figures that derive from them."""
+
+    prefills: Annotated[int, Field(ge=1)] = Field(
+        description="prefills in the window: as many as fill --prefill_window_s"
+    )
+    prompt_tokens: Annotated[int, Field(ge=1)] = Field(
+        description="prompt tokens of one prefill, over the batch"
+    )
+    duration_s: Annotated[float, Field(gt=0)]
+    energy_joules: NonNegative
+    energy_source: Literal["nvml_energy_counter", "sampled_power"]
+    counter_energy_joules: NonNegative | None = None
+    sampled_energy_joules: NonNegative
+    samples: Index
+    dropped_samples: Index
+    per_gpu_energy_joules: list[NonNegative]
+    # derived
+    energy_per_prompt_token_mj: NonNegative
+    avg_power_watts: NonNegative
+    prompt_tokens_per_s: NonNegative
+
+
 class Trial(Strict):
     """One measured decode: its window as the meter read it (raw), and the figures of it
-    that derive from those readings (energy per token, power, throughput)."""
+    that derive from those readings (energy per token, power, throughput). With the
+    phases apart, its window is the decode's alone (tokens: those the decode steps
+    generated, the prefill's first token not among them) and `prefill` the window
+    before it."""
 
     OMIT_NULL = (
         "slot",
@@ -101,6 +130,7 @@ class Trial(Strict):
         "idle_gpus_energy_joules",
         "held_energy_joules",
         "held_energy_per_token_mj",
+        "prefill",
     )
 
     index: Index
@@ -130,6 +160,7 @@ class Trial(Strict):
         "(results.held_gpus.per_format.<format>.idle_nvml_indices, in that order)",
     )
     conditions: list[WindowConditions] = Field(default_factory=list)
+    prefill: PrefillWindow | None = None
     # derived from the readings above (report/derive.py)
     energy_per_token_mj: NonNegative
     avg_power_watts: NonNegative
@@ -254,6 +285,59 @@ class ReferenceCurve(Strict):
     capped: bool
 
 
+class PhaseFormat(Strict):
+    """One format's figure in one phase, over its trials (derived)."""
+
+    n_trials: Annotated[int, Field(ge=1)]
+    energy_per_token_mj: NonNegative = Field(
+        description="mean over its trials: per prompt token (prefill), per generated token "
+        "(decode), per generated token of the stated workload (workload)"
+    )
+    energy_per_token_mj_sd: NonNegative | None
+    cv_pct: float | None
+    tokens_per_s: NonNegative | None = None
+    prefills_per_window: list[int] | None = Field(
+        None, description="prefill: the distinct counts of prefills per window its trials held"
+    )
+
+
+class PhaseFigure(Strict):
+    """One phase (or the workload) across the formats: each format's mean and the paired
+    delta of the report's format against its round's FP16 trial, with its own interval."""
+
+    OMIT_NULL = ("unit",)
+    unit: str | None = None
+    per_format: dict[Format, PhaseFormat]
+    vs_fp16_energy_pct: float | None
+    vs_fp16_ci95_pct: Interval | None
+    n_pairs: Index | None
+    verdict: Verdict | None
+    pairs: list[Pair]
+
+
+class WorkloadFigure(PhaseFigure):
+    """The combined figure for the stated workload, from each trial's two phases."""
+
+    prompt_tokens: Annotated[int, Field(ge=1)] = Field(description="per sequence (row)")
+    new_tokens: Annotated[int, Field(ge=1)] = Field(description="per sequence (row)")
+    definition: str
+    decided_by: Literal["prefill", "decode"] | None = Field(
+        description="the phase that carries the larger share of the workload's energy "
+        "difference against FP16 (None for FP16 alone)"
+    )
+    prefill_share_of_difference_pct: float | None
+    decided_note: str
+
+
+class Phases(Strict):
+    """--phases apart: the prefill and the decode measured in windows of their own."""
+
+    scope: str
+    prefill: PhaseFigure
+    decode: PhaseFigure
+    workload: WorkloadFigure
+
+
 CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
 CI_METHOD_COMPILES = (
     "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
@@ -305,6 +389,7 @@ class Results(Strict):
         "dropped_samples",
         "ci_method",
         "n_pairs",
+        "phases",
     )
 
     basis: Literal["measured", "interpolated", "extrapolated", "unavailable"]
@@ -352,3 +437,8 @@ class Results(Strict):
     held_gpus: HeldView | None = None
     conditions: Conditions | None = None
     between_compiles: BetweenCompiles | None = None
+    phases: Phases | None = Field(
+        None,
+        description="--phases apart: the headline is the decode window's; here the "
+        "prefill's, the decode's and the stated workload's, each with its own delta",
+    )

@@ -6,7 +6,7 @@ words to a sweep's failure line)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ecocompute.report.atomic import file_identity
@@ -14,15 +14,20 @@ from ecocompute.report.atomic import file_identity
 SWEEP_NAME = "sweep.json"
 
 
-def sweep_leaves(output_dir: str) -> Callable[[], str]:
+def sweep_leaves(output_dir: str, folders: Sequence[str] = ("",)) -> Callable[[], str]:
     """Call before the sweep starts; the result, called after a failure, says whether
-    sweep.json was replaced meanwhile (a new file has a new identity)."""
-    target = Path(output_dir) / SWEEP_NAME
-    before = file_identity(target)
+    sweep.json was replaced meanwhile (a new file has a new identity). folders: where
+    under output_dir the sweep writes its sweep.json (a prompt-length axis: one each)."""
+    targets = [Path(output_dir) / folder / SWEEP_NAME for folder in folders]
+    before = [file_identity(t) for t in targets]
 
     def words() -> str:
-        if file_identity(target) != before:
-            return f"{target} was written, as was the energy.json of every point that finished"
+        written = [str(t) for t, b in zip(targets, before, strict=True) if file_identity(t) != b]
+        if written:
+            return (
+                f"{', '.join(written)} {'was' if len(written) == 1 else 'were'} written, as "
+                "was the energy.json of every point that finished"
+            )
         return "no sweep.json was written; the energy.json of every point that finished stands"
 
     return words

@@ -218,6 +218,13 @@ def _protocol(report: ReportModel, published: bool, kind: str) -> str:
     regime = None if published else meas.decode.regime
     if regime not in (None, "eager"):
         text += f", {regime}"
+    compiler = None if published else meas.decode.compiler
+    if compiler is not None and compiler.batch_dim == "dynamic":
+        text += " (dynamic batch)"
+    if not published and work.prompt_source == "prompt_tokens":
+        text += f", prompt {work.prompt_tokens}"
+    if not published and meas.decode.phases == "apart":
+        text += ", phases apart"
     gpus = report.system_under_test.accelerator_count
     return f"{text}, {gpus} GPUs" if gpus > 1 else text
 

@@ -202,5 +202,40 @@ def axis_entry(
         precision=fmt,
         points=pts,
         crossover=crossover(pts, **({} if n_boot is None else {"n_boot": n_boot})),
-        map=map_words(fmt, pts),
+        map=map_words(fmt, pts) + phase_words(fmt, pts),
     )
+
+
+def phase_words(fmt: str, points: Sequence[BatchPoint]) -> str:
+    """With the phases apart (every point): the workload's map and the phase that
+    decides it at each batch size, after the headline's (the decode window's), e.g.
+    "; for 1024 in, 256 out: NF4 costs at every batch measured (the prefill decides at
+    batch 1-16)". Empty otherwise."""
+    phased = [p for p in points if p.phases is not None]
+    if not phased or len(phased) != len(points):
+        return ""
+    first = phased[0].phases
+    assert first is not None
+    workload = [
+        p.model_copy(
+            update={"delta_pct": p.phases.workload.delta_pct, "verdict": p.phases.workload.verdict}
+        )
+        for p in phased
+        if p.phases is not None
+    ]
+    deciders: dict[str, list[int]] = {}
+    for p in phased:
+        if p.phases is not None and p.phases.decided_by is not None:
+            deciders.setdefault(p.phases.decided_by, []).append(p.batch_size)
+    said = "; ".join(
+        f"the {phase} decides at "
+        + (
+            "every batch measured"
+            if len(sizes) == len(phased) > 1
+            else "batch " + ", ".join(str(b) for b in sizes)
+        )
+        for phase, sizes in deciders.items()
+    )
+    head = "decode" if len(phased) > 1 else "the decode window"
+    text = f" ({head}); for {first.prompt_tokens} in, {first.new_tokens} out: "
+    return text + map_words(fmt, workload) + (f" ({said})" if said else "")

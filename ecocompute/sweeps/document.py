@@ -172,8 +172,29 @@ class Fit(CurveFit, _FormatPart):
     published_curve: PublishedCurve | None = None
 
 
+class PhaseDelta(_Part):
+    """One phase's paired delta vs FP16 at a point (its report's results.phases)."""
+
+    delta_pct: float
+    ci95_pct: Pair | None = None
+    verdict: str | None = None
+
+
+class PointPhases(_Part):
+    """A point measured with its phases apart: each phase's delta, the stated workload's
+    combined one, and the phase that decides the workload's verdict."""
+
+    prompt_tokens: int
+    new_tokens: int
+    prefill: PhaseDelta
+    decode: PhaseDelta
+    workload: PhaseDelta
+    decided_by: str | None = None
+
+
 class BatchPoint(_Part):
-    """One batch size's measured delta (one session's report)."""
+    """One batch size's measured delta (one session's report): its headline (with the
+    phases apart, the decode window's), and with the phases apart each phase's."""
 
     batch_size: Annotated[int, Field(ge=1)]
     delta_pct: float
@@ -183,6 +204,7 @@ class BatchPoint(_Part):
     throughput_tokens_per_s: float | None = None
     fp16_throughput_tokens_per_s: float | None = None
     report: str | None = None
+    phases: PointPhases | None = None
 
 
 class Draws(_Part):

@@ -9,6 +9,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from ecocompute.published.figures import anchors_for, curve_for
+from ecocompute.report.results_model import PhaseFigure
 from ecocompute.results.collect import Report
 from ecocompute.sweeps.batch_axis import axis_entry
 from ecocompute.sweeps.curvefit import Point, crossover_of, fit_points, se_from_ci
@@ -18,6 +19,8 @@ from ecocompute.sweeps.document import (
     CurveFit,
     Fit,
     FitPoint,
+    PhaseDelta,
+    PointPhases,
     PublishedCurve,
 )
 from ecocompute.sweeps.records import relative
@@ -174,8 +177,33 @@ def batch_axis(
     return entries
 
 
+def point_phases(r: Report) -> PointPhases | None:
+    """The phases of a point measured with them apart (None otherwise)."""
+    phases = None if r.model_of is None else r.model_of.results.phases
+    if phases is None:
+        return None
+
+    def delta(figure: PhaseFigure) -> PhaseDelta:
+        ci = figure.vs_fp16_ci95_pct
+        return PhaseDelta(
+            delta_pct=figure.vs_fp16_energy_pct or 0.0,
+            ci95_pct=None if ci is None else list(ci),
+            verdict=figure.verdict,
+        )
+
+    return PointPhases(
+        prompt_tokens=phases.workload.prompt_tokens,
+        new_tokens=phases.workload.new_tokens,
+        prefill=delta(phases.prefill),
+        decode=delta(phases.decode),
+        workload=delta(phases.workload),
+        decided_by=phases.workload.decided_by,
+    )
+
+
 def batch_point(r: Report, output_dir: Path) -> BatchPoint:
     return BatchPoint(
+        phases=point_phases(r),
         batch_size=r.batch_size,
         delta_pct=float(r.delta_pct or 0.0),
         ci95_pct=list(r.ci95_pct) if r.ci95_pct else None,

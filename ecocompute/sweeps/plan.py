@@ -88,6 +88,26 @@ def checked_batches(value: object, *, shown: object = None) -> list[int] | None:
     return sizes
 
 
+def split_prompt_lengths(text: str | None) -> list[int] | None:
+    """sweep --prompt_tokens 128,1024,4096: whole numbers >= 1, each once, increasing."""
+    if text is None:
+        return None
+    items = split_list("prompt_tokens", text)
+    lengths = []
+    for item in items:
+        if not item.isdigit() or int(item) < 1 or len(item) > 7:
+            raise InputError("prompt_tokens", text, "give whole numbers >= 1, e.g. 128,1024,4096")
+        lengths.append(int(item))
+    if lengths != sorted(lengths):
+        raise InputError("prompt_tokens", text, "give the prompt lengths in increasing order")
+    return lengths
+
+
+def prompt_folder(prompt_tokens: int) -> str:
+    """The folder of one prompt length's points and its sweep.json: p128, p1024 ..."""
+    return f"p{prompt_tokens}"
+
+
 @dataclasses.dataclass(frozen=True)
 class Plan:
     output_dir: Path

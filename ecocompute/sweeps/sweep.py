@@ -38,7 +38,7 @@ from ecocompute.params import RunParams, check_output_dir
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
 from ecocompute.sweeps.document import RunRecord, Sweep, write_sweep
-from ecocompute.sweeps.plan import options_of, plan
+from ecocompute.sweeps.plan import Plan, options_of, plan, prompt_folder
 from ecocompute.sweeps.run import existing_records, run_sweep
 from ecocompute.sweeps.summary import summarise, with_plot
 from ecocompute.task.machine import Machine
@@ -76,6 +76,65 @@ def sweep(
     with folder_held(root), library_progress_bars_hidden(quiet):
         records = run_sweep(the_plan, progress, machine=machine, command=command)
         return finish(records, root, command=command, n_boot=n_boot)
+
+
+def prompt_sweep(
+    models: Sequence[str],
+    precisions: Sequence[str],
+    output_dir: str | os.PathLike[str],
+    prompt_lengths: Sequence[int],
+    *,
+    options: RunParams | Mapping[str, object] | None = None,
+    parameters_file: str | None = None,
+    batch_sizes: Sequence[int] | None = None,
+    progress: Progress | None = None,
+    machine: Machine | None = None,
+    command: Sequence[str] | None = None,
+    n_boot: int | None = None,
+) -> dict[int, Sweep]:
+    """sweep --prompt_tokens 128,1024,...: the sweep above once per prompt length, its
+    points and its sweep.json under <output_dir>/p<length>/ (prompt lengths are never
+    pooled: each is its own batch axis), every point run in one pass so that a model's
+    loaded formats serve every length. Raises InputError before anything runs (every
+    length's plan is checked first)."""
+    shared = options_of(options)
+    if shared.get("prompt_tokens") is not None:
+        raise InputError("prompt_tokens", shared["prompt_tokens"], "give one list to the sweep")
+    quiet = bool(shared.get("quiet"))
+    progress = progress or Progress(quiet)
+    root = open_folder(output_dir, progress)
+    plans = {
+        n: plan(
+            models,
+            precisions,
+            {**shared, "prompt_tokens": n},
+            root / prompt_folder(n),
+            parameters_file,
+            batch_sizes=batch_sizes,
+        )
+        for n in prompt_lengths
+    }
+    whole = Plan(root, tuple(r for p in plans.values() for r in p.runs), False)
+    with library_progress_bars_hidden(quiet):
+        records = run_sweep(whole, progress, machine=machine, command=command)
+    done = {}
+    start = 0
+    for n, p in plans.items():
+        count = sum(max(1, len(r.session_formats)) for r in p.runs)  # a record per format
+        mine = [_under(r, prompt_folder(n)) for r in records[start : start + count]]
+        start += count
+        p.output_dir.mkdir(parents=True, exist_ok=True)
+        done[n] = finish(mine, p.output_dir, command=command, n_boot=n_boot)
+    return done
+
+
+def _under(record: RunRecord, folder: str) -> RunRecord:
+    """A record whose report path is relative to <root>/<folder>/ (its sweep.json)."""
+    if record.report is None:
+        return record
+    path = Path(record.report)
+    relative = path.relative_to(folder) if path.parts[:1] == (folder,) else path
+    return record.model_copy(update={"report": relative.as_posix()})
 
 
 def fit_reports(

@@ -27,6 +27,7 @@ from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.decode import make_decoder
 from ecocompute.llm.loading import Checkpoint, LoadedModel, ModelBackend, count_parameters
 from ecocompute.llm.memory import OutOfMemoryNamed, out_of_memory_named
+from ecocompute.llm.prompt import check_context, check_memory
 from ecocompute.monitor.meter import EdgesRecord, EnergyMeter
 from ecocompute.params import RunParams
 from ecocompute.published.archs import arch_from_product_name
@@ -136,7 +137,11 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
         s.progress,
     )
     checkpoint = s.backend.checkpoint(p.model_name, s.accelerator)
-    prompt = s.backend.prompt(checkpoint, p.batch_size, s.accelerator)
+    if p.prompt_tokens is not None:  # before any weights load
+        config = s.backend.config(checkpoint)
+        limit = getattr(config, "max_position_embeddings", None)
+        check_context(p.model_name, limit, p.prompt_tokens, p.tokens)
+    prompt = s.backend.prompt(checkpoint, p.batch_size, s.accelerator, p.prompt_tokens)
     fp16 = _load(s, checkpoint, FP16_SPEC)
     params_count = count_parameters(fp16.model)
     sheet = ScoreSheet(p, checkpoint, s.backend, s.accelerator, s.progress)
@@ -177,6 +182,8 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
         session=_session(specs),
         timing=s.clock.timing(),
         before={i: b for i, b in before.items() if i in {m.nvml.index for m in used}},
+        prefills={k: v for phase in phases for k, v in phase.result.prefills.items()},
+        prefill_s={k: v for phase in phases for k, v in phase.result.prefill_s.items()},
     )
 
 
@@ -299,6 +306,17 @@ def _phase(
     fresh_cache_dir: str | None = None,
 ) -> _Phase:
     p = s.params
+    if p.prompt_tokens is not None:  # the caches of every resident format, and a prefill
+        memory = s.accelerator.memory_mib()
+        check_memory(
+            p.model_name,
+            loaded[0].model.config,
+            batch_size=p.batch_size,
+            prompt=p.prompt_tokens,
+            tokens=p.tokens,
+            formats=len(loaded),
+            free_mib=None if memory is None else memory[0],
+        )
     residents = []
     records: dict[Precision, JsonObject] = {}
     per_format_keys: tuple[str, ...] = ()
@@ -313,6 +331,7 @@ def _phase(
             label=str(model.precision),
             capture=s.accelerator.kind == "cuda",  # the CPU stand-in steps it eagerly
             fresh_cache_dir=fresh_cache_dir,
+            compile_batch=p.compile_batch,
         )
         if p.decode != "eager":
             s.progress(
@@ -343,6 +362,7 @@ def _phase(
         first_index=first_index,
         paired=p.precision.quantized,
         rotate=rotate,
+        prefill_window_s=p.prefill_window_s if p.phases == "apart" else None,
     )
     since = time.monotonic()
     result = run_phase(s.instruments, residents, plan, s.progress)

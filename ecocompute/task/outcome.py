@@ -76,6 +76,10 @@ class MeasuredRun:
     held_gpus: tuple[int, ...] = ()
     # each measured GPU before the session's models were loaded (NVML index -> record)
     before: Mapping[int, GpuBefore] = dataclasses.field(default_factory=dict)
+    # the phases apart: each format's prefills per prefill window, and the seconds of
+    # one prefill (timed outside every window) the count was chosen from
+    prefills: Mapping[Precision, int] = dataclasses.field(default_factory=dict)
+    prefill_s: Mapping[Precision, float] = dataclasses.field(default_factory=dict)
 
     @property
     def rounds(self) -> int:
@@ -100,5 +104,7 @@ class MeasuredRun:
             decode_per_compile=tuple(
                 {p: d for p, d in block.items() if p in keep} for block in self.decode_per_compile
             ),
+            prefills={p: n for p, n in self.prefills.items() if p in keep},
+            prefill_s={p: n for p, n in self.prefill_s.items() if p in keep},
             quality=quality,
         )

@@ -25,9 +25,11 @@ from ecocompute.task.trials import (
     Arm,
     Decode,
     Trial,
+    prefills_for,
     round_order,
     rounds_paired,
     run_round,
+    time_prefill,
     warm_up,
 )
 from ecocompute.telemetry.base import (
@@ -207,6 +209,10 @@ class PhaseResult:
     stopping: StoppingRecord
     gpus: dict[Precision, tuple[int, ...]] = field(default_factory=dict)  # its weights' GPUs
     held: tuple[int, ...] = ()  # every GPU the phase held, where the formats' differ
+    # the phases apart: each format's prefills per prefill window, and one prefill's
+    # seconds it was chosen from (timed before the rounds, outside every window)
+    prefills: dict[Precision, int] = field(default_factory=dict)
+    prefill_s: dict[Precision, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -218,6 +224,9 @@ class PhasePlan:
     first_index: int = 0  # trial numbering continues across phases
     paired: bool = True  # number trials by round (a quantized run's pairs)
     rotate: bool = False  # several formats: rotate each round's order by one place
+    # the phases apart: each trial's prefill window lasts at least this long (None: one
+    # window per trial over the prefill and the decode)
+    prefill_window_s: float | None = None
 
 
 def run_phase(
@@ -254,14 +263,31 @@ def run_phase(
             idle = IdleWindow(meter.idle(plan.idle_seconds), tuple(indices))
             progress(f"idle: {idle.power_w:.1f} W")
         warm_up(arms, plan.warmup, progress)
-        trials, record = _rounds(arms, plan, progress, clock)
+        prefill_s: dict[Precision, float] = {}
+        prefills: dict[Precision, int] = {}
+        if plan.prefill_window_s is not None:
+            for arm in arms:
+                prefill_s[arm.precision] = time_prefill(arm, clock)
+                prefills[arm.precision] = prefills_for(
+                    prefill_s[arm.precision], plan.prefill_window_s
+                )
+                progress(
+                    f"{arm.precision}: {prefills[arm.precision]} prefill(s) per prefill window "
+                    f"(one takes {prefill_s[arm.precision] * 1000:.1f} ms)"
+                )
+        trials, record = _rounds(arms, plan, progress, clock, prefills)
     meters = {arm.precision: arm.meter for arm in arms}
     gpus = {arm.precision: arm.gpus for arm in arms}
-    return PhaseResult(tuple(trials), meters, idle, record, gpus, tuple(indices) if spread else ())
+    held = tuple(indices) if spread else ()
+    return PhaseResult(tuple(trials), meters, idle, record, gpus, held, prefills, prefill_s)
 
 
 def _rounds(
-    arms: Sequence[Arm], plan: PhasePlan, progress: Progress, clock: Callable[[], float]
+    arms: Sequence[Arm],
+    plan: PhasePlan,
+    progress: Progress,
+    clock: Callable[[], float],
+    prefills: Mapping[Precision, int] | None = None,
 ) -> tuple[list[Trial], StoppingRecord]:
     """Rounds of one trial per arm until the stopping rule says why to stop."""
     rule = plan.stopping
@@ -276,6 +302,7 @@ def _rounds(
             plan.first_index + len(trials),
             pair,
             rotated=plan.rotate,
+            prefills=prefills,
         )
         done += 1
         progress(round_line(done, rule, trials, len(arms)))
@@ -307,25 +334,44 @@ def quantized_formats(trials: Sequence[Trial]) -> list[Precision]:
     return list(seen)
 
 
-def paired_estimate(trials: Sequence[Trial], precision: Precision) -> DeltaEstimate | None:
+def _decode_per_token(t: Trial) -> float:
+    return t.energy_per_token_mj
+
+
+def _prefill_per_token(t: Trial) -> float:
+    if t.prefill is None:
+        raise ValueError("a trial without a prefill window")
+    return t.prefill.energy_per_prompt_token_mj
+
+
+def paired_estimate(
+    trials: Sequence[Trial],
+    precision: Precision,
+    per_token: Callable[[Trial], float] = _decode_per_token,
+) -> DeltaEstimate | None:
     """The running paired delta of `precision` vs FP16 over the trials so far, paired by
-    round."""
+    round: of the trial's (decode) window, or of per_token (its prefill window)."""
     pairs = rounds_paired(trials, precision)
     if not pairs:
         return None
-    fp16, quant = ([t.energy_per_token_mj for t in side] for side in zip(*pairs, strict=True))
+    fp16, quant = ([per_token(t) for t in side] for side in zip(*pairs, strict=True))
     return estimate_delta(paired_deltas_pct(fp16, quant))
 
 
 def half_width_pts(trials: Sequence[Trial]) -> float | None:
     """The widest 95% half-width among the formats' paired deltas (None until every
-    format has an interval): a session stops on its least precise format."""
+    format has an interval): a session stops on its least precise format, and with the
+    phases apart on its least precise phase."""
+    phases = [_decode_per_token]
+    if trials and all(t.prefill is not None for t in trials):
+        phases.append(_prefill_per_token)
     widths = []
     for precision in quantized_formats(trials):
-        est = paired_estimate(trials, precision)
-        if est is None or est.ci95_pct is None:
-            return None
-        widths.append((est.ci95_pct[1] - est.ci95_pct[0]) / 2.0)
+        for per_token in phases:
+            est = paired_estimate(trials, precision, per_token)
+            if est is None or est.ci95_pct is None:
+                return None
+            widths.append((est.ci95_pct[1] - est.ci95_pct[0]) / 2.0)
     return max(widths) if widths else None
 
 

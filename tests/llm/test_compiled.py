@@ -399,3 +399,66 @@ def test_a_report_of_two_compiles_is_checked_by_deriving_it_again(tmp_path, monk
     for t in forged["results"]["trials"]:
         del t["compile"]  # one compile's interval claimed for a report of two
     assert energy_report_problems(forged)
+
+
+# -- one compile for every batch size (--compile_batch dynamic) ---------------------------
+def test_a_dynamic_batch_is_compiled_once_for_every_batch_of_two_or_more(llama):
+    """The compiled map on a budget: the batch dimension a symbol, so a sweep's later
+    batch sizes reuse the graph the first compiled (dynamo compiles nothing new, inductor's
+    cache is not even asked), and each still decodes generate()'s tokens."""
+    torch._dynamo.reset()  # as a fresh process: nothing compiled yet
+    records = []
+    for batch in (2, 3, 5):
+        decoder = compiled(llama, batch, compile_batch="dynamic")
+        assert torch.equal(decoder.run(), generated(llama, batch))
+        records.append(decoder.record())
+    assert [r["compiler"]["batch_dim"] for r in records] == ["dynamic"] * 3
+    assert records[0]["compiler"]["dynamic"] is True
+    assert records[0]["dynamo_graphs"] == 1
+    assert [r["dynamo_graphs"] for r in records[1:]] == [0, 0]
+    assert all(r["inductor_cache"].startswith("not consulted") for r in records[1:])
+
+
+def test_a_static_batch_compiles_again_for_each_batch_size(llama):
+    torch._dynamo.reset()
+    first, second = compiled(llama, 2), compiled(llama, 3)
+    assert first.record()["compiler"]["batch_dim"] == "static"
+    assert first.record()["dynamo_graphs"] == 1 and second.record()["dynamo_graphs"] == 1
+
+
+def test_compile_batch_is_the_compiled_regimes_alone():
+    from ecocompute.errors import InputError
+    from ecocompute.params import RunParams
+
+    with pytest.raises(InputError, match=r"^invalid compile_batch 'dynamic': needs --decode"):
+        RunParams(compile_batch="dynamic", decode="graphs")
+    assert RunParams(compile_batch="dynamic", decode="compiled").compile_batch == "dynamic"
+
+
+def test_a_compiled_sweep_with_a_dynamic_batch_compiles_at_its_first_size_only(tmp_path):
+    """Through the sweep, as the H200 map runs it: the models stay loaded, the second
+    batch size compiles nothing (each point's report says so per format), and the phases
+    apart work in the compiled regime too (its prefill eager)."""
+    torch._dynamo.reset()
+    flags = {"tokens": str(TOKENS), "iterations": "2", "warmup": "0", "idle_seconds": "0",
+             "decode": "compiled", "compile_batch": "dynamic", "phases": "apart",
+             "prefill_window_s": "0.01", "quality_probe": "false", "quiet": True}  # fmt: skip
+    sweep(
+        ["synthetic:tiny-test"],
+        ["NF4"],
+        tmp_path / "sw",
+        options=flags,
+        progress=Progress(quiet=True),
+        machine=fake_machine(backend=StandInQuantBackend),
+        batch_sizes=[2, 3],
+    )
+    doc = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    reports = [json.loads((tmp_path / "sw" / r["report"]).read_text()) for r in doc["runs"]]
+    first, second = (r["measurement"]["decode"] for r in reports)
+    assert first["compiler"]["batch_dim"] == "dynamic"
+    assert first["per_format"]["FP16"]["dynamo_graphs"] >= 1
+    assert {f: d["dynamo_graphs"] for f, d in second["per_format"].items()} == {"FP16": 0, "NF4": 0}
+    for report in reports:
+        assert energy_report_problems(report) == []
+        assert report["results"]["phases"]["workload"]["n_pairs"] == 2
+    assert "dynamic batch" in doc["protocol"] and "phases apart" in doc["protocol"]

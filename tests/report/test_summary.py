@@ -49,7 +49,7 @@ def test_reference_summary_has_no_cross_check():
 def _session(formats: str, **flags: str) -> str:
     from ecocompute.params import resolve
     from ecocompute.report.build import build_report
-    from ecocompute.report.summary import render_session
+    from ecocompute.report.session_summary import render_session
     from ecocompute.task.hardware import Hardware
     from ecocompute.task.published_path import FallbackReason, published_run
 

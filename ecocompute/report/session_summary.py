@@ -1,0 +1,210 @@
+"""The summary of a session of several formats: what they share once, then a line per
+format, the held-GPU view, every report's path (report/summary.py renders one report)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ecocompute.report.labels import card_with_arch, gpu_list
+from ecocompute.report.model import Report
+from ecocompute.report.results_model import (
+    Conditions,
+    FormatConditions,
+    Results,
+)
+from ecocompute.report.summary import (
+    HELD_LEAD,
+    SCOPE,
+    _mj,
+    arch_note_line,
+    as_report,
+    basis_words,
+    compile_words,
+    compiles_words,
+    context_lines,
+    data_from_line,
+    freed_words,
+    local_gpu,
+    phase_lines,
+    protocol_words,
+    size_words,
+    software_words,
+    throttle_line,
+    unit_lines,
+    why_no_figure,
+)
+
+
+def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Sequence[str]) -> str:
+    """What the formats share (model, card, FP16, protocol, software, scope) once, then
+    one line per format, then every report's path."""
+    reports = [as_report(r) for r in documents]
+    first = reports[0]
+    sut, work = first.system_under_test, first.workload
+    # FP16 is the session's: any format's report that holds it (a format without a
+    # figure holds none, and the session's FP16 is not that format's to lose)
+    res = next(
+        (r.results for r in reports if r.results.fp16_energy_per_token_mj is not None),
+        first.results,
+    )
+    lines = [
+        "EcoCompute energy estimate: a session of several formats",
+        f"  model      {work.model_name} ({size_words(work)})",
+        f"  card       {card_with_arch(local_gpu(first), sut.gpu_arch)}",
+        *[line for line in unit_lines(first) if not line.startswith("  throttle")],
+        *data_from_line(reports),
+        f"  formats    {', '.join(r.workload.precision for r in reports)}, each vs the same "
+        "FP16 baseline",
+        f"  FP16       {_mj(res.fp16_energy_per_token_mj, '')} mJ/token" + _fp16_throughput(res),
+        *session_basis_lines(reports),
+    ]
+    if first.results.basis == "measured":
+        lines.append(f"  protocol   {protocol_words(first.measurement)}")
+        per = {
+            fmt: d for r in reports for fmt, d in (r.measurement.decode.per_format or {}).items()
+        }
+        if per and first.measurement.decode.compile_s is not None:
+            merged = first.measurement.model_copy(
+                update={"decode": first.measurement.decode.model_copy(update={"per_format": per})}
+            )
+            lines.append(f"  compile    {compile_words(merged)}")
+        for r in reports:
+            if r.results.between_compiles is not None:
+                words = compiles_words(r.workload.precision, r.results.between_compiles)
+                lines.append(f"  compiles   {words}")
+    header = (
+        f"  {'format':<13} {'mJ/token':>10} {'vs FP16':>8} {'95% CI':>17} {'verdict':<12} tok/s"
+    )
+    if any(r.results.per_format for r in reports):
+        header += " (of bandwidth limit)"
+    lines.append(header)
+    lines.extend(_format_line(r) for r in reports)
+    lines.extend(
+        f"  no figure  {r.workload.precision}: {why}"
+        for r in reports
+        for why in [why_no_figure(r)]
+        if why
+    )
+    for r in reports:
+        lines.extend(phase_lines(r.workload.precision, r.results, r.workload.precision))
+    lines.extend(held_session_lines(reports))
+    throttle = _session_throttle(reports)
+    if throttle:
+        lines.append(f"  throttle   {throttle}")
+    lines.extend(context_lines(first, reports))
+    lines.extend(arch_note_line(first))
+    if work.weights in ("pretrained", "synthetic"):
+        lines.append(f"  weights    {work.weights}")
+    if first.software is not None:
+        lines.append(f"  software   {software_words(first.software)}")
+    lines.append(SCOPE)
+    lines.extend(f"  report     {path}" for path in paths)
+    return "\n".join(lines)
+
+
+def session_basis_lines(reports: Sequence[Report]) -> list[str]:
+    """One basis line where every format has the same basis; else one per basis, naming
+    its formats (a session's formats can differ: NF4 interpolated, INT4 unavailable)."""
+    by_basis: dict[str, list[Report]] = {}
+    for r in reports:
+        by_basis.setdefault(r.results.basis, []).append(r)
+    if len(by_basis) == 1:
+        basis, group = next(iter(by_basis.items()))
+        return [f"  basis      {basis}: {basis_words(basis, group[0].results.reference_card)}"]
+    lines = []
+    for i, (basis, group) in enumerate(by_basis.items()):
+        names = ", ".join(r.workload.precision for r in group)
+        words = basis_words(basis, group[0].results.reference_card)
+        lines.append(f"  {'basis' if i == 0 else '':<10} {names} {basis}: {words}")
+    return lines
+
+
+def _format_line(report: Report) -> str:
+    work, res = report.workload, report.results
+    stats = res.per_format.get(work.precision)
+    key = stats.format if stats else work.precision
+    delta, ci = res.vs_fp16_energy_pct, res.vs_fp16_ci95_pct
+    cells = [
+        f"  {key:<13}",
+        f"{_mj(res.energy_per_token_mj, ''):>10}",
+        f"{'-' if delta is None else format(delta, '+.1f') + '%':>8}",
+        f"{'-' if not ci else f'{ci[0]:+.1f} .. {ci[1]:+.1f}%':>17}",
+        f"{res.verdict or '-':<12}",
+    ]
+    if stats is not None:
+        share = stats.of_bandwidth_limit_pct
+        cells.append(
+            f"{stats.throughput_tokens_per_s:>8,.0f}"
+            + (f" ({share:.0f}%)" if share is not None else "")
+        )
+    q = report.quality
+    if q is not None and q.basis == "measured" and q.delta_vs_fp16_pct is not None and q.value:
+        cells.append(f"ppl {q.value:.2f} ({q.delta_vs_fp16_pct:+.1f}%)")
+    note = (
+        (work.quantization.model_extra or {}).get("layers_skipped_note")
+        if work.quantization
+        else None
+    )
+    line = " ".join(cells)
+    return line + (f"\n  {'':<13} note: {note}" if note else "")
+
+
+def _fp16_throughput(res: Results) -> str:
+    stats = res.per_format.get("FP16")
+    if stats is None:
+        return ""
+    share = stats.of_bandwidth_limit_pct
+    limit = f", {share:.0f}% of the bandwidth limit" if share is not None else ""
+    return f", {stats.throughput_tokens_per_s:,.0f} tok/s{limit}"
+
+
+def held_session_lines(reports: Sequence[Report]) -> list[str]:
+    """A session's lines for the view of every GPU it held: one row per format."""
+    helds = [(r, r.results.held_gpus) for r in reports]
+    with_view = [(r, h) for r, h in helds if h is not None]
+    if not with_view:
+        return []
+    first_res = with_view[0][0].results
+    fp16 = first_res.per_format.get("FP16")
+    fp16_gpus = [] if fp16 is None else fp16.nvml_indices
+    lines = [
+        f"  lead       {HELD_LEAD}",
+        f"  gpus       FP16 used {len(fp16_gpus)} GPU{'s' if len(fp16_gpus) != 1 else ''} "
+        f"({gpu_list(fp16_gpus)})",
+        f"  held       every GPU the session held ({gpu_list(with_view[0][1].nvml_indices)}), "
+        "each format charged the",
+        "             idle draw of the GPUs it freed:",
+    ]
+    for report, held in with_view:
+        fmt = report.workload.precision
+        ci = held.vs_fp16_ci95_pct
+        delta = held.vs_fp16_energy_pct
+        lines.append(
+            " ".join(
+                [
+                    f"  {fmt:<13}",
+                    f"{held.energy_per_token_mj:>10,.1f}",
+                    f"{'-' if delta is None else format(delta, '+.1f') + '%':>8}",
+                    f"{'-' if not ci else f'{ci[0]:+.1f} .. {ci[1]:+.1f}%':>17}",
+                    f"{held.verdict or '-':<12}",
+                ]
+            )
+        )
+        freed = freed_words(fmt, report.results)
+        lines.append(f"  {'':<13} {freed or fmt + ' used every GPU of the session'}")
+        verdict = report.results.verdict
+        if verdict and held.verdict and verdict != held.verdict:
+            lines.append(f"  {'':<13} the views differ: {verdict} on the GPUs it used")
+    return lines
+
+
+def _session_throttle(reports: Sequence[Report]) -> str | None:
+    """Every format's windows (FP16's once), as one throttle line."""
+    per: dict[str, FormatConditions] = {}
+    for r in reports:
+        conditions: Conditions | None = r.results.conditions
+        if r.measured and conditions is not None:
+            for fmt, c in conditions.per_format.items():
+                per.setdefault(fmt, c)
+    return throttle_line(per) if per else None

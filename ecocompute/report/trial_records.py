@@ -1,0 +1,75 @@
+"""A measured trial's readings as the report's raw records (report/derive.py derives
+the rest): its window, its GPUs' state over it, and with the phases apart its prefill
+window."""
+
+from __future__ import annotations
+
+from ecocompute.monitor.conditions import WindowConditions as Window
+from ecocompute.monitor.meter import WindowReading
+from ecocompute.report import derive
+from ecocompute.report.results_model import PrefillWindow, WindowConditions
+from ecocompute.report.results_model import Trial as TrialRecord
+from ecocompute.task.trials import Trial
+
+
+def _window(c: Window) -> WindowConditions:
+    return WindowConditions(
+        nvml_index=c.nvml_index,
+        temperature_c=list(c.temperature_c),
+        memory_temperature_c=list(c.memory_temperature_c),
+        sm_clock_mhz_mean=c.sm_clock_mhz_mean,
+        memory_clock_mhz_mean=c.memory_clock_mhz_mean,
+        clock_samples=c.clock_samples,
+        clock_events_seen=list(c.clock_events_seen),  # type: ignore[arg-type]
+        throttled_s=dict(c.throttled_s),
+        power_of_limit_pct_mean=c.power_of_limit_pct_mean,
+        power_of_limit_pct_max=c.power_of_limit_pct_max,
+    )
+
+
+def _source(r: WindowReading) -> str:
+    return "nvml_energy_counter" if r.counter_j is not None else "sampled_power"
+
+
+def prefill_record(t: Trial) -> PrefillWindow | None:
+    if t.prefill is None:
+        return None
+    r = t.prefill.reading
+    return derive.prefill_window(
+        prefills=t.prefill.prefills,
+        prompt_tokens=t.prefill.prompt_tokens,
+        duration_s=r.duration_s,
+        energy_joules=r.energy_j,
+        energy_source=_source(r),
+        counter_energy_joules=r.counter_j,
+        sampled_energy_joules=r.sampled_j,
+        samples=r.samples,
+        dropped_samples=r.dropped,
+        per_gpu_energy_joules=r.per_gpu_j,
+    )
+
+
+def trial_record(t: Trial, held: bool) -> TrialRecord:
+    r = t.reading
+    idle = None
+    if held:
+        idle = () if t.left_idle is None else t.left_idle.per_gpu_j
+    return derive.trial(
+        index=t.index,
+        pair=t.pair,
+        format=str(t.precision),  # type: ignore[arg-type]
+        duration_s=r.duration_s,
+        tokens=t.tokens,
+        energy_joules=r.energy_j,
+        energy_source="nvml_energy_counter" if r.counter_j is not None else "sampled_power",
+        counter_energy_joules=r.counter_j,
+        sampled_energy_joules=r.sampled_j,
+        samples=r.samples,
+        dropped_samples=r.dropped,
+        per_gpu_energy_joules=r.per_gpu_j,
+        slot=t.slot,
+        idle_gpus_energy_joules=idle,
+        conditions=[_window(c) for c in r.conditions],
+        prefill=prefill_record(t),
+        compile=t.compile,
+    )
