@@ -19,7 +19,7 @@ from ecocompute.report.model import Report
 from ecocompute.report.read import validation_errors
 from ecocompute.task.trials import prefills_for
 
-from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
+from ..fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
 
 # What the fake GPU draws while each kind of work runs (watts): the prefill far more than
 # the decode, the quantized stand-in otherwise than FP16, nothing when idle. So a decode

@@ -11,7 +11,7 @@ import tarfile
 
 import pytest
 
-from .conftest import REPO
+from ..conftest import REPO
 
 pytestmark = pytest.mark.slow
 

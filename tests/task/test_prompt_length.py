@@ -14,7 +14,7 @@ from ecocompute.llm.synthetic import PRESETS
 from ecocompute.params import RunParams, resolve
 from ecocompute.report.read import validation_errors
 
-from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
+from ..fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
 
 
 @pytest.fixture(autouse=True)
