@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ecocompute.boundary.printing import print_after_write
+from ecocompute.errors import InputError
+
+if TYPE_CHECKING:
+    from ecocompute.results.conformance import Conformance
 
 # -- validate ------------------------------------------------------------------------
 
@@ -19,13 +24,101 @@ def add_validate(sub: argparse._SubParsersAction) -> None:
         "are searched recursively for energy.json and sweep.json. One line per file.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument(
+        "--profile",
+        choices=("v1.1-core", "dataset-eligible"),
+        default=None,
+        help="judge each report as the published container's validator does, against "
+        "Protocol v1.1: schema-invalid (exit 2), schema-valid (1), protocol-conformant, "
+        "dataset-eligible (0 when the profile holds; 1 under dataset-eligible when only "
+        "conformant); exit 3 when a file cannot be read",
+    )
+    p.add_argument(
+        "--schema",
+        metavar="FILE",
+        default=None,
+        help="with --profile: also check each report against this JSON schema",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="with --profile: the verdicts as JSON (for CI)"
+    )
     p.set_defaults(handler=_cmd_validate)
+
+
+USAGE_ERROR = 3  # the published validator's status for input it cannot read
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from ecocompute.results.validate_files import validate_paths
 
-    return validate_paths(args.paths, sys.stdout)
+    if args.profile is None:
+        if args.schema is not None or args.json:
+            flag = "--schema" if args.schema is not None else "--json"
+            raise InputError(
+                flag, "without --profile", "it goes with --profile v1.1-core or dataset-eligible"
+            )
+        return validate_paths(args.paths, sys.stdout)
+    return _validate_profile(args)
+
+
+def _validate_profile(args: argparse.Namespace) -> int:
+    """One verdict per report; the status is the worst file's (3 for one that cannot be
+    read, or a --schema that cannot be used)."""
+    import json
+
+    from ecocompute.core.printable import printable
+    from ecocompute.results.conformance import judge_file, read_schema
+
+    schema = None
+    if args.schema is not None:
+        got = read_schema(args.schema)
+        if isinstance(got, str):
+            print(f"ecocompute validate: cannot read --schema {printable(args.schema)}: {got}",
+                  file=sys.stderr)  # fmt: skip
+            return USAGE_ERROR
+        schema = got
+    status, answers = 0, []
+    for path in args.paths:
+        verdict = judge_file(path, args.profile, schema)
+        if isinstance(verdict, str):
+            print(f"ecocompute validate: cannot read {printable(path)}: {verdict}",
+                  file=sys.stderr)  # fmt: skip
+            status = max(status, USAGE_ERROR)
+            continue
+        status = max(status, verdict.exit_status)
+        answers.append(
+            {
+                "report": path,
+                "profile": verdict.profile,
+                "verdict": verdict.verdict,
+                "violations": list(verdict.violations),
+                "notes": list(verdict.notes),
+            }
+        )
+        if not args.json:
+            print(_render_verdict(printable(path), verdict))
+    if args.json and answers:
+        print(json.dumps(answers[0] if len(answers) == 1 else answers, indent=2))
+    return status
+
+
+def _render_verdict(path: str, v: Conformance) -> str:
+    from ecocompute.core.printable import printable
+    from ecocompute.results.conformance import SCHEMA_INVALID, SCHEMA_VALID
+
+    lines = [f"== {path} ({v.profile}) =="]
+    valid = "no" if v.verdict == SCHEMA_INVALID else "yes"
+    lines.append(f"schema-valid:        {valid} ({printable(str(v.schema_version))})")
+    if v.verdict == SCHEMA_INVALID:
+        lines += [f"schema error:        {printable(p)}" for p in v.violations]
+    else:
+        lines.append(f"protocol violations: {len(v.violations)}")
+        lines += [f"  - {printable(p)}" for p in v.violations]
+    lines.append(f"verdict:             {v.verdict}")
+    lines += [f"note:                {n}" for n in v.notes]
+    if v.verdict == SCHEMA_VALID:
+        lines.append("hint: the structure holds, but Protocol v1.1's MUSTs above do not")
+    return "\n".join(lines)
 
 
 # -- aggregate, plot, check ------------------------------------------------------------

@@ -24,10 +24,12 @@ from ecocompute.report import derive
 from ecocompute.report.labels import format_gpus_note
 from ecocompute.report.model import (
     BENCHMARK,
+    DECODING,
     FORMAT,
     MEASURED_SOURCE,
     NO_LOCAL_GPU,
     SCHEMA_VERSION,
+    WINDOW,
     BeforeSession,
     Corpus,
     CounterEdges,
@@ -190,6 +192,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             weights_note=run.checkpoint.weights_note,
             llm_int8_threshold=_int8_threshold(p),
             quantization=quantization,  # type: ignore[arg-type]
+            decoding=DECODING,
         ),
         measurement=_measurement(run),
         software=Software(
@@ -273,6 +276,7 @@ def _measurement(run: MeasuredRun) -> Measurement:
         session=session,
         timing=timing,
         decode=_decode(run),
+        window=WINDOW,
     )
 
 

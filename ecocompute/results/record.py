@@ -121,9 +121,10 @@ class Report:
 
     @property
     def from_published_container(self) -> bool:
-        """Written by the published EcoCompute container (1.0 or 1.1): one run, no
-        trials, so n = 1 and no interval."""
-        return self.format in PUBLISHED_FORMATS
+        """Written by the published EcoCompute container (1.0 to 1.3): one run, no
+        trials, so n = 1 and no interval. (This tool's own older 1.2 and 1.3 share those
+        names; its origin tells them apart.)"""
+        return self.origin != OURS and self.format in PUBLISHED_FORMATS
 
     @property
     def format_name(self) -> str:
