@@ -110,7 +110,7 @@ def _serve(answer: tuple[int, bytes], events: list[str], *, silent: bool = False
 
 @pytest.fixture
 def estimator() -> Iterator[Estimator]:
-    server, _, est = _serve((200, json.dumps({"vs_fp16_energy_pct": -12.5}).encode()), [])
+    server, _, est = _serve((200, json.dumps({"delta_pct": -12.5}).encode()), [])
     yield est
     server.shutdown()
     server.server_close()
@@ -377,12 +377,11 @@ def test_prefetch_records_and_prints_the_sites_prediction(cli, tmp_path, estimat
     [asked] = estimator.requests
     path, _, query = asked.partition("?")
     assert path == "/api/v1/estimate"
-    assert urllib.parse.parse_qs(query) == {
-        "model_name": ["Qwen/Qwen2.5-7B-Instruct"],
+    assert urllib.parse.parse_qs(query) == {  # as the site's api/worker.js reads it
         "params_b": ["7"],
+        "arch": ["ampere"],
         "precision": ["INT8"],
-        "batch_size": ["1"],
-        "gpu_arch": ["ampere"],
+        "batch": ["1"],
     }
     [line] = [ln for ln in ran.err.splitlines() if "prefetch:" in ln]  # a progress line
     assert "-12.5%" in line
@@ -399,8 +398,9 @@ def test_prefetch_records_and_prints_the_sites_prediction(cli, tmp_path, estimat
     [
         (500, b'{"detail": "boom"}', "HTTP 500"),
         (200, b"<html>not json</html>", "not with JSON"),
-        (200, b'{"vs_fp16_energy_pct": "low"}', "without a predicted delta"),
-        (200, b'{"vs_fp16_energy_pct": true}', "without a predicted delta"),
+        (200, b'{"delta_pct": "low"}', "without a predicted delta"),
+        (200, b'{"delta_pct": true}', "without a predicted delta"),
+        (200, b'{"vs_fp16_energy_pct": -3}', "without a predicted delta"),
     ],
 )
 def test_prefetch_answers_without_a_prediction(monkeypatch, status, body, error):
@@ -428,20 +428,28 @@ def test_prefetch_gives_up_after_its_timeout(monkeypatch):
     assert "timed out" in (got.error or "")
 
 
-def test_prediction_is_found_where_an_estimator_may_put_it():
-    assert prediction_in({"vs_fp16_energy_pct": -3}) == -3.0
-    assert prediction_in({"results": {"vs_fp16_energy_pct": 4.5}}) == 4.5
-    assert prediction_in({"prediction": {"delta_vs_fp16_pct": 1.25}}) == 1.25
-    assert prediction_in({"vs_fp16_energy_pct": float("nan")}) is None
+def test_prediction_is_the_workers_delta_pct():
+    assert prediction_in({"delta_pct": -3}) == -3.0
+    assert prediction_in({"delta_pct": 4.5, "ci": [1.0, 8.0]}) == 4.5
+    assert prediction_in({"vs_fp16_energy_pct": -3}) is None  # the guessed shapes are gone
+    assert prediction_in({"delta_pct": float("nan")}) is None
     assert prediction_in([1, 2]) is None
 
 
-def test_the_request_leaves_out_what_is_unknown_before_the_run():
-    inputs = EstimateInputs("my-model", None, "NF4", 1, "auto")
-    url = estimate_url("https://quantenergy.tech/api/", inputs)
+def test_the_site_is_not_asked_what_it_cannot_answer():
+    """The worker answers 400 without params_b or arch: a size or class not known before
+    the run is not asked for, and the line says why."""
+    for inputs, why in (
+        (EstimateInputs("my-model", None, "NF4", 1, "ada"), "--params_b"),
+        (EstimateInputs("my-model", 1.1, "NF4", 1, "auto"), "--gpu_arch"),
+    ):
+        got = prefetch("http://127.0.0.1:9/", inputs)
+        assert (got.url, got.answered, got.predicted_vs_fp16_pct) == (None, False, None)
+        assert why in (got.error or "")
+    url = estimate_url("https://example.org/", EstimateInputs("m", 1.1, "NF4", 4, "4090"))
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
-    assert query == {"model_name": ["my-model"], "precision": ["NF4"], "batch_size": ["1"]}
-    assert url.startswith("https://quantenergy.tech/api/v1/estimate?")
+    assert query == {"params_b": ["1.1"], "arch": ["ada"], "precision": ["NF4"], "batch": ["4"]}
+    assert url.startswith("https://example.org/v1/estimate?")
 
 
 # --- everything at once, and on the measured path --------------------------------------
@@ -471,7 +479,7 @@ def test_measured_run_prefetches_before_nvml_and_shares_its_measurement(
 ):
     monkeypatch.setenv("ECOCOMPUTE_CACHE", str(synthetic_cache))
     events: list[str] = []
-    server, _, est = _serve((200, b'{"vs_fp16_energy_pct": 20.0}'), events)
+    server, _, est = _serve((200, b'{"delta_pct": 20.0}'), events)
 
     def telemetry() -> FakeTelemetry:
         events.append("nvml opened")
@@ -483,8 +491,8 @@ def test_measured_run_prefetches_before_nvml_and_shares_its_measurement(
             "run", "--model", "synthetic:tiny-test", "--precision", "NF4", "--tokens", "8",
             "--iterations", "2", "--warmup", "1", "--idle_seconds", "0.2",
             "--sample_rate_hz", "50", "--share", "--prefetch", "--api_base", est.base,
-            "--output_dir", str(tmp_path),
-        )  # fmt: skip
+            "--gpu_arch", "ada", "--params_b", "1.1", "--output_dir", str(tmp_path),
+        )  # fmt: skip  # the site needs a size and a class before the run
     finally:
         server.shutdown()
         server.server_close()

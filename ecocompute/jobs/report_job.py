@@ -20,7 +20,7 @@ from ecocompute.errors import RunError
 from ecocompute.params import RunParams, check_output_dir, params_b_from_model_name
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
-from ecocompute.report.model import Prefetch, Report
+from ecocompute.report.model import Prefetch, Report, SiteAnchor, SiteAnswer
 from ecocompute.report.schema import require_validator
 from ecocompute.report.share import SHARE_FILE, with_share_url
 from ecocompute.report.summary import render
@@ -99,19 +99,48 @@ def _prefetch(params: RunParams, progress: Progress) -> Prefetch:
         skipped_line,
     )
 
+    from ecocompute.published.archs import normalise_arch_choice
+    from ecocompute.published.reference_data import headline
+
+    arch = params.gpu_arch
+    if params.dry_run and normalise_arch_choice(arch)[0] == "auto":
+        arch = headline()["arch"]  # what a dry run's auto is, known before it starts
     inputs = EstimateInputs(
         model_name=params.model_name,
         params_b=params.params_b or params_b_from_model_name(params.model_name),
         precision=str(params.precision),
         batch_size=params.batch_size,
-        gpu_arch=params.gpu_arch,
+        gpu_arch=arch,
     )
     result = prefetch(params.api_base, inputs)
     if result.predicted_vs_fp16_pct is None:
         say(skipped_line(result))
     else:
         progress(answered_line(result))
-    return Prefetch(**result.record())
+    site = result.answer
+    return Prefetch(
+        api_base=result.api_base,
+        url=result.url,
+        answered=result.answered,
+        predicted_vs_fp16_pct=result.predicted_vs_fp16_pct,
+        fetched_utc=result.fetched_utc,
+        error=result.error,
+        answer=None
+        if site is None
+        else SiteAnswer(
+            ci95_pct=None if site.ci95_pct is None else list(site.ci95_pct),
+            basis=site.basis,
+            confidence=site.confidence,
+            crossover_b=site.crossover_b,
+            arch_used=site.arch_used,
+            anchors=[
+                SiteAnchor(
+                    params_b=a.params_b, delta_pct=a.delta_pct, model=a.model, gpu=a.gpu, n=a.n
+                )
+                for a in site.anchors
+            ],
+        ),
+    )
 
 
 def _share_link(report: Report, site: str) -> tuple[Report, str | None]:

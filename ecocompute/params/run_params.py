@@ -53,6 +53,9 @@ from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch
 # report/numbers.py). 1e5 B is 100 trillion parameters; 2**20 GiB is a pebibyte.
 MAX_COUNT = 10**9
 SITE = "https://quantenergy.tech"  # the published EcoCompute site
+# The site's estimator, as its API's README (hongping-zh/quant-energy api/README.md) and
+# the published container (DEFAULT_API_BASE in its entrypoint) name it.
+API_BASE = "https://ecocompute-estimator.zhanghongping1982.workers.dev"
 NOT_IN_YAML = ("formats", "output_dir", "dry_run", "quiet")
 STRIPPED = ("backend", "gpu_arch", "decode", "site", "api_base")  # text, not a path
 POSITIVE = "must be a positive whole number"
@@ -183,7 +186,7 @@ class RunParams:
         "before measuring, ask the site's estimator (<api_base>/v1/estimate) for its "
         "predicted delta vs FP16 (best effort, 3 s; offline the run goes on without it)",
         flag=Flag())
-    api_base: str = _f(SITE + "/api", "the site's API, asked by --prefetch", flag="URL")
+    api_base: str = _f(API_BASE, "the site's estimator API, asked by --prefetch", flag="URL")
     dry_run: bool = _f(False, "skip the GPU: report the published figure", flag=Flag())
     quiet: bool = _f(False, "no progress lines on stderr", flag=Flag(also=("-q",)))
     # fmt: on

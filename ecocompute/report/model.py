@@ -19,6 +19,7 @@ from ecocompute.report.results_model import (
     ClockEvent,
     Format,
     Index,
+    Interval,
     NonNegative,
     Results,
     Strict,
@@ -383,13 +384,42 @@ class Software(Strict):
     differs_from_reference_pins: list[str] | None = None
 
 
+class SiteAnchor(Strict):
+    """One measured point of the site's curve, as its estimator gave it (N, dE, model,
+    gpu, n)."""
+
+    params_b: float
+    delta_pct: float
+    model: str | None
+    gpu: str | None
+    n: Index | None
+
+
+class SiteAnswer(Strict):
+    """The site estimator's figure beside its delta: its 95% band, what it rests on
+    (measured: the mean of the anchors at that size; interpolated; estimated), the
+    curve's crossover and its measured anchors."""
+
+    ci95_pct: Interval | None
+    basis: str | None
+    confidence: str | None
+    crossover_b: float | None
+    arch_used: str | None
+    anchors: list[SiteAnchor]
+
+
 class Prefetch(Strict):
+    """What --prefetch asked the site's estimator (GET /v1/estimate) and what it said;
+    url None: not asked (the size or the class is not known before the run)."""
+
+    OMIT_NULL = ("answer",)
     api_base: str
-    url: str
+    url: str | None
     answered: bool
     predicted_vs_fp16_pct: float | None
     fetched_utc: str | None
     error: str | None
+    answer: SiteAnswer | None = None
 
 
 class Provenance(Strict):

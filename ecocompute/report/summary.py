@@ -141,9 +141,15 @@ def site_lines(report: Report) -> list[str]:
     lines = []
     prefetch = report.provenance.prefetch if report.provenance else None
     if prefetch is not None and prefetch.predicted_vs_fp16_pct is not None:
+        site = prefetch.answer
+        band = ""
+        if site is not None and site.ci95_pct is not None:
+            band = f" [{site.ci95_pct[0]:+.1f}, {site.ci95_pct[1]:+.1f}]"
+        basis = f", basis {site.basis}" if site is not None and site.basis else ""
+        anchors = f", {len(site.anchors)} anchors" if site is not None and site.anchors else ""
         lines.append(
-            f"  site said  {prefetch.predicted_vs_fp16_pct:+.1f}% vs FP16 (its estimator, "
-            "before the run)"
+            f"  site said  {prefetch.predicted_vs_fp16_pct:+.1f}%{band} vs FP16 (its "
+            f"estimator, before the run{basis}{anchors})"
         )
     if report.share_url:
         lines.append(f"  share      {report.share_url}")
