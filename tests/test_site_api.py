@@ -108,8 +108,8 @@ def test_a_run_records_the_sites_figure_beside_ours(site, tmp_path, capsys):
         and "+20.0% energy per token vs FP16 [+14.5, +25.5], basis interpolated" in err
     )
     assert (
-        "site said  +20.0% [+14.5, +25.5] vs FP16 (its estimator, before the run, basis interpolated, 4 anchors)"
-        in out
+        "site said  +20.0% [+14.5, +25.5] vs FP16 (its estimator, before the run, "
+        "basis interpolated, 4 anchors)" in out
     )
     fetched = read_report(tmp_path)["provenance"]["prefetch"]
     assert (
@@ -128,8 +128,9 @@ def test_a_run_records_the_sites_figure_beside_ours(site, tmp_path, capsys):
 
 
 def test_a_dry_runs_auto_class_is_asked_as_the_run_will_answer(site, tmp_path, capsys):
-    argv = ["run", "--dry_run", "--model", "TinyLlama/TinyLlama-1.1B-Chat-v1.0", "--precision",
-            "NF4", "--prefetch", "--api_base", site.base, "--output_dir", str(tmp_path)]  # fmt: skip
+    argv = ["run", "--dry_run", "--model", "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+            "--precision", "NF4", "--prefetch", "--api_base", site.base,
+            "--output_dir", str(tmp_path)]  # fmt: skip
     assert main(argv) == 0
     assert site.asked == ["/v1/estimate?params_b=1.1&arch=ada&precision=NF4&batch=1"]
     assert read_report(tmp_path)["provenance"]["prefetch"]["predicted_vs_fp16_pct"] == 24.8

@@ -92,14 +92,13 @@ class ReportJob:
 
 def _prefetch(params: RunParams, progress: Progress) -> Prefetch:
     """--prefetch: the site's predicted delta, or one line saying why there is none."""
+    from ecocompute.published.archs import normalise_arch_choice
     from ecocompute.published.prefetch import (
         EstimateInputs,
         answered_line,
         prefetch,
         skipped_line,
     )
-
-    from ecocompute.published.archs import normalise_arch_choice
     from ecocompute.published.reference_data import headline
 
     arch = params.gpu_arch
