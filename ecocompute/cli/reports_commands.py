@@ -192,6 +192,13 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="plot only this card's reports (needed when the paths hold several)",
     )
+    p.add_argument(
+        "--power_trace",
+        "--power-trace",
+        action="store_true",
+        help="draw one report's whole-run power trace (power_trace.csv beside it): its "
+        "phases' edges and the measured windows shaded",
+    )
     p.set_defaults(handler=_cmd_plot)
 
 
@@ -203,6 +210,13 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from ecocompute.pooling.aggregate import read_reports_for, render_invalid
 
     require_matplotlib()
+    if args.power_trace:
+        from ecocompute.plots.trace_plot import plot_power_trace
+
+        if len(args.paths) != 1 or args.card is not None:
+            raise InputError("power_trace", " ".join(args.paths), "draws one report, no --card")
+        path = plot_power_trace(args.paths[0], args.output)
+        return print_after_write(f"wrote {path}", [str(path)])
     reports, invalid = read_reports_for(args.paths, args.output)
     if invalid:
         print(render_invalid(invalid), file=sys.stderr)

@@ -24,8 +24,11 @@ from ecocompute.report.model import Prefetch, Report, SiteAnchor, SiteAnswer
 from ecocompute.report.schema import require_validator
 from ecocompute.report.share import SHARE_FILE, with_share_url
 from ecocompute.report.summary import render
+from ecocompute.report.trace_block import trace_files
 from ecocompute.report.write import REPORT_NAME, report_text
 from ecocompute.task.machine import Machine
+from ecocompute.task.outcome import MeasuredRun
+from ecocompute.task.published_path import PublishedRun
 from ecocompute.task.run import run_energy_estimate
 
 
@@ -53,6 +56,15 @@ class ReportJob:
         self.target = folder / REPORT_NAME
         check_link_into_folder("output_dir", self.target)  # before the run, not after it
         self._before = file_identity(self.target)
+
+    def _write_traces(self, outcome: MeasuredRun | PublishedRun) -> None:
+        """The trace's CSV files, each atomically, before energy.json names them (a
+        report never names a file that is not there); the published path has none."""
+        if not isinstance(outcome, MeasuredRun):
+            say(NO_TRACE)
+            return
+        for name, csv in trace_files(outcome).items():
+            write_text_atomic(self.target.parent / name, csv, create_dir=not self.folder_existed)
 
     def written(self) -> bool:
         """True once this job's report has replaced whatever was at the target."""
@@ -84,10 +96,18 @@ class ReportJob:
         summary = render(report, printable(self.target))  # a path of any bytes prints
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
+        if self.params.power_trace:
+            self._write_traces(outcome)
         write_text_atomic(self.target, text, create_dir=not self.folder_existed)
         if link is not None:
             _write_share_file(self.target.parent / SHARE_FILE, link)
         return Written(self.target, report, summary)
+
+
+NO_TRACE = (
+    "power_trace: no trace to record: this figure is derived from the published dataset, "
+    "not measured here (power_trace.csv needs a measured run)"
+)
 
 
 def _prefetch(params: RunParams, progress: Progress) -> Prefetch:

@@ -187,6 +187,11 @@ class RunParams:
         "predicted delta vs FP16 (best effort, 3 s; offline the run goes on without it)",
         flag=Flag())
     api_base: str = _f(API_BASE, "the site's estimator API, asked by --prefetch", flag="URL")
+    power_trace: bool = _f(False,
+        "a measured run also traces power from before the model loads to the end "
+        "(power_trace.csv, power_trace_fp16.csv beside energy.json, with the phases' edges; "
+        "the reported energy is unchanged); the published path has nothing to trace",
+        flag=Flag())
     dry_run: bool = _f(False, "skip the GPU: report the published figure", flag=Flag())
     quiet: bool = _f(False, "no progress lines on stderr", flag=Flag(also=("-q",)))
     # fmt: on
@@ -299,12 +304,13 @@ class RunParams:
                 offered = " or ".join(libraries_for(precision))
                 why = f"{self.backend} does not make {precision} ({offered} does)"
                 raise InputError("backend", self.backend, why)
-        if len(self.session_formats) > 1 and (self.share or self.prefetch):
+        one_at_a_time = [n for n in ("share", "prefetch", "power_trace") if getattr(self, n)]
+        if len(self.session_formats) > 1 and one_at_a_time:
             raise InputError(
-                "share" if self.share else "prefetch",
+                one_at_a_time[0],
                 True,
                 "works with one --precision at a time (a session of several writes a report "
-                "per format; share or prefetch each format's run on its own)",
+                "per format; share, prefetch or trace each format's run on its own)",
             )
         if self.ci_target_pts is not None and not self.precision.quantized:
             raise InputError(

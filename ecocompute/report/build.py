@@ -50,6 +50,7 @@ from ecocompute.report.model import (
 from ecocompute.report.results_model import IdleWindow, ReferenceCurve, Results, WindowConditions
 from ecocompute.report.results_model import Trial as TrialRecord
 from ecocompute.report.software import software_block
+from ecocompute.report.trace_block import trace_block
 from ecocompute.task.hardware import GpuRecord
 from ecocompute.task.outcome import MeasuredRun
 from ecocompute.task.published_path import PublishedRun
@@ -204,6 +205,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
         results=results_of(run),
         provenance=provenance(command),
         quality=quality_of(run),
+        power_trace=trace_block(run),
     )
 
 

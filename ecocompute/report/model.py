@@ -345,11 +345,21 @@ class PowerTraceFile(Strict):
     )
 
 
+class TraceWindow(Strict):
+    """One measured trial's window on the trace's clock (this tool's runs)."""
+
+    trial: Index
+    format: Format
+    start_s: NonNegative
+    end_s: NonNegative
+
+
 class PowerTrace(Strict):
     """The whole-run power trace (the published container's 1.3 block): raw samples in
-    CSV files beside the report. The reported energy does not come from it."""
+    CSV files beside the report. The reported energy does not come from it. This tool's
+    runs add each trial's window (windows) and how the trace was read (paused_for)."""
 
-    OMIT_NULL = ("columns", "window_note", "note")
+    OMIT_NULL = ("columns", "window_note", "note", "windows", "paused_for", "nvml_indices")
     format: Literal["csv"]
     columns: list[str] | None = None
     sample_rate_hz: Annotated[int, Field(ge=1)]
@@ -357,6 +367,9 @@ class PowerTrace(Strict):
     window_note: str | None = None
     note: str | None = None
     files: list[PowerTraceFile]
+    nvml_indices: list[Index] | None = None
+    windows: list[TraceWindow] | None = None
+    paused_for: str | None = None
 
 
 class Software(Strict):

@@ -15,6 +15,7 @@ from typing import Any
 from ecocompute.core.precision import Precision
 from ecocompute.llm.loading import Checkpoint
 from ecocompute.monitor.meter import EdgesRecord
+from ecocompute.monitor.trace import TraceRecord
 from ecocompute.params import RunParams
 from ecocompute.task.hardware import Hardware
 from ecocompute.task.protocol import GpuBefore, IdleWindow, StoppingRecord
@@ -73,6 +74,8 @@ class MeasuredRun:
     held_gpus: tuple[int, ...] = ()
     # each measured GPU before the session's models were loaded (NVML index -> record)
     before: Mapping[int, GpuBefore] = dataclasses.field(default_factory=dict)
+    # --power_trace: the whole run's power, from before the first load (monitor/trace.py)
+    power_trace: TraceRecord | None = None
 
     @property
     def rounds(self) -> int:
