@@ -227,7 +227,12 @@ def test_quality_text_in_a_dry_run_is_checked_but_writes_no_quality_block(cli, t
     assert "quality" not in report
     missing = cli("run", "--dry_run", "--quality_text", str(tmp_path / "none.txt"),
                   "--output_dir", str(tmp_path / "o2"))  # fmt: skip
-    assert missing.status == 2 and "quality_text" in missing.err
+    # the published container's way: the run goes on without the probe, in one line
+    assert missing.status == 0, missing.err
+    assert missing.lines_starting("quality_text:") == [
+        f"quality_text: {tmp_path / 'none.txt'} is not a file; give a UTF-8 text file; "
+        "the quality probe is skipped"
+    ]
 
 
 # --- --share and --site ---------------------------------------------------------------

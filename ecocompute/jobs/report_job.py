@@ -17,7 +17,12 @@ from ecocompute.boundary.progress import Progress, say
 from ecocompute.boundary.user_paths import check_link_into_folder
 from ecocompute.core.printable import printable
 from ecocompute.errors import RunError
-from ecocompute.params import RunParams, check_output_dir, params_b_from_model_name
+from ecocompute.params import (
+    RunParams,
+    check_output_dir,
+    params_b_from_model_name,
+    quality_text_problem,
+)
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
 from ecocompute.report.model import Prefetch, Report, SiteAnchor, SiteAnswer
@@ -81,6 +86,14 @@ class ReportJob:
         """Run, build, validate, render; then write. Raises InputError, RunError or
         ReportInvalid with nothing written, or an interrupt (see written())."""
         # Before anything is loaded or measured: never inside a measured window.
+        p = self.params
+        if p.quality_text is not None and p.quality_probe:
+            problem = quality_text_problem(p.quality_text)
+            if problem is not None:  # the container's way: the run goes on, no probe
+                say(
+                    f"quality_text: {printable(p.quality_text)} {problem}; the quality probe "
+                    "is skipped"
+                )
         prefetched = _prefetch(self.params, progress) if self.params.prefetch else None
         outcome = run_energy_estimate(self.params, progress, machine=machine)
         report = build_report(outcome, command)
