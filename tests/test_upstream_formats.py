@@ -148,3 +148,13 @@ def test_the_results_tools_read_the_containers_13_reports(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     assert main(["plot", "-o", str(tmp_path / "p.png"), str(tmp_path)]) == 0
     assert (tmp_path / "p.png").stat().st_size > 0
+
+
+def test_a_report_whose_size_is_only_in_its_model_name_is_read_at_that_size(tmp_path):
+    """Issue 29: the site reads "1.1B" from a name; a report with params_b null was
+    refused by the results tools."""
+    doc = _doc("re-measured-4090-nf4@e52f878.json")
+    doc["workload"]["params_b"] = None
+    doc["workload"]["model_name"] = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
+    record = record_of(tmp_path / "energy.json", doc)
+    assert record.params_b == 1.1
