@@ -256,11 +256,11 @@ def test_share_writes_the_link_in_the_report_and_beside_it(cli, tmp_path):
         "N": 7.0,
         "a": "ada",
         "p": "NF4",
-        "e": res["vs_fp16_energy_pct"],  # the report's one decimal: -20.5, as published
+        "e": res["vs_fp16_energy_pct"],  # one decimal: -28.5, the site's 7B anchor (RTX 4090)
         "b": res["basis"],
         "g": "RTX 4090 + RTX 4090D",  # the card whose published figures these are
     }
-    assert res["vs_fp16_energy_pct"] == -20.5 and res["reference_card"] == "RTX 4090 + RTX 4090D"
+    assert res["vs_fp16_energy_pct"] == -28.5 and res["reference_card"] == "RTX 4090 + RTX 4090D"
 
 
 def test_site_changes_the_links_base(cli, tmp_path):

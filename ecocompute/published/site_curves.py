@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -73,3 +74,64 @@ def site_curve(arch: str, precision: str) -> DeltaCurve | None:
         resid_std_pct=None if entry.get("resid_std") is None else float(entry["resid_std"]),
         n_anchors=len(entry.get("anchors") or []),
     )
+
+
+@dataclass(frozen=True)
+class SiteAnchorPoint:
+    """One measured delta of the site's curve: dE% at N billion, on a card, n sessions."""
+
+    params_b: float
+    delta_pct: float
+    gpu: str
+    model: str
+    n: int | None
+
+
+@dataclass(frozen=True)
+class AnchorFigure:
+    """The site's figure at a size its dataset measured: the mean of the anchors there,
+    and its band as the site's estimator gives it (its 95%: 1.96 sigma, sigma the larger
+    of half the fit's residual spread, at least 1 pt, and half the anchors' spread; the
+    low edge never below the cap on the saving)."""
+
+    arch: str
+    precision: str
+    params_b: float
+    points: tuple[SiteAnchorPoint, ...]
+    mean_pct: float
+    band_pct: tuple[float, float]
+
+
+SITE_Z = 1.96  # the site's band: 1.96 sigma
+SITE_MIN_RESID_PCT = 2.0  # the site never takes a fit's residual spread below 2 pts
+SITE_SAME_SIZE_B = 1e-6  # a size the site treats as an anchor's
+
+
+def site_anchor_figure(arch: str, precision: str, params_b: float) -> AnchorFigure | None:
+    """The site's figure where its dataset measured this class at this size (its own
+    curve's anchors, never a borrowed one's), or None."""
+    entry = site_data().get("curves", {}).get(arch, {}).get(precision)
+    if entry is None:
+        return None
+    points = tuple(
+        SiteAnchorPoint(
+            params_b=float(a["N"]),
+            delta_pct=float(a["dE"]),
+            gpu=str(a.get("gpu", "?")),
+            model=str(a.get("model", "?")),
+            n=int(a["n"]) if isinstance(a.get("n"), int) else None,
+        )
+        for a in entry.get("anchors") or []
+        if abs(float(a["N"]) - params_b) < SITE_SAME_SIZE_B
+    )
+    if not points:
+        return None
+    deltas = [pt.delta_pct for pt in points]
+    mean = sum(deltas) / len(deltas)
+    resid = max(float(entry.get("resid_std") or 0.0), SITE_MIN_RESID_PCT)
+    sigma = max(resid * 0.5, (max(deltas) - min(deltas)) / 2.0)
+    cap = site_data().get("s_cap", {}).get(precision)
+    low = mean - SITE_Z * sigma
+    if cap is not None:
+        low = max(low, -float(cap))
+    return AnchorFigure(arch, precision, params_b, points, mean, (low, mean + SITE_Z * sigma))

@@ -47,7 +47,14 @@ from ecocompute.report.model import (
     Timing,
     Workload,
 )
-from ecocompute.report.results_model import IdleWindow, ReferenceCurve, Results, WindowConditions
+from ecocompute.report.results_model import (
+    IdleWindow,
+    ReferenceAnchorPoint,
+    ReferenceAnchors,
+    ReferenceCurve,
+    Results,
+    WindowConditions,
+)
 from ecocompute.report.results_model import Trial as TrialRecord
 from ecocompute.report.software import software_block
 from ecocompute.report.trace_block import trace_block
@@ -530,12 +537,31 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             fallback_reason=run.reason.code,  # type: ignore[arg-type]
             reference_card=fig.reference_card,
             reference_curve=reference_curve(run),
+            reference_anchors=reference_anchors(run),
             energy_per_token_mj=fig.energy_per_token_mj,
             fp16_energy_per_token_mj=fig.fp16_energy_per_token_mj,
             vs_fp16_energy_pct=None if delta is None else round(delta, 1),
             vs_fp16_energy_pct_exact=delta,
         ),
         provenance=provenance(command),
+    )
+
+
+def reference_anchors(run: PublishedRun) -> ReferenceAnchors | None:
+    """The site's anchors that gave a derived delta at a size its dataset measured."""
+    fig = run.figure.anchors
+    if fig is None or run.figure.vs_fp16_energy_pct is None:
+        return None
+    return ReferenceAnchors(
+        source=SITE_CURVES,
+        arch=fig.arch,
+        precision=fig.precision,
+        params_b=fig.params_b,
+        points=[
+            ReferenceAnchorPoint(gpu=pt.gpu, model=pt.model, delta_pct=pt.delta_pct, n=pt.n)
+            for pt in fig.points
+        ],
+        band_pct=list(fig.band_pct),
     )
 
 

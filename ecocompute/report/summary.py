@@ -94,6 +94,19 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
                 f"  delta      {res.vs_fp16_energy_pct:+.1f}% energy per token vs FP16"
                 + _ci(res.vs_fp16_ci95_pct)
             )
+        anchors = res.reference_anchors
+        if anchors is not None:
+            lines.append(
+                f"  figure     the site's figure at a measured size: the mean of its "
+                f"{len(anchors.points)} anchor(s) at {anchors.params_b:g}B "
+                f"({', '.join(f'{pt.gpu} {pt.delta_pct:+.1f}%' for pt in anchors.points)}), "
+                f"its band [{anchors.band_pct[0]:+.1f}, {anchors.band_pct[1]:+.1f}]"
+            )
+        elif res.reference_curve is not None and work.params_b is not None:
+            lines.append(
+                f"  figure     the fitted {res.reference_curve.arch} curve at "
+                f"{work.params_b:g}B (no anchor measured at this size)"
+            )
     if res.verdict:
         lines.append(f"  verdict    {verdict_words(work.precision, res)}")
     lines.append(f"  basis      {res.basis}: {basis_words(res.basis, res.reference_card)}")
