@@ -231,7 +231,8 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         description="Grade one measured report: its FP16 energy against the published FP16 "
         "anchor of the same size (within 5%), only when that anchor was measured on the "
         "report's own arch class (tolerance k x the published CV bound, 2%); and its delta "
-        "vs FP16 against the published fitted curve of its own arch class (tolerance k x "
+        "vs FP16 against the site's anchors of the same size where there are any, else the "
+        "published fitted curve of its own arch class (tolerance k x "
         "the curve's residual spread: RMS of the published single-card points where there "
         "are any, else a 10 pp project default, named in the output). Borrowed curves or "
         "anchors (Hopper borrows Ampere's) are never graded against, nor is a derived "
@@ -241,6 +242,13 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--k", default=None, help="tolerance in units of the spread, a positive number (default: 2)"
     )
+    p.add_argument(
+        "--curves",
+        metavar="FILE|URL",
+        default=None,
+        help="a curves.json in the site's format to grade against (a file, or an http(s) "
+        "URL such as https://quantenergy.tech/curves.json); default: the copy this tool ships",
+    )
     p.set_defaults(handler=_cmd_check)
 
 
@@ -249,10 +257,12 @@ CHECK_EXIT = {"within": 0, "outside": 1, "not gradeable": 2}  # by Verdict's val
 
 def _cmd_check(args: argparse.Namespace) -> int:
     """Exit 0 within, 1 outside, 2 not gradeable (or not a valid report)."""
-    from ecocompute.pooling.check import check_file, parse_k, render_check
+    from ecocompute.pooling.check import check_file, load_curves, parse_k, render_check
     from ecocompute.results.collect import Invalid
 
-    checked = check_file(args.report, parse_k(args.k))
+    k = parse_k(args.k)
+    curves = None if args.curves is None else load_curves(args.curves)
+    checked = check_file(args.report, k, curves)
     if isinstance(checked, Invalid):
         for problem in checked.problems:
             print(f"{checked.path}: INVALID {problem}", file=sys.stderr)
