@@ -16,6 +16,7 @@ schema_version for a published report, which names no provenance of this tool).
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import typing
 from collections.abc import Mapping
@@ -133,10 +134,7 @@ def _published(doc: dict[str, Any], version: str) -> None:
     published report (trials, an interval, a held view) was checked by no rule of its
     format, so it is dropped, never trusted; the published provenance is free-form and
     not carried. Its 1.2 and 1.3 keep their thermal and power_trace blocks."""
-    schema = load_schema(PUBLISHED_13_SCHEMA if version in PUBLISHED_NEW else PUBLISHED_SCHEMA)
-    if version in PUBLISHED_NEW:
-        schema = _with_records(schema)
-    named = _named_by(schema, doc)
+    named = _named_by(_reading_schema(version in PUBLISHED_NEW), doc)
     doc.clear()
     doc.update(named)
     doc.pop("provenance", None)
@@ -159,8 +157,13 @@ def _published(doc: dict[str, Any], version: str) -> None:
         res.setdefault("vs_fp16_energy_pct_exact", res["vs_fp16_energy_pct"])
 
 
-def _with_records(schema: Mapping[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(dict(schema))
+@functools.lru_cache(maxsize=2)
+def _reading_schema(newer: bool) -> dict[str, Any]:
+    """The published schema whose named fields are read: 1.0/1.1's facts, or the strict
+    1.2/1.3 schema with the protocol's records beside (made once per process)."""
+    if not newer:
+        return load_schema(PUBLISHED_SCHEMA)
+    out = copy.deepcopy(load_schema(PUBLISHED_13_SCHEMA))
     for block, fields in _PROTOCOL_RECORDS.items():
         out["properties"][block]["properties"].update(fields)
     return out
