@@ -3,7 +3,7 @@ line and the saves/costs sides (size_plot.py draws the curves and points on it).
 
 from __future__ import annotations
 
-import textwrap
+import re
 from typing import Any
 
 LEGEND_WRAP_CHARS = 80  # at fontsize 7, about the width of a 7.5-inch panel
@@ -30,10 +30,25 @@ def dress_axes(ax: Any, fmt: str, span: tuple[float, float]) -> None:
     # long labels (a card, a software stack) wrapped to the panel's width, so that the
     # legend below the panel stays inside the figure (constrained layout makes room
     # below, never beside)
-    wrapped = [textwrap.fill(label, LEGEND_WRAP_CHARS) for label in labels]
+    wrapped = [wrap_label(label) for label in labels]
     ax.legend(
         handles, wrapped, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=1
     )
+
+
+def wrap_label(label: str, width: int = LEGEND_WRAP_CHARS) -> str:
+    """A legend label in lines of about width characters, broken only before a
+    parenthesis or a bracket (each note of a label stays whole on its line)."""
+    if len(label) <= width:
+        return label
+    parts = re.split(r" (?=[(\[])", label)
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + 1 + len(part) <= width:
+            lines[-1] += " " + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
 
 
 def draw_break_even(ax: Any, fmt: str) -> None:
