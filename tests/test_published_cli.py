@@ -496,13 +496,17 @@ def test_measured_run_prefetches_before_nvml_and_shares_its_measurement(
             "run", "--model", "synthetic:tiny-test", "--precision", "NF4", "--tokens", "8",
             "--iterations", "2", "--warmup", "1", "--idle_seconds", "0.2",
             "--sample_rate_hz", "50", "--share", "--prefetch", "--api_base", est.base,
-            "--gpu_arch", "ada", "--params_b", "1.1", "--output_dir", str(tmp_path),
-        )  # fmt: skip  # the site needs a size and a class before the run
+            "--params_b", "1.1", "--output_dir", str(tmp_path),
+        )  # fmt: skip  # the site needs a size before the run
     finally:
         server.shutdown()
         server.server_close()
     assert ran.status == 0, ran.err
-    assert events[:2] == ["estimator asked", "nvml opened"]  # never inside a window
+    # --gpu_arch auto: NVML's name read first (the class the site is asked for), then
+    # the site, then the run opens NVML: the request is never inside a window
+    assert events[:3] == ["nvml opened", "estimator asked", "nvml opened"]
+    (asked,) = est.requests
+    assert urllib.parse.parse_qs(asked.partition("?")[2])["arch"] == ["hopper"]  # the H200
     report = read_report(tmp_path)
     _valid_both_ways(report)
     res = report["results"]

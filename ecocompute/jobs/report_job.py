@@ -94,7 +94,7 @@ class ReportJob:
                     f"quality_text: {printable(p.quality_text)} {problem}; the quality probe "
                     "is skipped"
                 )
-        prefetched = _prefetch(self.params, progress) if self.params.prefetch else None
+        prefetched = _prefetch(self.params, progress, machine) if self.params.prefetch else None
         outcome = run_energy_estimate(self.params, progress, machine=machine)
         report = build_report(outcome, command)
         if prefetched is not None and report.provenance is not None:
@@ -123,20 +123,19 @@ NO_TRACE = (
 )
 
 
-def _prefetch(params: RunParams, progress: Progress) -> Prefetch:
+def _prefetch(params: RunParams, progress: Progress, machine: Machine | None) -> Prefetch:
     """--prefetch: the site's predicted delta, or one line saying why there is none."""
-    from ecocompute.published.archs import normalise_arch_choice
     from ecocompute.published.prefetch import (
         EstimateInputs,
         answered_line,
         prefetch,
         skipped_line,
     )
-    from ecocompute.published.reference_data import headline
+    from ecocompute.task.run import arch_before_run
 
-    arch = params.gpu_arch
-    if params.dry_run and normalise_arch_choice(arch)[0] == "auto":
-        arch = headline()["arch"]  # what a dry run's auto is, known before it starts
+    # the class the run will answer for: --gpu_arch auto is read from NVML's name here,
+    # before anything is loaded (a dry run's auto is the headline card's)
+    arch = arch_before_run(params, machine)
     inputs = EstimateInputs(
         model_name=params.model_name,
         params_b=params.params_b or params_b_from_model_name(params.model_name),

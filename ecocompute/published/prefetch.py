@@ -19,9 +19,10 @@ answered with JSON holding delta_pct (the predicted delta vs FP16, %), ci ([low,
 its 95% band: 1.96 sigma), basis (measured: the mean of the anchors measured at that
 size; interpolated; estimated: beyond the measured range or a borrowed curve),
 anchors (the measured points of the curve: N, dE, model, gpu, n) and crossover_b. It
-answers 400 with {"error": ...} without params_b or arch, so a run that knows neither
-before it starts (--gpu_arch auto decides the class from NVML during the run; a size
-in neither --params_b nor the model name) does not ask, and says so in one line.
+answers 400 with {"error": ...} without params_b or arch: the job asks with the class
+the run will answer for (--gpu_arch auto: the first GPU's NVML name, read before
+anything loads; task/run.py arch_before_run), and a run whose size is in neither
+--params_b nor the model name does not ask, and says so in one line.
 """
 
 from __future__ import annotations
