@@ -215,6 +215,10 @@ def test_cli_exit_codes(tmp_path):
     assert main(["validate", "--profile", "v1.1-core", str(FIX / RETEST)]) == 1
     assert main(["validate", "--profile", "v1.1-core", str(bad)]) == 2
     assert main(["validate", "--profile", "v1.1-core", str(tmp_path / "none.json")]) == 3
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "energy.json").write_text((FIX / CONFORMANT).read_text())
+    assert main(["validate", "--profile", "v1.1-core", str(folder)]) == 0  # a run's folder
     assert main(["validate", "--profile", "dataset-eligible", str(FIX / CONFORMANT)]) == 0
     no_trace = load(CONFORMANT)
     del no_trace["power_trace"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
@@ -309,6 +310,8 @@ def judge_file(
 ) -> Conformance | str:
     """The verdict on one file, or (a str) why it cannot be read at all: not there, not
     JSON, not UTF-8 (the container's usage error)."""
+    if Path(path).is_dir():  # a run's output folder: its report
+        path = Path(path) / "energy.json"
     document, problems = read_document(path)
     if document is None:
         return "; ".join(problems) or "cannot be read"
