@@ -158,3 +158,18 @@ def test_a_report_whose_size_is_only_in_its_model_name_is_read_at_that_size(tmp_
     doc["workload"]["model_name"] = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
     record = record_of(tmp_path / "energy.json", doc)
     assert record.params_b == 1.1
+
+
+def test_the_containers_alternate_parameter_set_is_shipped_and_runs(tmp_path, capsys):
+    """Issue 29: workspace/parameters/bert_bs32.yaml, the container's example of
+    swapping parameters (batch 32: the Offline scenario)."""
+    params = REPO / "workspace" / "parameters" / "bert_bs32.yaml"
+    argv = ["run", "--parameters_file", str(params), "--dry_run", "-q",
+            "--output_dir", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    doc = read_report(tmp_path)
+    assert (doc["workload"]["model_name"], doc["workload"]["batch_size"]) == (
+        "bert-base-uncased",
+        32,
+    )
+    assert doc["scenario"] == "Offline" and doc["results"]["basis"] == "extrapolated"
