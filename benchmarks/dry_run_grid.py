@@ -3,7 +3,7 @@
 Used to show that a change leaves the published-path reports as they were (compare two
 grids with --strip-timestamps, then `diff -r`); it also says how many pass the published
 schema (schema/energy-published.schema.json: what the published container's consumers
-accept).
+accept) and its strict 1.3 schema (schema/energy-published-1.3.schema.json).
 
     python benchmarks/dry_run_grid.py OUT_DIR [--sizes 0.5,1.1,3,7,13] [--strip-timestamps]
 
@@ -26,7 +26,7 @@ PRECISIONS = ("FP16", "NF4", "INT8")
 
 def main() -> int:
     from ecocompute.cli import main as cli_main
-    from ecocompute.report.schema import published_facts_errors
+    from ecocompute.report.schema import published_13_errors, published_facts_errors
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -36,7 +36,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
-    failures = accepted = 0
+    failures = accepted = strict = 0
     for arch in ARCHS:
         for precision in PRECISIONS:
             for size in sizes:
@@ -65,12 +65,14 @@ def main() -> int:
                 report = folder / "energy.json"
                 doc = json.loads(report.read_text())
                 accepted += not published_facts_errors(doc)
+                strict += not published_13_errors(doc)
                 if args.strip_timestamps:
                     doc.pop("timestamp_utc", None)
                     report.write_text(json.dumps(doc, indent=2) + "\n")
     total = len(ARCHS) * len(PRECISIONS) * len(sizes)
     print(f"{total - failures} of {total} dry runs written under {args.out}")
     print(f"{accepted} of {total} pass the published schema")
+    print(f"{strict} of {total} pass the published container's strict 1.3 schema")
     return 1 if failures else 0
 
 

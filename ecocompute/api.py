@@ -154,6 +154,7 @@ _NOT_OPTIONS = {
     "quiet": "estimate() is silent unless progress=True",
     "share": "a command-line option of energy_estimate (it writes share_url.txt)",
     "prefetch": "a command-line option of energy_estimate (it adds the site's prediction)",
+    "power_trace": "a command-line option of energy_estimate (it writes power_trace.csv)",
     "formats": 'give a session\'s formats as precision ("NF4,INT4" or a list)',
 }
 
@@ -168,7 +169,7 @@ def _params(model: str | RunParams, precision: object, options: Mapping[str, Any
             raise InputError(name, value, _NOT_OPTIONS.get(name, "not an option of estimate()"))
     given = {**options, **({} if precision is _UNSET else {"precision": precision, "formats": ()})}
     if isinstance(model, RunParams):
-        for name in ("share", "prefetch"):
+        for name in ("share", "prefetch", "power_trace"):
             if getattr(model, name):
                 raise InputError(name, True, _NOT_OPTIONS[name])
         return check_files(dataclasses.replace(model, **given))

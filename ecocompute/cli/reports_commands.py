@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ecocompute.boundary.printing import print_after_write
+from ecocompute.errors import InputError
+
+if TYPE_CHECKING:
+    from ecocompute.results.conformance import Conformance
 
 # -- validate ------------------------------------------------------------------------
 
@@ -19,13 +24,101 @@ def add_validate(sub: argparse._SubParsersAction) -> None:
         "are searched recursively for energy.json and sweep.json. One line per file.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument(
+        "--profile",
+        choices=("v1.1-core", "dataset-eligible"),
+        default=None,
+        help="judge each report as the published container's validator does, against "
+        "Protocol v1.1: schema-invalid (exit 2), schema-valid (1), protocol-conformant, "
+        "dataset-eligible (0 when the profile holds; 1 under dataset-eligible when only "
+        "conformant); exit 3 when a file cannot be read",
+    )
+    p.add_argument(
+        "--schema",
+        metavar="FILE",
+        default=None,
+        help="with --profile: also check each report against this JSON schema",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="with --profile: the verdicts as JSON (for CI)"
+    )
     p.set_defaults(handler=_cmd_validate)
+
+
+USAGE_ERROR = 3  # the published validator's status for input it cannot read
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from ecocompute.results.validate_files import validate_paths
 
-    return validate_paths(args.paths, sys.stdout)
+    if args.profile is None:
+        if args.schema is not None or args.json:
+            flag = "--schema" if args.schema is not None else "--json"
+            raise InputError(
+                flag, "without --profile", "it goes with --profile v1.1-core or dataset-eligible"
+            )
+        return validate_paths(args.paths, sys.stdout)
+    return _validate_profile(args)
+
+
+def _validate_profile(args: argparse.Namespace) -> int:
+    """One verdict per report; the status is the worst file's (3 for one that cannot be
+    read, or a --schema that cannot be used)."""
+    import json
+
+    from ecocompute.core.printable import printable
+    from ecocompute.results.conformance import judge_file, read_schema
+
+    schema = None
+    if args.schema is not None:
+        got = read_schema(args.schema)
+        if isinstance(got, str):
+            print(f"ecocompute validate: cannot read --schema {printable(args.schema)}: {got}",
+                  file=sys.stderr)  # fmt: skip
+            return USAGE_ERROR
+        schema = got
+    status, answers = 0, []
+    for path in args.paths:
+        verdict = judge_file(path, args.profile, schema)
+        if isinstance(verdict, str):
+            print(f"ecocompute validate: cannot read {printable(path)}: {verdict}",
+                  file=sys.stderr)  # fmt: skip
+            status = max(status, USAGE_ERROR)
+            continue
+        status = max(status, verdict.exit_status)
+        answers.append(
+            {
+                "report": path,
+                "profile": verdict.profile,
+                "verdict": verdict.verdict,
+                "violations": list(verdict.violations),
+                "notes": list(verdict.notes),
+            }
+        )
+        if not args.json:
+            print(_render_verdict(printable(path), verdict))
+    if args.json and answers:
+        print(json.dumps(answers[0] if len(answers) == 1 else answers, indent=2))
+    return status
+
+
+def _render_verdict(path: str, v: Conformance) -> str:
+    from ecocompute.core.printable import printable
+    from ecocompute.results.conformance import SCHEMA_INVALID, SCHEMA_VALID
+
+    lines = [f"== {path} ({v.profile}) =="]
+    valid = "no" if v.verdict == SCHEMA_INVALID else "yes"
+    lines.append(f"schema-valid:        {valid} ({printable(str(v.schema_version))})")
+    if v.verdict == SCHEMA_INVALID:
+        lines += [f"schema error:        {printable(p)}" for p in v.violations]
+    else:
+        lines.append(f"protocol violations: {len(v.violations)}")
+        lines += [f"  - {printable(p)}" for p in v.violations]
+    lines.append(f"verdict:             {v.verdict}")
+    lines += [f"note:                {n}" for n in v.notes]
+    if v.verdict == SCHEMA_VALID:
+        lines.append("hint: the structure holds, but Protocol v1.1's MUSTs above do not")
+    return "\n".join(lines)
 
 
 # -- aggregate, plot, check ------------------------------------------------------------
@@ -99,6 +192,13 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="plot only this card's reports (needed when the paths hold several)",
     )
+    p.add_argument(
+        "--power_trace",
+        "--power-trace",
+        action="store_true",
+        help="draw one report's whole-run power trace (power_trace.csv beside it): its "
+        "phases' edges and the measured windows shaded",
+    )
     p.set_defaults(handler=_cmd_plot)
 
 
@@ -110,6 +210,13 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from ecocompute.pooling.aggregate import read_reports_for, render_invalid
 
     require_matplotlib()
+    if args.power_trace:
+        from ecocompute.plots.trace_plot import plot_power_trace
+
+        if len(args.paths) != 1 or args.card is not None:
+            raise InputError("power_trace", " ".join(args.paths), "draws one report, no --card")
+        path = plot_power_trace(args.paths[0], args.output)
+        return print_after_write(f"wrote {path}", [str(path)])
     reports, invalid = read_reports_for(args.paths, args.output)
     if invalid:
         print(render_invalid(invalid), file=sys.stderr)
@@ -124,7 +231,8 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         description="Grade one measured report: its FP16 energy against the published FP16 "
         "anchor of the same size (within 5%), only when that anchor was measured on the "
         "report's own arch class (tolerance k x the published CV bound, 2%); and its delta "
-        "vs FP16 against the published fitted curve of its own arch class (tolerance k x "
+        "vs FP16 against the site's anchors of the same size where there are any, else the "
+        "published fitted curve of its own arch class (tolerance k x "
         "the curve's residual spread: RMS of the published single-card points where there "
         "are any, else a 10 pp project default, named in the output). Borrowed curves or "
         "anchors (Hopper borrows Ampere's) are never graded against, nor is a derived "
@@ -134,6 +242,13 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--k", default=None, help="tolerance in units of the spread, a positive number (default: 2)"
     )
+    p.add_argument(
+        "--curves",
+        metavar="FILE|URL",
+        default=None,
+        help="a curves.json in the site's format to grade against (a file, or an http(s) "
+        "URL such as https://quantenergy.tech/curves.json); default: the copy this tool ships",
+    )
     p.set_defaults(handler=_cmd_check)
 
 
@@ -142,10 +257,12 @@ CHECK_EXIT = {"within": 0, "outside": 1, "not gradeable": 2}  # by Verdict's val
 
 def _cmd_check(args: argparse.Namespace) -> int:
     """Exit 0 within, 1 outside, 2 not gradeable (or not a valid report)."""
-    from ecocompute.pooling.check import check_file, parse_k, render_check
+    from ecocompute.pooling.check import check_file, load_curves, parse_k, render_check
     from ecocompute.results.collect import Invalid
 
-    checked = check_file(args.report, parse_k(args.k))
+    k = parse_k(args.k)
+    curves = None if args.curves is None else load_curves(args.curves)
+    checked = check_file(args.report, k, curves)
     if isinstance(checked, Invalid):
         for problem in checked.problems:
             print(f"{checked.path}: INVALID {problem}", file=sys.stderr)

@@ -17,15 +17,23 @@ from ecocompute.boundary.progress import Progress, say
 from ecocompute.boundary.user_paths import check_link_into_folder
 from ecocompute.core.printable import printable
 from ecocompute.errors import RunError
-from ecocompute.params import RunParams, check_output_dir, params_b_from_model_name
+from ecocompute.params import (
+    RunParams,
+    check_output_dir,
+    params_b_from_model_name,
+    quality_text_problem,
+)
 from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
-from ecocompute.report.model import Prefetch, Report
+from ecocompute.report.model import Prefetch, Report, SiteAnchor, SiteAnswer
 from ecocompute.report.schema import require_validator
 from ecocompute.report.share import SHARE_FILE, with_share_url
 from ecocompute.report.summary import render
+from ecocompute.report.trace_block import trace_files
 from ecocompute.report.write import REPORT_NAME, report_text
 from ecocompute.task.machine import Machine
+from ecocompute.task.outcome import MeasuredRun
+from ecocompute.task.published_path import PublishedRun
 from ecocompute.task.run import run_energy_estimate
 
 
@@ -54,6 +62,15 @@ class ReportJob:
         check_link_into_folder("output_dir", self.target)  # before the run, not after it
         self._before = file_identity(self.target)
 
+    def _write_traces(self, outcome: MeasuredRun | PublishedRun) -> None:
+        """The trace's CSV files, each atomically, before energy.json names them (a
+        report never names a file that is not there); the published path has none."""
+        if not isinstance(outcome, MeasuredRun):
+            say(NO_TRACE)
+            return
+        for name, csv in trace_files(outcome).items():
+            write_text_atomic(self.target.parent / name, csv, create_dir=not self.folder_existed)
+
     def written(self) -> bool:
         """True once this job's report has replaced whatever was at the target."""
         return file_identity(self.target) != self._before
@@ -69,7 +86,15 @@ class ReportJob:
         """Run, build, validate, render; then write. Raises InputError, RunError or
         ReportInvalid with nothing written, or an interrupt (see written())."""
         # Before anything is loaded or measured: never inside a measured window.
-        prefetched = _prefetch(self.params, progress) if self.params.prefetch else None
+        p = self.params
+        if p.quality_text is not None and p.quality_probe:
+            problem = quality_text_problem(p.quality_text)
+            if problem is not None:  # the container's way: the run goes on, no probe
+                say(
+                    f"quality_text: {printable(p.quality_text)} {problem}; the quality probe "
+                    "is skipped"
+                )
+        prefetched = _prefetch(self.params, progress, machine) if self.params.prefetch else None
         outcome = run_energy_estimate(self.params, progress, machine=machine)
         report = build_report(outcome, command)
         if prefetched is not None and report.provenance is not None:
@@ -84,13 +109,21 @@ class ReportJob:
         summary = render(report, printable(self.target))  # a path of any bytes prints
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
+        if self.params.power_trace:
+            self._write_traces(outcome)
         write_text_atomic(self.target, text, create_dir=not self.folder_existed)
         if link is not None:
             _write_share_file(self.target.parent / SHARE_FILE, link)
         return Written(self.target, report, summary)
 
 
-def _prefetch(params: RunParams, progress: Progress) -> Prefetch:
+NO_TRACE = (
+    "power_trace: no trace to record: this figure is derived from the published dataset, "
+    "not measured here (power_trace.csv needs a measured run)"
+)
+
+
+def _prefetch(params: RunParams, progress: Progress, machine: Machine | None) -> Prefetch:
     """--prefetch: the site's predicted delta, or one line saying why there is none."""
     from ecocompute.published.prefetch import (
         EstimateInputs,
@@ -98,20 +131,47 @@ def _prefetch(params: RunParams, progress: Progress) -> Prefetch:
         prefetch,
         skipped_line,
     )
+    from ecocompute.task.run import arch_before_run
 
+    # the class the run will answer for: --gpu_arch auto is read from NVML's name here,
+    # before anything is loaded (a dry run's auto is the headline card's)
+    arch = arch_before_run(params, machine)
     inputs = EstimateInputs(
         model_name=params.model_name,
         params_b=params.params_b or params_b_from_model_name(params.model_name),
         precision=str(params.precision),
         batch_size=params.batch_size,
-        gpu_arch=params.gpu_arch,
+        gpu_arch=arch,
     )
     result = prefetch(params.api_base, inputs)
     if result.predicted_vs_fp16_pct is None:
         say(skipped_line(result))
     else:
         progress(answered_line(result))
-    return Prefetch(**result.record())
+    site = result.answer
+    return Prefetch(
+        api_base=result.api_base,
+        url=result.url,
+        answered=result.answered,
+        predicted_vs_fp16_pct=result.predicted_vs_fp16_pct,
+        fetched_utc=result.fetched_utc,
+        error=result.error,
+        answer=None
+        if site is None
+        else SiteAnswer(
+            ci95_pct=None if site.ci95_pct is None else list(site.ci95_pct),
+            basis=site.basis,
+            confidence=site.confidence,
+            crossover_b=site.crossover_b,
+            arch_used=site.arch_used,
+            anchors=[
+                SiteAnchor(
+                    params_b=a.params_b, delta_pct=a.delta_pct, model=a.model, gpu=a.gpu, n=a.n
+                )
+                for a in site.anchors
+            ],
+        ),
+    )
 
 
 def _share_link(report: Report, site: str) -> tuple[Report, str | None]:

@@ -15,7 +15,12 @@ from ecocompute.params.parameters_file import (
     read_parameters_file,
     resolve,
 )
-from ecocompute.params.path_checks import check_http_url, check_output_dir, check_quality_text
+from ecocompute.params.path_checks import (
+    check_http_url,
+    check_output_dir,
+    check_quality_text,
+    quality_text_problem,
+)
 from ecocompute.params.run_params import (
     DEFAULTS,
     FIELDS,
@@ -42,6 +47,7 @@ __all__ = [
     "help_for",
     "nominal_params_b",
     "params_b_from_model_name",
+    "quality_text_problem",
     "read_parameters_file",
     "resolve",
 ]

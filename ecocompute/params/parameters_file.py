@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ecocompute.boundary.user_paths import kind_of, stat_or_none
 from ecocompute.errors import InputError
-from ecocompute.params.path_checks import check_quality_text
+from ecocompute.params.path_checks import quality_text_problem
 from ecocompute.params.run_params import YAML_KEYS, RunParams, from_text
 from ecocompute.params.yaml_loader import DuplicateKey, parameters_loader
 
@@ -82,7 +82,9 @@ def resolve(parameters_file: str | None, flags: Mapping[str, object]) -> RunPara
 
 def check_files(params: RunParams) -> RunParams:
     """What the parameters name on this machine, before a run uses it (the output
-    folder is checked where the report is written). Raises InputError."""
+    folder is checked where the report is written). Raises InputError. A --quality_text
+    that cannot be scored is not refused: the run goes on without the probe and says so
+    (quality_text_problem; jobs/report_job.py), as the published container does."""
     if params.quality_text is not None:
-        check_quality_text(params.quality_text)
+        quality_text_problem(params.quality_text)  # a name no path can have: InputError
     return params

@@ -17,23 +17,35 @@ MAX_QUALITY_TEXT_BYTES = 16 * 2**20
 
 
 def check_quality_text(path: str) -> None:
-    """--quality_text must be a readable UTF-8 text file of reasonable size."""
+    """--quality_text must be a readable UTF-8 text file of reasonable size. Raises
+    InputError (see quality_text_problem for what a run does instead)."""
+    problem = quality_text_problem(path)
+    if problem is not None:
+        raise InputError("quality_text", path, problem)
+
+
+def quality_text_problem(path: str) -> str | None:
+    """Why --quality_text cannot be scored (None: it can). A name that cannot be a path
+    at all (a NUL byte, too long) is bad input (InputError); a file that is missing or
+    unreadable is a reason the run goes on without the probe, as the published
+    container's does."""
     file = Path(path)
     st = stat_or_none("quality_text", path)  # a name too long, a NUL byte: InputError
     if st is None or not stat.S_ISREG(st.st_mode):
-        raise InputError("quality_text", path, "is not a file; give a UTF-8 text file")
+        return "is not a file; give a UTF-8 text file"
     try:
         data = file.read_bytes()
     except OSError as exc:
-        raise InputError("quality_text", path, f"cannot be read ({exc.strerror})") from None
+        return f"cannot be read ({exc.strerror})"
     if len(data) > MAX_QUALITY_TEXT_BYTES:
-        raise InputError("quality_text", path, "is larger than 16 MiB; not a scoring text")
+        return "is larger than 16 MiB; not a scoring text"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError("quality_text", path, "is not UTF-8 text") from None
+        return "is not UTF-8 text"
     if len(text.split()) < 2:
-        raise InputError("quality_text", path, "holds too little text to score")
+        return "holds too little text to score"
+    return None
 
 
 def check_http_url(name: str, url: str) -> None:

@@ -53,6 +53,9 @@ from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch
 # report/numbers.py). 1e5 B is 100 trillion parameters; 2**20 GiB is a pebibyte.
 MAX_COUNT = 10**9
 SITE = "https://quantenergy.tech"  # the published EcoCompute site
+# The site's estimator, as its API's README (hongping-zh/quant-energy api/README.md) and
+# the published container (DEFAULT_API_BASE in its entrypoint) name it.
+API_BASE = "https://ecocompute-estimator.zhanghongping1982.workers.dev"
 NOT_IN_YAML = ("formats", "output_dir", "dry_run", "quiet")
 STRIPPED = (
     "backend",
@@ -218,7 +221,12 @@ class RunParams:
         "before measuring, ask the site's estimator (<api_base>/v1/estimate) for its "
         "predicted delta vs FP16 (best effort, 3 s; offline the run goes on without it)",
         flag=Flag())
-    api_base: str = _f(SITE + "/api", "the site's API, asked by --prefetch", flag="URL")
+    api_base: str = _f(API_BASE, "the site's estimator API, asked by --prefetch", flag="URL")
+    power_trace: bool = _f(False,
+        "a measured run also traces power from before the model loads to the end "
+        "(power_trace.csv, power_trace_fp16.csv beside energy.json, with the phases' edges; "
+        "the reported energy is unchanged); the published path has nothing to trace",
+        flag=Flag())
     dry_run: bool = _f(False, "skip the GPU: report the published figure", flag=Flag())
     quiet: bool = _f(False, "no progress lines on stderr", flag=Flag(also=("-q",)))
     # fmt: on
@@ -331,12 +339,13 @@ class RunParams:
                 offered = " or ".join(libraries_for(precision))
                 why = f"{self.backend} does not make {precision} ({offered} does)"
                 raise InputError("backend", self.backend, why)
-        if len(self.session_formats) > 1 and (self.share or self.prefetch):
+        one_at_a_time = [n for n in ("share", "prefetch", "power_trace") if getattr(self, n)]
+        if len(self.session_formats) > 1 and one_at_a_time:
             raise InputError(
-                "share" if self.share else "prefetch",
+                one_at_a_time[0],
                 True,
                 "works with one --precision at a time (a session of several writes a report "
-                "per format; share or prefetch each format's run on its own)",
+                "per format; share, prefetch or trace each format's run on its own)",
             )
         if self.ci_target_pts is not None and not self.precision.quantized:
             raise InputError(

@@ -3,7 +3,10 @@ line and the saves/costs sides (size_plot.py draws the curves and points on it).
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+LEGEND_WRAP_CHARS = 80  # at fontsize 7, about the width of a 7.5-inch panel
 
 _SIZE_TICKS = (0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 7, 10, 14, 20, 30, 50, 70, 100, 200, 400)
 
@@ -23,7 +26,29 @@ def dress_axes(ax: Any, fmt: str, span: tuple[float, float]) -> None:
     ax.set_ylabel(f"{fmt} energy per token vs FP16 (%)")
     ax.set_title(f"{fmt} vs FP16")
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=1)
+    handles, labels = ax.get_legend_handles_labels()
+    # long labels (a card, a software stack) wrapped to the panel's width, so that the
+    # legend below the panel stays inside the figure (constrained layout makes room
+    # below, never beside)
+    wrapped = [wrap_label(label) for label in labels]
+    ax.legend(
+        handles, wrapped, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=1
+    )
+
+
+def wrap_label(label: str, width: int = LEGEND_WRAP_CHARS) -> str:
+    """A legend label in lines of about width characters, broken only before a
+    parenthesis or a bracket (each note of a label stays whole on its line)."""
+    if len(label) <= width:
+        return label
+    parts = re.split(r" (?=[(\[])", label)
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + 1 + len(part) <= width:
+            lines[-1] += " " + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
 
 
 def draw_break_even(ax: Any, fmt: str) -> None:

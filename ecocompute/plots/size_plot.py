@@ -62,21 +62,31 @@ NOTE_WIDTH = 70  # characters per line of a note in the legend
 _MARKERS = ("o", "s", "D", "^", "v", "P")
 
 
+PANEL_HEIGHT_IN = 6.0  # the panel, its title and the figure's title
+LEGEND_LINE_IN = 0.17  # one legend line at fontsize 7, with its spacing
+
+
 def plottable(reports: Sequence[Report], card: str | None = None) -> list[Report]:
     """The quantized reports with a size and a delta, of one card (InputError if the
     reports span several cards and none was chosen)."""
     points = [r for r in reports if r.quantized and r.delta_pct is not None and r.params_b]
     if card is not None:
-        points = [r for r in points if card.lower() in r.card.lower()]
+        # a card named exactly is that card; else a measured card whose name holds it
+        # ("RTX 5090": NVIDIA GeForce RTX 5090, not also the no-GPU label that names the
+        # RTX 5090 as its published card); else any label that holds it
+        name = card.lower()
+        exact = [r for r in points if r.card.lower() == name]
+        held = [r for r in points if name in r.card.lower()]
+        points = exact or [r for r in held if r.kind != "derived"] or held
         if not points:
             raise InputError("card", card, "no plottable report of that card")
     cards = sorted({r.card for r in points})
     if len(cards) > 1:
         raise InputError(
             "card",
-            None,
+            card if card is not None else "not given",
             "the reports come from several cards (" + "; ".join(cards) + "); pass --card "
-            "with one of them",
+            "with one of them, as written here",
         )
     if not points:
         raise InputError(
@@ -191,12 +201,29 @@ def build_figure(
     grid = fig.subplots(rows, cols, squeeze=False).ravel()
     for spare in grid[len(formats) :]:
         spare.remove()  # an odd panel out: no empty axes beside it
-    axes = grid[: len(formats)]
+    axes = list(grid[: len(formats)])
     for ax, fmt in zip(axes, formats, strict=True):
         panel = [g for g in groups if g.precision == fmt]
         _draw_panel(ax, fmt, panel, arch, (fits or {}).get(fmt), stacks)
     fig.suptitle(_title(points, groups, arch, stacks), fontsize=9)
+    _room_for_legends(fig, axes)
     return fig
+
+
+def _room_for_legends(fig: Any, axes: Sequence[Any]) -> None:
+    """A figure tall enough for the panel and the longest legend below it: constrained
+    layout makes room below a panel only within the figure's height."""
+    lines = max(
+        (
+            sum(t.get_text().count("\n") + 1 for t in legend.get_texts())
+            for legend in (ax.get_legend() for ax in axes)
+            if legend is not None
+        ),
+        default=0,
+    )
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width, max(height, PANEL_HEIGHT_IN + LEGEND_LINE_IN * lines))
+    fig.get_layout_engine().set(h_pad=0.12)  # the legend's frame clear of the edge
 
 
 def _draw_panel(

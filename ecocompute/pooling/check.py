@@ -6,10 +6,14 @@ What is graded, and against what:
   Tolerance: k times the published run-to-run spread (CV < 2%, main dataset v1.1.0).
   The anchor comes from the cards the site names for it (e.g. RTX 4090 + RTX 4090D for
   ada): another card of the same class is compared with those, and the output says so.
-- The delta vs FP16 (NF4/INT8) against the site's fitted curve of the report's own
-  arch class. Tolerance: k times the curve's residual spread as the site gives it
+- The delta vs FP16 (NF4/INT8) as the published container's check_regression grades it
+  (tools/check_regression.py): against the mean of the site's anchors measured at the
+  report's size, where the site has any, else against the site's fitted curve of the
+  report's own arch class (a fit through several sizes can miss one size by more than
+  its band). Tolerance: k times the curve's residual spread as the site gives it
   (resid_std: the RMS of its anchors about the fit), else a project default
-  (DEFAULT_SPREAD_PCT, not a published figure); the output names which.
+  (DEFAULT_SPREAD_PCT, not a published figure); the output names which. The figures
+  come from the packaged copy of the site's curves.json, or from --curves FILE|URL.
 
 Never graded: a derived report (it is the published figure itself: circular), an
 illustrative one (it says it is not a measurement), one of another batch size or decode
@@ -29,17 +33,23 @@ from __future__ import annotations
 import enum
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ecocompute.errors import InputError
 from ecocompute.published.figures import (
     Anchors,
     DeltaCurve,
-    curve_for,
     project_measurements,
     published,
 )
-from ecocompute.published.site_curves import borrowed_by_site, site_anchors
+from ecocompute.published.site_curves import (
+    CurvesFile,
+    borrowed_by_site,
+    curves_from_text,
+    site_anchor_figure,
+    site_anchors,
+    site_curve,
+)
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Invalid, Report, read_one
 
@@ -88,12 +98,12 @@ def curve_spread(curve: DeltaCurve) -> Spread:
     )
 
 
-def grade_anchor(r: Report, k: float) -> Grade:
+def grade_anchor(r: Report, k: float, curves: CurvesFile | None = None) -> Grade:
     what = "FP16 anchor"
     size, fp16 = r.params_b, r.fp16_energy_per_token_mj
-    anchors: Anchors | None = site_anchors(r.arch)  # the class's own: never borrowed
+    anchors: Anchors | None = site_anchors(r.arch, curves)  # the class's own: never borrowed
     if anchors is None:
-        borrowed = borrowed_by_site(r.arch)
+        borrowed = borrowed_by_site(r.arch, curves)
         own = project_measurements(r.arch)
         if own is not None:
             why = (
@@ -142,9 +152,24 @@ def grade_anchor(r: Report, k: float) -> Grade:
     )
 
 
-def grade_curve(r: Report, k: float) -> Grade:
+def _curve_of(arch: str, precision: str, curves: CurvesFile | None) -> DeltaCurve | None:
+    """The class's own curve in the file, else the one it borrows (marked so)."""
+    own = site_curve(arch, precision, curves)
+    if own is not None:
+        return own
+    lender = borrowed_by_site(arch, curves)
+    lent = site_curve(lender, precision, curves) if lender else None
+    return None if lent is None else replace(lent, borrowed_from=lent.arch)
+
+
+def grade_curve(r: Report, k: float, curves: CurvesFile | None = None) -> Grade:
+    """The delta against the published figure at the report's size, as the published
+    container's check_regression grades it: the mean of the site's anchors measured at
+    that size where there are any (a fit through several sizes can miss one size by more
+    than its band, and would fail a healthy run), else the fitted curve; tolerance k
+    times the fit's residual spread either way."""
     what = f"{r.precision} curve"
-    curve = curve_for(r.arch, r.precision)
+    curve = _curve_of(r.arch, r.precision, curves)
     if curve is None:
         return Grade(
             what,
@@ -170,18 +195,36 @@ def grade_curve(r: Report, k: float) -> Grade:
     if delta is None or size is None:
         return Grade(what, None, "not graded: the report has no size or no delta vs FP16")
     spread = curve_spread(curve)
-    expected = curve.delta_pct(size)
-    resid = delta - expected
     tol = k * spread.pct
+    measured_here = site_anchor_figure(r.arch, r.precision, size, curves)
+    if measured_here is not None:
+        what = f"{r.precision} anchors"
+        expected = measured_here.mean_pct
+        each = ", ".join(
+            f"{pt.delta_pct:+.1f}% ({pt.gpu}, n={'?' if pt.n is None else pt.n})"
+            for pt in measured_here.points
+        )
+        against = (
+            f"the site's {curve.arch} anchors at {size:.4g}B ({each}), mean {expected:+.1f}% "
+            f"(the curve says {curve.delta_pct(size):+.1f}%)"
+        )
+        where = ""
+    else:
+        expected = curve.delta_pct(size)
+        against = (
+            f"the site's {curve.arch} curve's {expected:+.1f}% at {size:.4g}B (no anchor "
+            "at this size)"
+        )
+        lo, hi = curve.fitted_range_b
+        where = "" if curve.covers(size) else f"; {size:g}B is outside the fitted {lo:g}-{hi:g}B"
+    resid = delta - expected
     within = abs(resid) <= tol
-    lo, hi = curve.fitted_range_b
-    where = "" if curve.covers(size) else f"; {size:g}B is outside the fitted {lo:g}-{hi:g}B"
     return Grade(
         what,
         within,
-        f"{delta:+.1f}% vs the site's {curve.arch} curve's {expected:+.1f}% at {size:.4g}B: "
-        f"residual {resid:+.1f} pp, tolerance +-{k:g} x {spread.pct:.1f} pp = +-{tol:.1f} pp "
-        f"(spread: {spread.source}){where} -> {'within' if within else 'OUTSIDE'}",
+        f"{delta:+.1f}% vs {against}: residual {resid:+.1f} pp, tolerance +-{k:g} x "
+        f"{spread.pct:.1f} pp = +-{tol:.1f} pp (spread: {spread.source}){where} -> "
+        f"{'within' if within else 'OUTSIDE'}",
     )
 
 
@@ -194,6 +237,7 @@ class Checked:
     k: float
     grades: tuple[Grade, ...] = ()
     refused: str | None = None
+    curves_from: str | None = None  # a curves.json given with --curves (None: packaged)
 
     @property
     def verdict(self) -> Verdict:
@@ -203,8 +247,9 @@ class Checked:
         return Verdict.WITHIN if all(g.within for g in graded) else Verdict.OUTSIDE
 
 
-def check(r: Report, k: float = DEFAULT_K) -> Checked:
-    """Grade a report against the published figures (see the module's docstring)."""
+def check(r: Report, k: float = DEFAULT_K, curves: CurvesFile | None = None) -> Checked:
+    """Grade a report against the published figures (see the module's docstring);
+    curves: another curves.json than the packaged copy (check --curves)."""
     if r.kind == "illustrative":
         why = "the report says it is illustrative, not a real measurement"
         return Checked(r, k, refused=f"{why} ({r.source}); there is nothing to grade")
@@ -219,10 +264,10 @@ def check(r: Report, k: float = DEFAULT_K) -> Checked:
     unlike = _unlike_the_published_protocol(r)
     if unlike is not None:
         return Checked(r, k, refused=unlike)
-    grades = [grade_anchor(r, k)]
+    grades = [grade_anchor(r, k, curves)]
     if r.quantized:
-        grades.append(grade_curve(r, k))
-    return Checked(r, k, tuple(grades))
+        grades.append(grade_curve(r, k, curves))
+    return Checked(r, k, tuple(grades), curves_from=None if curves is None else curves.where)
 
 
 PUBLISHED_BATCH = 1  # the published protocol decodes one sequence at a time
@@ -269,6 +314,8 @@ def render_check(checked: Checked, exit_status: int) -> str:
     if checked.refused is not None:
         lines.append(f"  result:      REFUSED (exit {exit_status}): {checked.refused}")
         return "\n".join(lines)
+    if checked.curves_from is not None:
+        lines.append(f"  curves:      {checked.curves_from}")
     lines.extend(f"  {g.what + ':':<12} {g.text}" for g in checked.grades)
     verdict = checked.verdict
     if verdict is Verdict.NOT_GRADEABLE:
@@ -278,10 +325,50 @@ def render_check(checked: Checked, exit_status: int) -> str:
     return "\n".join(lines)
 
 
-def check_file(path: str | os.PathLike[str], k: float = DEFAULT_K) -> Checked | Invalid:
+def check_file(
+    path: str | os.PathLike[str], k: float = DEFAULT_K, curves: CurvesFile | None = None
+) -> Checked | Invalid:
     """One report file graded, or why it is not a valid report."""
     one = read_one(path)
-    return one if isinstance(one, Invalid) else check(one, k)
+    return one if isinstance(one, Invalid) else check(one, k, curves)
+
+
+MAX_CURVES_BYTES = 1024 * 1024  # the site's curves.json is a few KiB
+CURVES_TIMEOUT_S = 10.0
+
+
+def load_curves(source: str) -> CurvesFile:
+    """--curves FILE|URL: a curves.json in the site's format, from a file or fetched
+    (http(s), at most MAX_CURVES_BYTES, CURVES_TIMEOUT_S for the whole request). Raises
+    InputError saying why it cannot be used."""
+    from ecocompute.published.bounded_get import GetFailed, get_bounded
+
+    if source.startswith(("http://", "https://")):
+        try:
+            body = get_bounded(
+                source,
+                {"Accept": "application/json"},
+                deadline_s=CURVES_TIMEOUT_S,
+                max_bytes=MAX_CURVES_BYTES,
+            )
+        except GetFailed as exc:
+            raise InputError("curves", source, f"could not be fetched ({exc.reason})") from None
+        if len(body) > MAX_CURVES_BYTES:
+            raise InputError("curves", source, f"is larger than {MAX_CURVES_BYTES} bytes")
+        text = body.decode("utf-8", errors="replace")
+    else:
+        try:
+            with open(source, "rb") as f:
+                data = f.read(MAX_CURVES_BYTES + 1)
+        except OSError as exc:
+            raise InputError("curves", source, f"cannot be read ({exc.strerror})") from None
+        if len(data) > MAX_CURVES_BYTES:
+            raise InputError("curves", source, f"is larger than {MAX_CURVES_BYTES} bytes")
+        text = data.decode("utf-8", errors="replace")
+    try:
+        return curves_from_text(text, source)
+    except ValueError as exc:
+        raise InputError("curves", source, str(exc)) from None
 
 
 def parse_k(text: str | None) -> float:

@@ -35,7 +35,9 @@ from ecocompute.published.project import (
 from ecocompute.published.reference_data import dataset_dois, headline, published
 from ecocompute.published.site_curves import (
     SITE_CURVES,
+    AnchorFigure,
     borrowed_by_site,
+    site_anchor_figure,
     site_anchors,
     site_curve,
 )
@@ -115,6 +117,9 @@ class PublishedFigure:
     source: str = PUBLISHED_SOURCE  # whose figures, in words, for "Derived from ..."
     method: str = PUBLISHED_METHOD  # measurement.method of the derived report
     curve: DeltaCurve | None = None  # the curve that gave the delta (None: FP16, a point)
+    # at a size the site's dataset measured: the mean of its anchors there, with the
+    # site's band (then curve is None: the curve did not give the figure)
+    anchors: AnchorFigure | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,19 @@ class _Delta:
     text: str
     curve: DeltaCurve | None = None
     borrowed_from: str | None = None
+    anchors: AnchorFigure | None = None
+
+
+def _anchors_text(fig: AnchorFigure) -> str:
+    each = ", ".join(
+        f"{pt.gpu} {pt.delta_pct:+.2f}% (n={'?' if pt.n is None else pt.n})" for pt in fig.points
+    )
+    return (
+        f"{fig.precision} {fig.mean_pct:+.1f}% [{fig.band_pct[0]:+.1f}, {fig.band_pct[1]:+.1f}]: "
+        f"the mean of the site's {len(fig.points)} {fig.arch} anchor(s) measured at "
+        f"{fig.params_b:g}B ({each}), with the site's band, as its estimator gives a measured "
+        "size (between and beyond its anchors the fitted curve gives the figure)"
+    )
 
 
 def _curve_text(curve: DeltaCurve, params_b: float, whose: str) -> str:
@@ -144,6 +162,11 @@ def _delta_for(arch: str, params_b: float, precision: str) -> _Delta | None:
     a borrowed published curve; None where there is none of these."""
     curve = curve_for(arch, precision)
     if curve is not None and curve.borrowed_from is None:
+        measured_here = site_anchor_figure(arch, precision, params_b)
+        if measured_here is not None:
+            return _Delta(
+                measured_here.mean_pct, True, _anchors_text(measured_here), anchors=measured_here
+            )
         text = _curve_text(curve, params_b, f"the site's fitted {curve.arch} curve")
         return _Delta(curve.delta_pct(params_b), curve.covers(params_b), text, curve)
 
@@ -292,4 +315,5 @@ def published_figure(arch: str, params_b: float, precision: str) -> PublishedFig
         source=source,
         method=method,
         curve=None if delta is None else delta.curve,
+        anchors=None if delta is None else delta.anchors,
     )

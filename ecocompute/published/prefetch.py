@@ -12,14 +12,17 @@ or a float that overflows are "not an estimate", a predicted delta outside
 PREDICTION_RANGE_PCT is refused as impossible, and anything the server said (an HTTP
 reason, an error) reaches the terminal and the report as one printable line.
 
-ASSUMED API SHAPE (the published estimator's exact interface is not documented where
-this project can read it; its README says the container "packages the same inputs as
-the EcoCompute /v1/estimate API (model_name, precision, batch_size, gpu_arch)"):
-  GET <api_base>/v1/estimate?model_name=..&params_b=..&precision=..&batch_size=..&gpu_arch=..
-  (params_b and gpu_arch are left out when unknown before the run: --gpu_arch auto is
-  only decided by NVML during the run), answered with JSON holding the predicted delta
-  vs FP16 in percent under one of PREDICTION_KEYS, at the top level or inside one of
-  NESTED_KEYS. Anything else is recorded as "answered without a predicted delta".
+THE SITE'S API (hongping-zh/quant-energy api/worker.js, read at 8681225; its README
+gives the live base, params' API_BASE):
+  GET <api_base>/v1/estimate?params_b=<B>&arch=<class>&precision=<NF4|INT8>&batch=<n>
+answered with JSON holding delta_pct (the predicted delta vs FP16, %), ci ([low, high],
+its 95% band: 1.96 sigma), basis (measured: the mean of the anchors measured at that
+size; interpolated; estimated: beyond the measured range or a borrowed curve),
+anchors (the measured points of the curve: N, dE, model, gpu, n) and crossover_b. It
+answers 400 with {"error": ...} without params_b or arch: the job asks with the class
+the run will answer for (--gpu_arch auto: the first GPU's NVML name, read before
+anything loads; task/run.py arch_before_run), and a run whose size is in neither
+--params_b nor the model name does not ask, and says so in one line.
 """
 
 from __future__ import annotations
@@ -44,13 +47,8 @@ MAX_INT_DIGITS = 20
 # spend 100 times FP16's energy per token. Anything outside is no estimate.
 PREDICTION_RANGE_PCT = (-100.0, 10_000.0)
 MAX_REASON_CHARS = 200
-PREDICTION_KEYS = (
-    "vs_fp16_energy_pct",
-    "predicted_vs_fp16_pct",
-    "delta_vs_fp16_pct",
-    "vs_fp16_pct",
-)
-NESTED_KEYS = ("results", "prediction", "estimate")
+PREDICTION_KEY = "delta_pct"
+MAX_ANCHORS = 64  # a curve has a handful; more is not an answer we keep
 
 
 @dataclass(frozen=True)
@@ -58,14 +56,39 @@ class Prefetched:
     """What --prefetch asked and got; its record goes in provenance.prefetch."""
 
     api_base: str
-    url: str
+    url: str | None  # None: not asked (the inputs the site needs are not known yet)
     answered: bool  # whether the site answered at all (an HTTP error is an answer)
     predicted_vs_fp16_pct: float | None  # None when the site did not answer with one
     fetched_utc: str | None  # when the answer arrived; None without an answer
     error: str | None  # why there is no prediction, in words; None when there is one
+    answer: SiteEstimate | None = None  # the rest of the site's answer (its band, basis)
 
     def record(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class SiteAnchor:
+    """One measured point of the site's curve: dE% at N billion, on a card, n runs."""
+
+    params_b: float
+    delta_pct: float
+    model: str | None
+    gpu: str | None
+    n: int | None
+
+
+@dataclass(frozen=True)
+class SiteEstimate:
+    """What the site's estimator said beside its delta, each part only where it is of
+    the type the worker writes (anything else is left out, never guessed)."""
+
+    ci95_pct: tuple[float, float] | None
+    basis: str | None
+    confidence: str | None
+    crossover_b: float | None
+    arch_used: str | None
+    anchors: tuple[SiteAnchor, ...]
 
 
 @dataclass(frozen=True)
@@ -79,37 +102,101 @@ class EstimateInputs:
     gpu_arch: str  # --gpu_arch as given: auto, a class, a product or a short name
 
 
+def not_askable(inputs: EstimateInputs) -> str | None:
+    """Why the site cannot be asked before the run (it needs a size and a class), or
+    None when it can."""
+    if inputs.params_b is None:
+        return "the model's size is not known before the run (pass --params_b)"
+    if normalise_arch_choice(inputs.gpu_arch)[0] == "auto":
+        return "--gpu_arch auto is decided from NVML during the run (pass --gpu_arch to ask)"
+    return None
+
+
 def estimate_url(api_base: str, inputs: EstimateInputs) -> str:
-    """The GET request for a run's inputs (see the module docstring)."""
-    query: dict[str, str] = {"model_name": inputs.model_name}
-    if inputs.params_b is not None:
-        query["params_b"] = f"{inputs.params_b:g}"
-    query["precision"] = inputs.precision
-    query["batch_size"] = str(inputs.batch_size)
+    """The GET request for a run's inputs, as the site's worker reads them. Raises
+    ValueError where not_askable says why there is none."""
+    why = not_askable(inputs)
+    if why is not None:
+        raise ValueError(why)
     arch, _ = normalise_arch_choice(inputs.gpu_arch)
-    if arch != "auto":
-        query["gpu_arch"] = arch
+    query = {
+        "params_b": f"{inputs.params_b:g}",
+        "arch": arch,
+        "precision": inputs.precision,
+        "batch": str(inputs.batch_size),
+    }
     return api_base.rstrip("/") + "/v1/estimate?" + urllib.parse.urlencode(query)
 
 
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _in_range(value: float, key: str) -> float:
+    low, high = PREDICTION_RANGE_PCT
+    if not low < value <= high:
+        raise ImpossiblePrediction(key)
+    return value
+
+
 def prediction_in(answer: object) -> float | None:
-    """The predicted delta in an answer, or None if it holds no finite number where
-    one is expected. Raises ImpossiblePrediction for a number no delta can be."""
+    """The predicted delta (delta_pct) in an answer, or None if it holds no finite
+    number there. Raises ImpossiblePrediction for a number no delta can be."""
     if not isinstance(answer, dict):
         return None
-    places = [answer] + [answer[k] for k in NESTED_KEYS if isinstance(answer.get(k), dict)]
-    for place in places:
-        for key in PREDICTION_KEYS:
-            value = place.get(key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                continue
-            if isinstance(value, float) and not math.isfinite(value):
-                continue
-            low, high = PREDICTION_RANGE_PCT
-            if not low < value <= high:  # an int of any length compares exactly
-                raise ImpossiblePrediction(key)
-            return float(value)
-    return None
+    value = answer.get(PREDICTION_KEY)
+    if isinstance(value, int) and not isinstance(value, bool):  # compares exactly
+        low, high = PREDICTION_RANGE_PCT
+        if not low < value <= high:
+            raise ImpossiblePrediction(PREDICTION_KEY)
+    number = _number(value)
+    return None if number is None else _in_range(number, PREDICTION_KEY)
+
+
+def estimate_in(answer: dict[str, Any]) -> SiteEstimate:
+    """The rest of the site's answer, each part kept only where it has the worker's type;
+    the band's edges are deltas, so they are held to the same range."""
+    ci = answer.get("ci")
+    band = None
+    if isinstance(ci, list) and len(ci) == 2:
+        low, high = (_number(v) for v in ci)
+        if low is not None and high is not None and low <= high:
+            band = (_in_range(low, "ci"), _in_range(high, "ci"))
+    anchors = []
+    raw = answer.get("anchors")
+    for item in raw[:MAX_ANCHORS] if isinstance(raw, list) else []:
+        if not isinstance(item, dict):
+            continue
+        size, delta = _number(item.get("N")), _number(item.get("dE"))
+        if size is None or delta is None or size <= 0:
+            continue
+        n = item.get("n")
+        anchors.append(
+            SiteAnchor(
+                params_b=size,
+                delta_pct=_in_range(delta, "anchors"),
+                model=_text(item.get("model")),
+                gpu=_text(item.get("gpu")),
+                n=n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None,
+            )
+        )
+    crossover = _number(answer.get("crossover_b"))
+    return SiteEstimate(
+        ci95_pct=band,
+        basis=_text(answer.get("basis")),
+        confidence=_text(answer.get("confidence")),
+        crossover_b=crossover if crossover is not None and crossover > 0 else None,
+        arch_used=_text(answer.get("arch_used")),
+        anchors=tuple(anchors),
+    )
+
+
+def _text(value: object) -> str | None:
+    return one_line(value) if isinstance(value, str) and value.strip() else None
 
 
 class ImpossiblePrediction(ValueError):
@@ -177,6 +264,9 @@ def one_line(text: str) -> str:
 def prefetch(api_base: str, inputs: EstimateInputs, *, timeout_s: float = TIMEOUT_S) -> Prefetched:
     """Ask the estimator; never raises for a network or answer problem (see error).
     timeout_s bounds the whole request."""
+    why = not_askable(inputs)
+    if why is not None:
+        return Prefetched(api_base, None, False, None, None, one_line(why))
     url = estimate_url(api_base, inputs)
 
     def failed(why: str, *, answered: bool = True) -> Prefetched:
@@ -190,7 +280,9 @@ def prefetch(api_base: str, inputs: EstimateInputs, *, timeout_s: float = TIMEOU
     if len(body) > MAX_ANSWER_BYTES:
         return failed(f"answered more than {MAX_ANSWER_BYTES // 1024} KiB; not an estimate")
     try:
-        predicted = prediction_in(parse_answer(body))
+        answer = parse_answer(body)
+        predicted = prediction_in(answer)
+        estimate = estimate_in(answer) if predicted is not None else None
     except NotAnEstimate as exc:
         return failed(f"answered, but not with JSON an estimate is ({exc})")
     except ImpossiblePrediction as exc:
@@ -199,19 +291,31 @@ def prefetch(api_base: str, inputs: EstimateInputs, *, timeout_s: float = TIMEOU
             f"{PREDICTION_RANGE_PCT[0]:g}..{PREDICTION_RANGE_PCT[1]:g}%)"
         )
     if predicted is None:
-        return failed("answered without a predicted delta vs FP16")
+        said = answer.get("error") if isinstance(answer, dict) else None
+        return failed(
+            "answered without a predicted delta vs FP16"
+            + (f": {said}" if isinstance(said, str) else "")
+        )
     fetched = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Prefetched(api_base, url, True, predicted, fetched, None)
+    return Prefetched(api_base, url, True, predicted, fetched, None, estimate)
 
 
 def skipped_line(result: Prefetched) -> str:
     """The one stderr line when there is no prediction."""
+    if result.url is None:
+        return f"prefetch: not asked: {result.error}; going on without it"
     what = "gave no prediction" if result.answered else "unreachable"
     return f"prefetch: {result.api_base} {what} ({result.error}); going on without it"
 
 
 def answered_line(result: Prefetched) -> str:
-    return (
+    line = (
         f"prefetch: the site's estimator ({result.api_base}) predicts "
         f"{result.predicted_vs_fp16_pct:+.1f}% energy per token vs FP16"
     )
+    site = result.answer
+    if site is not None and site.ci95_pct is not None:
+        line += f" [{site.ci95_pct[0]:+.1f}, {site.ci95_pct[1]:+.1f}]"
+    if site is not None and site.basis is not None:
+        line += f", basis {site.basis}"
+    return line

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -27,9 +30,59 @@ def site_data() -> dict[str, Any]:
     return data
 
 
-def borrowed_by_site(arch: str) -> str | None:
+@dataclass(frozen=True)
+class CurvesFile:
+    """A curves.json in the site's format: the packaged copy (packaged()) or one given
+    (check --curves FILE|URL, read by curves_from_text). Its document stays inside: the
+    functions below read it into typed curves."""
+
+    where: str  # the file or URL it came from, in words
+    document: Mapping[str, Any]
+
+
+def packaged() -> CurvesFile:
+    return CurvesFile(f"ecocompute/{SITE_FILE} ({SITE_CURVES})", site_data())
+
+
+def curves_from_text(text: str, where: str) -> CurvesFile:
+    """A curves.json given as text: the site's format, each curve's A, S, Nstar, n_min,
+    n_max and resid_std finite numbers, anchors N and dE. Raises ValueError saying what
+    is wrong."""
+    try:
+        document = json.loads(text, parse_constant=_no_constant)
+    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        raise ValueError(f"{where} is not JSON ({exc})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("curves"), dict):
+        raise ValueError(f"{where} is not a curves.json: no 'curves' object")
+    for arch, by_format in document["curves"].items():
+        if not isinstance(by_format, dict):
+            raise ValueError(f"{where}: curves.{arch} is not an object")
+        for fmt, entry in by_format.items():
+            try:
+                for key in ("A", "S", "Nstar", "n_min", "n_max"):
+                    if not math.isfinite(float(entry[key])):
+                        raise ValueError
+                for a in entry.get("anchors") or []:
+                    float(a["N"]), float(a["dE"])
+            except (KeyError, TypeError, ValueError):
+                raise ValueError(
+                    f"{where}: curves.{arch}.{fmt} lacks a finite A, S, Nstar, n_min, n_max "
+                    "or an anchor's N and dE"
+                ) from None
+    return CurvesFile(where, document)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a curve holds")
+
+
+def _data(curves: CurvesFile | None) -> Mapping[str, Any]:
+    return site_data() if curves is None else curves.document
+
+
+def borrowed_by_site(arch: str, curves: CurvesFile | None = None) -> str | None:
     """The class whose curve the site borrows for arch (hopper: ampere), or None."""
-    lender = site_data().get("borrow", {}).get(arch)
+    lender = _data(curves).get("borrow", {}).get(arch)
     return str(lender) if lender else None
 
 
@@ -42,9 +95,9 @@ def _cards(gpus: list[str]) -> str:
     return " + ".join(seen)
 
 
-def site_anchors(arch: str) -> Anchors | None:
+def site_anchors(arch: str, curves: CurvesFile | None = None) -> Anchors | None:
     """The site's FP16 anchors of a class (its own only; never borrowed), or None."""
-    entry = site_data().get("fp16_energy", {}).get(arch)
+    entry = _data(curves).get("fp16_energy", {}).get(arch)
     if entry is None:
         return None
     rows = sorted(entry["anchors"], key=lambda a: float(a["N"]))
@@ -56,12 +109,12 @@ def site_anchors(arch: str) -> Anchors | None:
     )
 
 
-def site_curve(arch: str, precision: str) -> DeltaCurve | None:
+def site_curve(arch: str, precision: str, curves: CurvesFile | None = None) -> DeltaCurve | None:
     """The site's fitted curve of a class's own measurements (never borrowed), or None."""
-    entry = site_data().get("curves", {}).get(arch, {}).get(precision)
+    entry = _data(curves).get("curves", {}).get(arch, {}).get(precision)
     if entry is None:
         return None
-    cap = site_data().get("s_cap", {}).get(precision)
+    cap = _data(curves).get("s_cap", {}).get(precision)
     return DeltaCurve(
         arch=arch,
         precision=precision,
@@ -73,3 +126,66 @@ def site_curve(arch: str, precision: str) -> DeltaCurve | None:
         resid_std_pct=None if entry.get("resid_std") is None else float(entry["resid_std"]),
         n_anchors=len(entry.get("anchors") or []),
     )
+
+
+@dataclass(frozen=True)
+class SiteAnchorPoint:
+    """One measured delta of the site's curve: dE% at N billion, on a card, n sessions."""
+
+    params_b: float
+    delta_pct: float
+    gpu: str
+    model: str
+    n: int | None
+
+
+@dataclass(frozen=True)
+class AnchorFigure:
+    """The site's figure at a size its dataset measured: the mean of the anchors there,
+    and its band as the site's estimator gives it (its 95%: 1.96 sigma, sigma the larger
+    of half the fit's residual spread, at least 1 pt, and half the anchors' spread; the
+    low edge never below the cap on the saving)."""
+
+    arch: str
+    precision: str
+    params_b: float
+    points: tuple[SiteAnchorPoint, ...]
+    mean_pct: float
+    band_pct: tuple[float, float]
+
+
+SITE_Z = 1.96  # the site's band: 1.96 sigma
+SITE_MIN_RESID_PCT = 2.0  # the site never takes a fit's residual spread below 2 pts
+SITE_SAME_SIZE_B = 1e-6  # a size the site treats as an anchor's
+
+
+def site_anchor_figure(
+    arch: str, precision: str, params_b: float, curves: CurvesFile | None = None
+) -> AnchorFigure | None:
+    """The site's figure where its dataset measured this class at this size (its own
+    curve's anchors, never a borrowed one's), or None."""
+    entry = _data(curves).get("curves", {}).get(arch, {}).get(precision)
+    if entry is None:
+        return None
+    points = tuple(
+        SiteAnchorPoint(
+            params_b=float(a["N"]),
+            delta_pct=float(a["dE"]),
+            gpu=str(a.get("gpu", "?")),
+            model=str(a.get("model", "?")),
+            n=int(a["n"]) if isinstance(a.get("n"), int) else None,
+        )
+        for a in entry.get("anchors") or []
+        if abs(float(a["N"]) - params_b) < SITE_SAME_SIZE_B
+    )
+    if not points:
+        return None
+    deltas = [pt.delta_pct for pt in points]
+    mean = sum(deltas) / len(deltas)
+    resid = max(float(entry.get("resid_std") or 0.0), SITE_MIN_RESID_PCT)
+    sigma = max(resid * 0.5, (max(deltas) - min(deltas)) / 2.0)
+    cap = _data(curves).get("s_cap", {}).get(precision)
+    low = mean - SITE_Z * sigma
+    if cap is not None:
+        low = max(low, -float(cap))
+    return AnchorFigure(arch, precision, params_b, points, mean, (low, mean + SITE_Z * sigma))

@@ -24,10 +24,12 @@ from ecocompute.report import derive
 from ecocompute.report.labels import NO_FIGURE_LEAD, format_gpus_note
 from ecocompute.report.model import (
     BENCHMARK,
+    DECODING,
     FORMAT,
     MEASURED_SOURCE,
     NO_LOCAL_GPU,
     SCHEMA_VERSION,
+    WINDOW,
     BeforeSession,
     CompileBlock,
     Corpus,
@@ -46,8 +48,16 @@ from ecocompute.report.model import (
     Timing,
     Workload,
 )
-from ecocompute.report.results_model import CI_METHOD_COMPILES, IdleWindow, ReferenceCurve, Results
+from ecocompute.report.results_model import (
+    CI_METHOD_COMPILES,
+    IdleWindow,
+    ReferenceAnchorPoint,
+    ReferenceAnchors,
+    ReferenceCurve,
+    Results,
+)
 from ecocompute.report.software import software_block
+from ecocompute.report.trace_block import trace_block
 from ecocompute.report.trial_records import trial_record
 from ecocompute.task.hardware import GpuRecord
 from ecocompute.task.outcome import MeasuredRun
@@ -191,6 +201,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             weights_note=run.checkpoint.weights_note,
             llm_int8_threshold=_int8_threshold(p),
             quantization=quantization,  # type: ignore[arg-type]
+            decoding=DECODING,
         ),
         measurement=_measurement(run),
         software=Software(
@@ -202,6 +213,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
         results=results_of(run),
         provenance=provenance(command),
         quality=quality_of(run),
+        power_trace=trace_block(run),
     )
 
 
@@ -285,6 +297,7 @@ def _measurement(run: MeasuredRun) -> Measurement:
         session=session,
         timing=timing,
         decode=_decode(run),
+        window=WINDOW,
     )
 
 
@@ -534,12 +547,31 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             fallback_reason=run.reason.code,  # type: ignore[arg-type]
             reference_card=fig.reference_card,
             reference_curve=reference_curve(run),
+            reference_anchors=reference_anchors(run),
             energy_per_token_mj=fig.energy_per_token_mj,
             fp16_energy_per_token_mj=fig.fp16_energy_per_token_mj,
             vs_fp16_energy_pct=None if delta is None else round(delta, 1),
             vs_fp16_energy_pct_exact=delta,
         ),
         provenance=provenance(command),
+    )
+
+
+def reference_anchors(run: PublishedRun) -> ReferenceAnchors | None:
+    """The site's anchors that gave a derived delta at a size its dataset measured."""
+    fig = run.figure.anchors
+    if fig is None or run.figure.vs_fp16_energy_pct is None:
+        return None
+    return ReferenceAnchors(
+        source=SITE_CURVES,
+        arch=fig.arch,
+        precision=fig.precision,
+        params_b=fig.params_b,
+        points=[
+            ReferenceAnchorPoint(gpu=pt.gpu, model=pt.model, delta_pct=pt.delta_pct, n=pt.n)
+            for pt in fig.points
+        ],
+        band_pct=list(fig.band_pct),
     )
 
 

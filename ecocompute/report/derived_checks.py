@@ -93,7 +93,39 @@ def derived_problems(report: Report, exact: bool) -> list[str]:
         + curve_problems(report, exact)
         + unnamed_curve_problems(report)
         + (anchor_problems(report) if exact else [])
+        + anchors_problems(report, exact)
     )
+
+
+def anchors_problems(report: Report, exact: bool) -> list[str]:
+    """A derived figure at a measured size: its delta is the mean of the anchors it names,
+    at the report's size, with no curve beside it, and its band holds the mean."""
+    res, work = report.results, report.workload
+    a = res.reference_anchors
+    if a is None:
+        return []
+    problems = []
+    if res.reference_curve is not None:
+        problems.append(
+            "$.results.reference_anchors: a figure from the anchors names no curve as well"
+        )
+    if work.params_b is None or abs(a.params_b - work.params_b) > 1e-6:
+        problems.append(
+            f"$.results.reference_anchors.params_b: {a.params_b:g}B, but the report is for "
+            f"{work.params_b}B"
+        )
+    mean = sum(pt.delta_pct for pt in a.points) / len(a.points)
+    said = res.vs_fp16_energy_pct_exact
+    if said is not None and not close(said, mean, 0.0 if exact else 0.0005, 1e-9):
+        problems.append(
+            f"$.results.vs_fp16_energy_pct_exact: {said:g}%, but the mean of its anchors is "
+            f"{mean:.3f}%"
+        )
+    if not a.band_pct[0] <= mean <= a.band_pct[1]:
+        problems.append(
+            f"$.results.reference_anchors.band_pct: {a.band_pct} does not hold {mean:g}%"
+        )
+    return problems
 
 
 def anchor_problems(report: Report) -> list[str]:
@@ -247,7 +279,9 @@ def unnamed_curve_problems(report: Report) -> list[str]:
     res, work, arch = report.results, report.workload, report.system_under_test.gpu_arch
     said = res.vs_fp16_energy_pct_exact
     said = res.vs_fp16_energy_pct if said is None else said
-    if res.reference_curve is not None or said is None or work.params_b is None:
+    if res.reference_curve is not None or res.reference_anchors is not None:
+        return []  # a named curve is checked against itself; the anchors' mean above
+    if said is None or work.params_b is None:
         return []
     curves = known_curves(arch, work.precision)
     if not curves:

@@ -16,6 +16,7 @@ schema_version for a published report, which names no provenance of this tool).
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import typing
 from collections.abc import Mapping
@@ -25,12 +26,24 @@ from pydantic import BaseModel
 
 from ecocompute.params import nominal_params_b
 from ecocompute.published.archs import ARCH_CLASSES, arch_from_product_name
-from ecocompute.report.model import BENCHMARK, NO_LOCAL_GPU, Report
-from ecocompute.report.schema import PUBLISHED_SCHEMA, load_schema
+from ecocompute.report.model import LEGACY_BENCHMARK, NO_LOCAL_GPU, Report
+from ecocompute.report.schema import (
+    PUBLISHED_13_SCHEMA,
+    PUBLISHED_NEW,
+    PUBLISHED_OLD,
+    PUBLISHED_SCHEMA,
+    load_schema,
+)
 from ecocompute.report.software import COMPARABILITY_NOTE, DRIVER_UNAVAILABLE, NOT_INSTALLED
 
 OURS_LEGACY = ("ecocompute-energy/1.2", "ecocompute-energy/1.3", "ecocompute-energy/1.4")
-PUBLISHED = ("ecocompute-energy/1.0", "ecocompute-energy/1.1")
+# What the published container's validator reads beyond its strict schema (Protocol
+# v1.1's records, tools/validate.py at 8778c42): kept when its 1.2/1.3 report has them.
+_PROTOCOL_RECORDS = {
+    "workload": {"decoding": {"type": "string"}},
+    "measurement": {"window": {"type": "string"}},
+    "thermal": {"arm_order": {"type": "string"}},
+}
 _OLD_SOURCE = "published-dataset ("
 
 
@@ -39,17 +52,16 @@ def upgraded(doc: Mapping[str, Any]) -> Report:
     pydantic.ValidationError where it cannot be one (the caller says why)."""
     new = copy.deepcopy(dict(doc))
     version = str(new.get("schema_version"))
-    if version == "ecocompute-energy/1.2":
-        _from_12(new)
-    if version in PUBLISHED:
-        _published(new)
+    if version in PUBLISHED_OLD or new.get("benchmark") != LEGACY_BENCHMARK:
+        _published(new, version)
     else:
+        if version == "ecocompute-energy/1.2":
+            _from_12(new)
         _ours(new, version)
     return Report.model_validate(project(Report, new))
 
 
 def _ours(doc: dict[str, Any], version: str) -> None:
-    doc["benchmark"] = BENCHMARK
     res = doc["results"]
     if "vs_fp16_energy_pct_3dp" in res:
         res["vs_fp16_energy_pct_exact"] = res.pop("vs_fp16_energy_pct_3dp")
@@ -117,12 +129,12 @@ def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _published(doc: dict[str, Any]) -> None:
+def _published(doc: dict[str, Any], version: str) -> None:
     """Only what the published format defines is read: a field of this tool's in a
     published report (trials, an interval, a held view) was checked by no rule of its
     format, so it is dropped, never trusted; the published provenance is free-form and
-    not carried."""
-    named = _named_by(load_schema(PUBLISHED_SCHEMA), doc)
+    not carried. Its 1.2 and 1.3 keep their thermal and power_trace blocks."""
+    named = _named_by(_reading_schema(version in PUBLISHED_NEW), doc)
     doc.clear()
     doc.update(named)
     doc.pop("provenance", None)
@@ -143,6 +155,18 @@ def _published(doc: dict[str, Any]) -> None:
     res = doc["results"]
     if res.get("vs_fp16_energy_pct") is not None:
         res.setdefault("vs_fp16_energy_pct_exact", res["vs_fp16_energy_pct"])
+
+
+@functools.lru_cache(maxsize=2)
+def _reading_schema(newer: bool) -> dict[str, Any]:
+    """The published schema whose named fields are read: 1.0/1.1's facts, or the strict
+    1.2/1.3 schema with the protocol's records beside (made once per process)."""
+    if not newer:
+        return load_schema(PUBLISHED_SCHEMA)
+    out: dict[str, Any] = copy.deepcopy(load_schema(PUBLISHED_13_SCHEMA))
+    for block, fields in _PROTOCOL_RECORDS.items():
+        out["properties"][block]["properties"].update(fields)
+    return out
 
 
 def _named_by(schema: Mapping[str, Any], value: Any) -> Any:

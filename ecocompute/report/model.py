@@ -19,14 +19,22 @@ from ecocompute.report.results_model import (
     ClockEvent,
     Format,
     Index,
+    Interval,
     NonNegative,
     Results,
     Strict,
 )
 
 FORMAT = "2.0"  # this tool's own format: never one of the published container's versions
-SCHEMA_VERSION = "ecocompute-energy/1.4"  # what the published format's readers key on
-BENCHMARK = "ecocompute-llm-decode-energy"
+# What the published format's readers key on: the container's newest version and its
+# benchmark name, so that its strict 1.3 schema takes what we write (docs/formats.md).
+SCHEMA_VERSION = "ecocompute-energy/1.3"
+BENCHMARK = "ecocompute-energy-methodology"
+# The benchmark name of this tool's older formats (its own 1.2, 1.3 and 1.4, ecocompute
+# 0.2-0.5): what tells them apart from the container's 1.2 and 1.3 of the same names.
+LEGACY_BENCHMARK = "ecocompute-llm-decode-energy"
+DECODING = "greedy"  # Protocol v1.1's decoding strategy, as the container records it
+WINDOW = "generation"  # the window each energy figure integrates (load, warm-up excluded)
 MEASURED_SOURCE = "direct-nvml"
 NO_LOCAL_GPU = "ecocompute-dataset (no local GPU)"  # the published container's phrase
 ArchClass = Literal["turing", "ampere", "ada", "hopper", "blackwell", "volta", "unknown"]
@@ -120,6 +128,7 @@ class Workload(Strict):
         "params_b_counted",
         "weights_note",
         "prompt_source",
+        "decoding",
     )
     model_name: str
     precision: Format
@@ -146,6 +155,9 @@ class Workload(Strict):
     weights_note: str | None = None
     llm_int8_threshold: float | None = None
     quantization: Quantization | None = None
+    decoding: str | None = Field(
+        None, description="the decoding strategy (greedy: do_sample false), a measured run's"
+    )
 
 
 class Stopping(Strict):
@@ -300,6 +312,7 @@ class Measurement(Strict):
         "max_gpu_memory_gib",
         "min_valid_sample_fraction",
         "order_note",
+        "window",
     )
     method: str
     sample_rate_hz: Annotated[int, Field(ge=1)]
@@ -326,6 +339,73 @@ class Measurement(Strict):
     session: Session | None = None
     timing: Timing | None = None
     decode: Decode = Field(default_factory=Decode)
+    window: str | None = Field(
+        None,
+        description="what each energy figure integrates: generation (the decode windows; "
+        "model load, quantization and warm-up excluded), a measured run's",
+    )
+
+
+class Thermal(Strict):
+    """The card's thermal state over the run, as the published container's 1.2 and 1.3
+    define it (read from its reports; this tool does not write it yet)."""
+
+    OMIT_NULL = ("warmup_runs", "arm_order", "note")
+    mode: Literal["cold", "steady"]
+    basis: Literal["measured", "unavailable"]
+    warmup_runs: Index | None = None
+    cooldown_s: float | None = None
+    temperature_start_c: float | None = None
+    temperature_steady_c: float | None = None
+    temperature_end_c: float | None = None
+    temperature_peak_c: float | None = None
+    steady_state_reached: bool | None = None
+    arm_order: str | None = None
+    note: str | None = None
+
+
+class PowerTraceFile(Strict):
+    """One sidecar trace: a measured format's samples from before its model loaded."""
+
+    OMIT_NULL = ("precision", "dropped_samples", "phases")
+    role: Literal["primary", "fp16_baseline"]
+    precision: str | None = None
+    file: Annotated[str, Field(min_length=1)]
+    samples: Index
+    dropped_samples: Index | None = None
+    phases: dict[str, NonNegative] | None = Field(
+        None,
+        description="phase edges, seconds on this file's trace clock: trace_start_s, "
+        "load_start_s, model_ready_s, warmup_end_s, measure_start_s, measure_end_s, "
+        "quality_start_s, quality_end_s, trace_end_s",
+    )
+
+
+class TraceWindow(Strict):
+    """One measured trial's window on the trace's clock (this tool's runs)."""
+
+    trial: Index
+    format: Format
+    start_s: NonNegative
+    end_s: NonNegative
+
+
+class PowerTrace(Strict):
+    """The whole-run power trace (the published container's 1.3 block): raw samples in
+    CSV files beside the report. The reported energy does not come from it. This tool's
+    runs add each trial's window (windows) and how the trace was read (paused_for)."""
+
+    OMIT_NULL = ("columns", "window_note", "note", "windows", "paused_for", "nvml_indices")
+    format: Literal["csv"]
+    columns: list[str] | None = None
+    sample_rate_hz: Annotated[int, Field(ge=1)]
+    window: str
+    window_note: str | None = None
+    note: str | None = None
+    files: list[PowerTraceFile]
+    nvml_indices: list[Index] | None = None
+    windows: list[TraceWindow] | None = None
+    paused_for: str | None = None
 
 
 class Software(Strict):
@@ -353,13 +433,42 @@ class Software(Strict):
     differs_from_reference_pins: list[str] | None = None
 
 
+class SiteAnchor(Strict):
+    """One measured point of the site's curve, as its estimator gave it (N, dE, model,
+    gpu, n)."""
+
+    params_b: float
+    delta_pct: float
+    model: str | None
+    gpu: str | None
+    n: Index | None
+
+
+class SiteAnswer(Strict):
+    """The site estimator's figure beside its delta: its 95% band, what it rests on
+    (measured: the mean of the anchors at that size; interpolated; estimated), the
+    curve's crossover and its measured anchors."""
+
+    ci95_pct: Interval | None
+    basis: str | None
+    confidence: str | None
+    crossover_b: float | None
+    arch_used: str | None
+    anchors: list[SiteAnchor]
+
+
 class Prefetch(Strict):
+    """What --prefetch asked the site's estimator (GET /v1/estimate) and what it said;
+    url None: not asked (the size or the class is not known before the run)."""
+
+    OMIT_NULL = ("answer",)
     api_base: str
-    url: str
+    url: str | None
     answered: bool
     predicted_vs_fp16_pct: float | None
     fetched_utc: str | None
     error: str | None
+    answer: SiteAnswer | None = None
 
 
 class Provenance(Strict):
@@ -464,8 +573,10 @@ class Report(Strict):
     results: Results
     provenance: Provenance | None = None
     quality: Quality | None = None
+    thermal: Thermal | None = None
+    power_trace: PowerTrace | None = None
 
-    OMIT_NULL = ("quality", "measurement_source_reason")
+    OMIT_NULL = ("quality", "measurement_source_reason", "thermal", "power_trace")
 
     @property
     def measured(self) -> bool:
@@ -474,7 +585,7 @@ class Report(Strict):
     @property
     def ours(self) -> bool:
         """Written by this tool (format 2.0, or one of its older formats upgraded)."""
-        return self.ecocompute_format is not None or self.benchmark == BENCHMARK
+        return self.ecocompute_format is not None or self.benchmark == LEGACY_BENCHMARK
 
     @model_validator(mode="after")
     def _complete_and_sourced(self) -> Report:

@@ -338,6 +338,28 @@ class Phases(Strict):
     workload: WorkloadFigure
 
 
+class ReferenceAnchorPoint(Strict):
+    gpu: str
+    model: str
+    delta_pct: float
+    n: Index | None
+
+
+class ReferenceAnchors(Strict):
+    """A derived report at a size the published dataset measured: its delta is the mean
+    of the site's anchors there (not the curve's value), with the site's band."""
+
+    source: str
+    arch: str
+    precision: str
+    params_b: float
+    points: Annotated[list[ReferenceAnchorPoint], Field(min_length=1)]
+    band_pct: Interval = Field(
+        description="the site's band: 1.96 sigma, sigma the larger of half the fit's "
+        "residual spread (at least 1 pt) and half the anchors' spread"
+    )
+
+
 CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
 CI_METHOD_COMPILES = (
     "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
@@ -378,6 +400,7 @@ class Results(Strict):
 
     OMIT_NULL = (
         "reference_curve",
+        "reference_anchors",
         "idle_window",
         "held_gpus",
         "conditions",
@@ -407,6 +430,7 @@ class Results(Strict):
     ) = None
     reference_card: str | None = None
     reference_curve: ReferenceCurve | None = None
+    reference_anchors: ReferenceAnchors | None = None
     # what was measured (raw)
     trials: list[Trial] = Field(default_factory=list)
     idle_window: IdleWindow | None = None

@@ -18,7 +18,14 @@ import sys
 from typing import Any
 
 from ecocompute.core.json_types import JsonObject
-from ecocompute.report.model import COMPLETE, FORMAT, MEASURED_SOURCE, NO_LOCAL_GPU, Report
+from ecocompute.report.model import (
+    COMPLETE,
+    FORMAT,
+    LEGACY_BENCHMARK,
+    MEASURED_SOURCE,
+    NO_LOCAL_GPU,
+    Report,
+)
 from ecocompute.report.packaged import packaged_text
 
 log = logging.getLogger(__name__)
@@ -26,16 +33,58 @@ log = logging.getLogger(__name__)
 ENERGY_SCHEMA = "energy.schema.json"  # format 2.0, generated from the model
 SWEEP_SCHEMA = "sweep.schema.json"
 PUBLISHED_SCHEMA = "energy-published.schema.json"
-PUBLISHED_FORMATS = ("ecocompute-energy/1.0", "ecocompute-energy/1.1")
+# The published container's strict schema of its 1.0, 1.2 and 1.3 (commit e52f878 of
+# hongping-zh/ecocompute-mlcube, rebuilt): its 1.2 and 1.3 reports are read against it,
+# and every report we write that it can take (a precision it names, >= 10 Hz) passes it.
+PUBLISHED_13_SCHEMA = "energy-published-1.3.schema.json"
+PUBLISHED_OLD = ("ecocompute-energy/1.0", "ecocompute-energy/1.1")
+PUBLISHED_NEW = ("ecocompute-energy/1.2", "ecocompute-energy/1.3")
+PUBLISHED_FORMATS = PUBLISHED_OLD + PUBLISHED_NEW
 PUBLISHED_PRECISIONS = ("FP16", "NF4", "INT8")
-# Every older format this tool reads, and the schema it is first checked against: this
-# tool's 1.2 (ecocompute 0.2), 1.3 (0.3) and 1.4 (0.4-0.5); the published container's.
+PUBLISHED_MIN_RATE_HZ = 10  # Protocol v1.1's floor, in the strict schema
+# This tool's own older formats (benchmark LEGACY_BENCHMARK), and the schema each is
+# first checked against: 1.2 (ecocompute 0.2), 1.3 (0.3) and 1.4 (0.4-0.5). Their names
+# collide with the container's 1.2 and 1.3: the benchmark field tells them apart.
 LEGACY_SCHEMAS = {
     "ecocompute-energy/1.4": "energy-1.4.schema.json",
     "ecocompute-energy/1.3": "energy-1.3.schema.json",
     "ecocompute-energy/1.2": "energy-1.2.schema.json",
-    **dict.fromkeys(PUBLISHED_FORMATS, PUBLISHED_SCHEMA),
 }
+# Every older format by what a reader sees: (schema_version, ours) -> its schema.
+OLDER_FORMATS = {
+    **{(v, True): name for v, name in LEGACY_SCHEMAS.items()},
+    **{(v, False): PUBLISHED_SCHEMA for v in PUBLISHED_OLD},
+    **{(v, False): PUBLISHED_13_SCHEMA for v in PUBLISHED_NEW},
+}
+
+
+def older_format(document: dict[str, Any]) -> tuple[str, str] | None:
+    """(a document's format as this tool names it, the schema it is checked against),
+    for a document of an older format; None for one it does not know. This tool's own
+    older reports carry LEGACY_BENCHMARK; the published container's (1.0-1.3) any other.
+    A published 1.0 or 1.1 report is read whatever its benchmark (the round-2 rule)."""
+    version = document.get("schema_version")
+    if not isinstance(version, str):
+        return None
+    ours = document.get("benchmark") == LEGACY_BENCHMARK
+    name = OLDER_FORMATS.get((version, ours)) or (
+        OLDER_FORMATS.get((version, False)) if version in PUBLISHED_OLD else None
+    )
+    if name is None:
+        return None
+    return (f"ecocompute {version}" if ours else f"published {version}"), name
+
+
+def known_formats() -> str:
+    """The formats a reader takes, for a message that names them."""
+    return (
+        f"{FORMAT} (ecocompute_format); this tool's older "
+        + ", ".join(sorted(LEGACY_SCHEMAS))
+        + f" (benchmark {LEGACY_BENCHMARK}); the published container's "
+        + ", ".join(PUBLISHED_FORMATS)
+    )
+
+
 SWEEP_SCHEMA_VERSION = "ecocompute-sweep/1.0"
 
 
@@ -164,10 +213,40 @@ def schema_errors(document: object, name: str, *, thorough: bool = False) -> lis
     return problems
 
 
+def check_schema(schema: dict[str, Any]) -> None:
+    """Raises ValueError (one line) where schema is not a schema of its own draft."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(f"not a valid JSON schema: {exc.message}") from None
+
+
+def schema_errors_against(document: object, schema: dict[str, Any]) -> list[str]:
+    """Every violation of a schema given as a document (not one of ours), as
+    "$.json.path: message"."""
+    from jsonschema.validators import validator_for
+
+    errors = validator_for(schema)(schema).iter_errors(document)
+    return [
+        "$"
+        + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
+        + f": {e.message}"
+        for e in sorted(errors, key=lambda e: list(e.absolute_path))
+    ]
+
+
 def published_facts_errors(document: object, *, thorough: bool = False) -> list[str]:
     """Every way a report breaks the published format's facts (what the published
     container's consumers accept); empty when they accept it."""
     return schema_errors(document, PUBLISHED_SCHEMA, thorough=thorough)
+
+
+def published_13_errors(document: object, *, thorough: bool = False) -> list[str]:
+    """Every way a report breaks the published container's strict 1.3 schema."""
+    return schema_errors(document, PUBLISHED_13_SCHEMA, thorough=thorough)
 
 
 def sweep_errors(document: object) -> list[str]:

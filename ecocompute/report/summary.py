@@ -149,6 +149,19 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
                 f"  delta      {res.vs_fp16_energy_pct:+.1f}% energy per token vs FP16{window}"
                 + _ci(res.vs_fp16_ci95_pct)
             )
+        anchors = res.reference_anchors
+        if anchors is not None:
+            lines.append(
+                f"  figure     the site's figure at a measured size: the mean of its "
+                f"{len(anchors.points)} anchor(s) at {anchors.params_b:g}B "
+                f"({', '.join(f'{pt.gpu} {pt.delta_pct:+.1f}%' for pt in anchors.points)}), "
+                f"its band [{anchors.band_pct[0]:+.1f}, {anchors.band_pct[1]:+.1f}]"
+            )
+        elif res.reference_curve is not None and work.params_b is not None:
+            lines.append(
+                f"  figure     the fitted {res.reference_curve.arch} curve at "
+                f"{work.params_b:g}B (no anchor measured at this size)"
+            )
     if res.verdict:
         lines.append(f"  verdict    {verdict_words(work.precision, res)}")
     lines.append(f"  basis      {res.basis}: {basis_words(res.basis, res.reference_card)}")
@@ -191,9 +204,15 @@ def site_lines(report: Report) -> list[str]:
     lines = []
     prefetch = report.provenance.prefetch if report.provenance else None
     if prefetch is not None and prefetch.predicted_vs_fp16_pct is not None:
+        site = prefetch.answer
+        band = ""
+        if site is not None and site.ci95_pct is not None:
+            band = f" [{site.ci95_pct[0]:+.1f}, {site.ci95_pct[1]:+.1f}]"
+        basis = f", basis {site.basis}" if site is not None and site.basis else ""
+        anchors = f", {len(site.anchors)} anchors" if site is not None and site.anchors else ""
         lines.append(
-            f"  site said  {prefetch.predicted_vs_fp16_pct:+.1f}% vs FP16 (its estimator, "
-            "before the run)"
+            f"  site said  {prefetch.predicted_vs_fp16_pct:+.1f}%{band} vs FP16 (its "
+            f"estimator, before the run{basis}{anchors})"
         )
     if report.share_url:
         lines.append(f"  share      {report.share_url}")

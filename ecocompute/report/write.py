@@ -3,8 +3,8 @@ then written atomically (temp file + rename: no partial file, an earlier one unt
 
 What is checked is the text itself, read back as every reader reads it
 (report/read.py): the model, its arithmetic derived again exactly, and, where its
-precision is one the published format names, the published format's facts (what the
-published container's consumers accept).
+precision is one the published format names, the published container's strict 1.3
+schema (what its consumers accept).
 """
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ from ecocompute.report.atomic import write_text_atomic, write_texts_atomic
 from ecocompute.report.model import FORMAT, Report
 from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict, unsafe_values
 from ecocompute.report.read import parse_report, validation_messages
-from ecocompute.report.schema import PUBLISHED_PRECISIONS, published_facts_errors
+from ecocompute.report.schema import (
+    PUBLISHED_MIN_RATE_HZ,
+    PUBLISHED_PRECISIONS,
+    published_13_errors,
+    published_facts_errors,
+)
 
 REPORT_NAME = "energy.json"
 
@@ -48,21 +53,33 @@ def report_text(report: Report | Mapping[str, Any]) -> str:
     except NotReportJson as exc:
         raise ReportInvalid([str(exc)]) from None
     _, problems = parse_report(loads_strict(text))
-    if not problems and report.workload.precision in PUBLISHED_PRECISIONS:
-        facts = published_facts_errors(document, thorough=True)
-        problems = [f"published format: {p}" for p in facts]
+    if not problems:
+        problems = _published_problems(report, document)
     if problems:
         raise ReportInvalid(problems)
     return text
 
 
+def _published_problems(report: Report, document: Any) -> list[str]:
+    """Where the published format can hold the report (a precision it names), what its
+    readers would refuse: the container's strict 1.3 schema, which the report's
+    schema_version names; below its 10 Hz floor, the 1.1 facts (the strict schema
+    refuses such a report for its rate alone, as the protocol does)."""
+    if report.workload.precision not in PUBLISHED_PRECISIONS:
+        return []
+    problems = [f"published format: {p}" for p in published_facts_errors(document, thorough=True)]
+    if report.measurement.sample_rate_hz >= PUBLISHED_MIN_RATE_HZ:
+        problems += [f"published 1.3: {p}" for p in published_13_errors(document, thorough=True)]
+    return problems
+
+
 def written_problems(document: Any) -> list[str]:
     """What the writer checks of a document: every reason a reader would refuse it, and,
-    where its precision is one the published format names, the published facts."""
+    where its precision is one the published format names, the published schemas."""
     report, problems = parse_report(document)
-    if report is None or report.workload.precision not in PUBLISHED_PRECISIONS:
+    if report is None:
         return problems
-    return [f"published format: {p}" for p in published_facts_errors(document, thorough=True)]
+    return _published_problems(report, document)
 
 
 def write_report(

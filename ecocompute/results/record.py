@@ -23,6 +23,7 @@ from typing import Any
 from ecocompute.core.precision import Precision
 from ecocompute.core.stats import t_quantile
 from ecocompute.formats.table import format_key
+from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
 from ecocompute.report.model import FORMAT, Software
 from ecocompute.report.model import Report as ReportModel
@@ -121,9 +122,10 @@ class Report:
 
     @property
     def from_published_container(self) -> bool:
-        """Written by the published EcoCompute container (1.0 or 1.1): one run, no
-        trials, so n = 1 and no interval."""
-        return self.format in PUBLISHED_FORMATS
+        """Written by the published EcoCompute container (1.0 to 1.3): one run, no
+        trials, so n = 1 and no interval. (This tool's own older 1.2 and 1.3 share those
+        names; its origin tells them apart.)"""
+        return self.origin != OURS and self.format in PUBLISHED_FORMATS
 
     @property
     def format_name(self) -> str:
@@ -175,7 +177,7 @@ def to_record(
         arch=sut.gpu_arch,
         card=_card(report, published, kind),
         model=work.model_name,
-        params_b=work.params_b,
+        params_b=_size_b(work.params_b, work.model_name),
         precision=work.precision,
         protocol=_protocol(report, published, kind),
         fingerprint=software_fingerprint(software) if software else _no_software(version),
@@ -188,6 +190,14 @@ def to_record(
         **({} if published else _ours_only(report)),
     )
     return record, []
+
+
+def _size_b(params_b: float | None, model_name: str) -> float | None:
+    """The report's size; where it gives none (params_b null), the one its model's name
+    states ("TinyLlama-1.1B" 1.1), as the site reads a name."""
+    if params_b is not None:
+        return params_b
+    return params_b_from_model_name(model_name)
 
 
 def _card(report: ReportModel, published: bool, kind: str) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from ecocompute.boundary.progress import Progress
 from ecocompute.core.json_types import JsonObject
 from ecocompute.core.precision import Precision
+from ecocompute.core.units import mw_to_w
 from ecocompute.errors import CannotMeasure, MeasurementRefused, RunError, TelemetryUnavailable
 from ecocompute.formats.table import FP16_SPEC, FormatSpec
 from ecocompute.llm.cuda import Accelerator
@@ -29,6 +30,7 @@ from ecocompute.llm.loading import Checkpoint, LoadedModel, ModelBackend, count_
 from ecocompute.llm.memory import OutOfMemoryNamed, out_of_memory_named
 from ecocompute.llm.prompt import check_context, check_memory
 from ecocompute.monitor.meter import EdgesRecord, EnergyMeter
+from ecocompute.monitor.trace import WholeRunTrace, summed
 from ecocompute.params import RunParams
 from ecocompute.published.archs import arch_from_product_name
 from ecocompute.task.fit import both_fit, check_all_fit
@@ -79,6 +81,7 @@ class Bench:
     caps: Mapping[int, Capabilities]
     instruments: Instruments
     clock: Stopwatch = field(default_factory=lambda: Stopwatch())
+    trace: WholeRunTrace | None = None  # --power_trace, started before the first load
 
 
 def measure(params: RunParams, progress: Progress, machine: Machine) -> MeasuredRun:
@@ -136,6 +139,30 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
         min(BEFORE_SESSION_IDLE_S, p.idle_seconds),
         s.progress,
     )
+    if not p.power_trace:
+        return _session_run(s, telemetry, before, None)
+    trace = WholeRunTrace(
+        lambda i: mw_to_w(telemetry.power_mw(i)),
+        [m.nvml.index for m in s.matches],
+        p.sample_rate_hz,
+    )
+    trace.start()  # before anything is loaded: the trace spans the whole run
+    try:
+        return _session_run(dataclasses.replace(s, trace=trace), telemetry, before, trace)
+    finally:
+        trace.stop()
+
+
+def _session_run(
+    s: Bench,
+    telemetry: GpuTelemetry,
+    before: Mapping[int, Any],
+    trace: WholeRunTrace | None,
+) -> MeasuredRun:
+    p = s.params
+    specs = [p.spec(f) for f in p.session_formats]
+    if trace is not None:
+        trace.mark("load_start_s")
     checkpoint = s.backend.checkpoint(p.model_name, s.accelerator)
     if p.prompt_tokens is not None:  # before any weights load
         config = s.backend.config(checkpoint)
@@ -184,6 +211,7 @@ def _run(s: Bench, telemetry: GpuTelemetry) -> MeasuredRun:
         before={i: b for i, b in before.items() if i in {m.nvml.index for m in used}},
         prefills={k: v for phase in phases for k, v in phase.result.prefills.items()},
         prefill_s={k: v for phase in phases for k, v in phase.result.prefill_s.items()},
+        power_trace=None if trace is None else trace.stop(),
     )
 
 
@@ -214,14 +242,14 @@ def _phases(
     one block each. Each phase's models are scored once its sampler has stopped."""
     if not specs:
         first = _phase(s, [fp16], prompt, idle=True)
-        sheet.score({Precision.FP16: fp16.model})
+        _score(s, sheet, {Precision.FP16: fp16.model})
         return [first], SINGLE, [fp16]
     if len(specs) > 1:
         check_all_fit(s.accelerator, s.params.model_name, fp16, specs)
     if len(specs) > 1 or both_fit(s.accelerator, fp16, specs[0]):
         models = [fp16, *(_load(s, checkpoint, spec) for spec in specs)]
         blocks = _compile_blocks(s, models, prompt, rotate=len(specs) > 1)
-        sheet.score({m.precision: m.model for m in models})
+        _score(s, sheet, {m.precision: m.model for m in models})
         order = ROTATED if len(specs) > 1 else INTERLEAVED
         return blocks, order, models
     if s.params.compiles > 1:
@@ -232,14 +260,14 @@ def _phases(
         )
     s.progress("FP16 and the quantized copy do not fit together: alternating blocks")
     first = _phase(s, [fp16], prompt, idle=True)
-    sheet.score({Precision.FP16: fp16.model})
+    _score(s, sheet, {Precision.FP16: fp16.model})
     s.backend.forget(fp16)
     fp16_kept = LoadedModel(fp16.precision, None, fp16.devices, fp16.footprint_mib, fp16.spec)
     del fp16
     s.accelerator.release()
     quant = _load(s, checkpoint, specs[0])
     second = _phase(s, [quant], prompt, idle=False, first_index=len(first.result.trials))
-    sheet.score({quant.precision: quant.model})
+    _score(s, sheet, {quant.precision: quant.model})
     return [first, second], ALTERNATING, [fp16_kept, quant]
 
 
@@ -287,6 +315,21 @@ def _compiles_root() -> str:
     return str(root)
 
 
+def _score(s: Bench, sheet: ScoreSheet, models: Mapping[Precision, Any]) -> None:
+    """The quality probe, with every sampler stopped: the trace is paused for it (its
+    edges marked), as the protocol's sampler is stopped."""
+    if s.trace is None or not sheet.wanted():
+        sheet.score(models)
+        return
+    s.trace.pause()
+    s.trace.mark("quality_start_s")
+    try:
+        sheet.score(models)
+    finally:
+        s.trace.mark("quality_end_s", last=True)
+        s.trace.resume()
+
+
 @dataclass(frozen=True)
 class _Phase:
     result: PhaseResult
@@ -320,6 +363,8 @@ def _phase(
     residents = []
     records: dict[Precision, JsonObject] = {}
     per_format_keys: tuple[str, ...] = ()
+    if s.trace is not None:
+        s.trace.mark("model_ready_s", last=True)  # every model of the phase loaded
     since = time.monotonic()
     for model in loaded:
         decoder = make_decoder(
@@ -365,7 +410,7 @@ def _phase(
         prefill_window_s=p.prefill_window_s if p.phases == "apart" else None,
     )
     since = time.monotonic()
-    result = run_phase(s.instruments, residents, plan, s.progress)
+    result = _traced_phase(s, residents, plan)
     s.clock.add("measure", since)
     shared = {k: v for k, v in next(iter(records.values())).items() if k not in per_format_keys}
     per_format = {
@@ -374,6 +419,23 @@ def _phase(
         if per_format_keys
     }
     return _Phase(result, shared, per_format)
+
+
+def _traced_phase(s: Bench, residents: Sequence[Resident], plan: PhasePlan) -> PhaseResult:
+    """run_phase; with --power_trace its own sampler is paused for the whole phase, which
+    the protocol's sampler reads throughout, and those reads fill the trace there."""
+    if s.trace is None:
+        return run_phase(s.instruments, residents, plan, s.progress)
+    s.trace.pause()
+    s.trace.mark("protocol_start_s")
+    try:
+        result = run_phase(s.instruments, residents, plan, s.progress)
+    finally:
+        s.trace.mark("protocol_end_s", last=True)
+        s.trace.resume()
+    sampler = next(iter(result.meters.values())).sampler
+    s.trace.add_protocol_samples(summed(sampler.traces, sampler.indices))
+    return result
 
 
 def _load(s: Bench, checkpoint: Checkpoint, spec: FormatSpec) -> LoadedModel:

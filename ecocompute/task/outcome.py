@@ -16,6 +16,7 @@ from ecocompute.core.json_types import JsonObject
 from ecocompute.core.precision import Precision
 from ecocompute.llm.loading import Checkpoint
 from ecocompute.monitor.meter import EdgesRecord
+from ecocompute.monitor.trace import TraceRecord
 from ecocompute.params import RunParams
 from ecocompute.task.hardware import Hardware
 from ecocompute.task.protocol import GpuBefore, IdleWindow, StoppingRecord
@@ -80,6 +81,8 @@ class MeasuredRun:
     # one prefill (timed outside every window) the count was chosen from
     prefills: Mapping[Precision, int] = dataclasses.field(default_factory=dict)
     prefill_s: Mapping[Precision, float] = dataclasses.field(default_factory=dict)
+    # --power_trace: the whole run's power, from before the first load (monitor/trace.py)
+    power_trace: TraceRecord | None = None
 
     @property
     def rounds(self) -> int:

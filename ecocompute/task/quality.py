@@ -15,7 +15,7 @@ from ecocompute.core.precision import Precision
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.loading import Checkpoint, ModelBackend
 from ecocompute.llm.quality_probe import PerplexityScore, score_models
-from ecocompute.params import RunParams
+from ecocompute.params import RunParams, quality_text_problem
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,12 @@ class ScoreSheet:
     progress: Progress
     scores: dict[Precision, PerplexityScore] = field(default_factory=dict)
     error: str | None = None
+
+    def __post_init__(self) -> None:
+        text = self.params.quality_text
+        problem = quality_text_problem(text) if text is not None else None
+        if problem is not None:  # the run goes on without the probe (the container's way)
+            self.error = f"--quality_text {text} {problem}: the probe was skipped"
 
     def wanted(self) -> bool:
         return (

@@ -71,3 +71,28 @@ def check_model_name(model_name: str) -> None:
         raise InputError(
             "model_name", model_name, f"unknown synthetic preset; presets: {presets}"
         ) from None
+
+
+def arch_before_run(params: RunParams, machine: Machine | None = None) -> str:
+    """The arch class the run will answer for, known before it starts (--prefetch asks
+    the site with it): the class given; on a dry run or without NVML, the published
+    headline card's (as the published path takes it); else the class of the first
+    GPU's NVML name. Opens NVML only to read the name, outside every window."""
+    from ecocompute.errors import TelemetryUnavailable
+    from ecocompute.published.archs import arch_from_product_name, normalise_arch_choice
+    from ecocompute.published.reference_data import headline
+
+    arch, _ = normalise_arch_choice(params.gpu_arch)
+    if arch != "auto":
+        return arch
+    if params.dry_run:
+        return headline()["arch"]
+    try:
+        telemetry = (machine or this_machine()).open_telemetry()
+    except TelemetryUnavailable:
+        return headline()["arch"]
+    try:
+        devices = telemetry.devices()
+        return arch_from_product_name(devices[0].name) if devices else headline()["arch"]
+    finally:
+        telemetry.close()

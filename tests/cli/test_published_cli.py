@@ -110,7 +110,7 @@ def _serve(answer: tuple[int, bytes], events: list[str], *, silent: bool = False
 
 @pytest.fixture
 def estimator() -> Iterator[Estimator]:
-    server, _, est = _serve((200, json.dumps({"vs_fp16_energy_pct": -12.5}).encode()), [])
+    server, _, est = _serve((200, json.dumps({"delta_pct": -12.5}).encode()), [])
     yield est
     server.shutdown()
     server.server_close()
@@ -227,7 +227,12 @@ def test_quality_text_in_a_dry_run_is_checked_but_writes_no_quality_block(cli, t
     assert "quality" not in report
     missing = cli("run", "--dry_run", "--quality_text", str(tmp_path / "none.txt"),
                   "--output_dir", str(tmp_path / "o2"))  # fmt: skip
-    assert missing.status == 2 and "quality_text" in missing.err
+    # the published container's way: the run goes on without the probe, in one line
+    assert missing.status == 0, missing.err
+    assert missing.lines_starting("quality_text:") == [
+        f"quality_text: {tmp_path / 'none.txt'} is not a file; give a UTF-8 text file; "
+        "the quality probe is skipped"
+    ]
 
 
 # --- --share and --site ---------------------------------------------------------------
@@ -251,11 +256,11 @@ def test_share_writes_the_link_in_the_report_and_beside_it(cli, tmp_path):
         "N": 7.0,
         "a": "ada",
         "p": "NF4",
-        "e": res["vs_fp16_energy_pct"],  # the report's one decimal: -20.5, as published
+        "e": res["vs_fp16_energy_pct"],  # one decimal: -28.5, the site's 7B anchor (RTX 4090)
         "b": res["basis"],
         "g": "RTX 4090 + RTX 4090D",  # the card whose published figures these are
     }
-    assert res["vs_fp16_energy_pct"] == -20.5 and res["reference_card"] == "RTX 4090 + RTX 4090D"
+    assert res["vs_fp16_energy_pct"] == -28.5 and res["reference_card"] == "RTX 4090 + RTX 4090D"
 
 
 def test_site_changes_the_links_base(cli, tmp_path):
@@ -377,12 +382,11 @@ def test_prefetch_records_and_prints_the_sites_prediction(cli, tmp_path, estimat
     [asked] = estimator.requests
     path, _, query = asked.partition("?")
     assert path == "/api/v1/estimate"
-    assert urllib.parse.parse_qs(query) == {
-        "model_name": ["Qwen/Qwen2.5-7B-Instruct"],
+    assert urllib.parse.parse_qs(query) == {  # as the site's api/worker.js reads it
         "params_b": ["7"],
+        "arch": ["ampere"],
         "precision": ["INT8"],
-        "batch_size": ["1"],
-        "gpu_arch": ["ampere"],
+        "batch": ["1"],
     }
     [line] = [ln for ln in ran.err.splitlines() if "prefetch:" in ln]  # a progress line
     assert "-12.5%" in line
@@ -399,8 +403,9 @@ def test_prefetch_records_and_prints_the_sites_prediction(cli, tmp_path, estimat
     [
         (500, b'{"detail": "boom"}', "HTTP 500"),
         (200, b"<html>not json</html>", "not with JSON"),
-        (200, b'{"vs_fp16_energy_pct": "low"}', "without a predicted delta"),
-        (200, b'{"vs_fp16_energy_pct": true}', "without a predicted delta"),
+        (200, b'{"delta_pct": "low"}', "without a predicted delta"),
+        (200, b'{"delta_pct": true}', "without a predicted delta"),
+        (200, b'{"vs_fp16_energy_pct": -3}', "without a predicted delta"),
     ],
 )
 def test_prefetch_answers_without_a_prediction(monkeypatch, status, body, error):
@@ -428,20 +433,28 @@ def test_prefetch_gives_up_after_its_timeout(monkeypatch):
     assert "timed out" in (got.error or "")
 
 
-def test_prediction_is_found_where_an_estimator_may_put_it():
-    assert prediction_in({"vs_fp16_energy_pct": -3}) == -3.0
-    assert prediction_in({"results": {"vs_fp16_energy_pct": 4.5}}) == 4.5
-    assert prediction_in({"prediction": {"delta_vs_fp16_pct": 1.25}}) == 1.25
-    assert prediction_in({"vs_fp16_energy_pct": float("nan")}) is None
+def test_prediction_is_the_workers_delta_pct():
+    assert prediction_in({"delta_pct": -3}) == -3.0
+    assert prediction_in({"delta_pct": 4.5, "ci": [1.0, 8.0]}) == 4.5
+    assert prediction_in({"vs_fp16_energy_pct": -3}) is None  # the guessed shapes are gone
+    assert prediction_in({"delta_pct": float("nan")}) is None
     assert prediction_in([1, 2]) is None
 
 
-def test_the_request_leaves_out_what_is_unknown_before_the_run():
-    inputs = EstimateInputs("my-model", None, "NF4", 1, "auto")
-    url = estimate_url("https://quantenergy.tech/api/", inputs)
+def test_the_site_is_not_asked_what_it_cannot_answer():
+    """The worker answers 400 without params_b or arch: a size or class not known before
+    the run is not asked for, and the line says why."""
+    for inputs, why in (
+        (EstimateInputs("my-model", None, "NF4", 1, "ada"), "--params_b"),
+        (EstimateInputs("my-model", 1.1, "NF4", 1, "auto"), "--gpu_arch"),
+    ):
+        got = prefetch("http://127.0.0.1:9/", inputs)
+        assert (got.url, got.answered, got.predicted_vs_fp16_pct) == (None, False, None)
+        assert why in (got.error or "")
+    url = estimate_url("https://example.org/", EstimateInputs("m", 1.1, "NF4", 4, "4090"))
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
-    assert query == {"model_name": ["my-model"], "precision": ["NF4"], "batch_size": ["1"]}
-    assert url.startswith("https://quantenergy.tech/api/v1/estimate?")
+    assert query == {"params_b": ["1.1"], "arch": ["ada"], "precision": ["NF4"], "batch": ["4"]}
+    assert url.startswith("https://example.org/v1/estimate?")
 
 
 # --- everything at once, and on the measured path --------------------------------------
@@ -471,7 +484,7 @@ def test_measured_run_prefetches_before_nvml_and_shares_its_measurement(
 ):
     monkeypatch.setenv("ECOCOMPUTE_CACHE", str(synthetic_cache))
     events: list[str] = []
-    server, _, est = _serve((200, b'{"vs_fp16_energy_pct": 20.0}'), events)
+    server, _, est = _serve((200, b'{"delta_pct": 20.0}'), events)
 
     def telemetry() -> FakeTelemetry:
         events.append("nvml opened")
@@ -483,13 +496,17 @@ def test_measured_run_prefetches_before_nvml_and_shares_its_measurement(
             "run", "--model", "synthetic:tiny-test", "--precision", "NF4", "--tokens", "8",
             "--iterations", "2", "--warmup", "1", "--idle_seconds", "0.2",
             "--sample_rate_hz", "50", "--share", "--prefetch", "--api_base", est.base,
-            "--output_dir", str(tmp_path),
-        )  # fmt: skip
+            "--params_b", "1.1", "--output_dir", str(tmp_path),
+        )  # fmt: skip  # the site needs a size before the run
     finally:
         server.shutdown()
         server.server_close()
     assert ran.status == 0, ran.err
-    assert events[:2] == ["estimator asked", "nvml opened"]  # never inside a window
+    # --gpu_arch auto: NVML's name read first (the class the site is asked for), then
+    # the site, then the run opens NVML: the request is never inside a window
+    assert events[:3] == ["nvml opened", "estimator asked", "nvml opened"]
+    (asked,) = est.requests
+    assert urllib.parse.parse_qs(asked.partition("?")[2])["arch"] == ["hopper"]  # the H200
     report = read_report(tmp_path)
     _valid_both_ways(report)
     res = report["results"]

@@ -100,11 +100,11 @@ def _drip(first: bytes) -> Callable[[socket.socket], None]:
 
 
 HOSTILE_BODIES = {
-    "huge float": (b'{"vs_fp16_energy_pct": 1e300}', "impossible delta"),
-    "overflowing float": (b'{"vs_fp16_energy_pct": 1e999}', "too large for a float"),
-    "400 digits": (b'{"vs_fp16_energy_pct": 1' + b"0" * 400 + b"}", "integer of 401 digits"),
-    "below -100%": (b'{"vs_fp16_energy_pct": -250}', "impossible delta"),
-    "NaN": (b'{"vs_fp16_energy_pct": NaN}', "not with JSON an estimate is"),
+    "huge float": (b'{"delta_pct": 1e300}', "impossible delta"),
+    "overflowing float": (b'{"delta_pct": 1e999}', "too large for a float"),
+    "400 digits": (b'{"delta_pct": 1' + b"0" * 400 + b"}", "integer of 401 digits"),
+    "below -100%": (b'{"delta_pct": -250}', "impossible delta"),
+    "NaN": (b'{"delta_pct": NaN}', "not with JSON an estimate is"),
     "deeply nested": (b'{"results": ' + b"[" * 30_000 + b"]" * 30_000 + b"}", "nested too deeply"),
     "nested past the limit": (b'{"a":' * 30 + b"1" + b"}" * 30, "nested too deeply"),
 }

@@ -14,7 +14,7 @@ from matplotlib.container import ErrorbarContainer
 from ecocompute.cli import main
 from ecocompute.errors import InputError
 from ecocompute.plots.axes import series_color
-from ecocompute.plots.size_plot import FitLine, build_figure
+from ecocompute.plots.size_plot import FitLine, build_figure, plottable
 from ecocompute.published.figures import curve_for
 from ecocompute.results.collect import read_reports
 
@@ -105,6 +105,22 @@ def test_several_cards_need_a_choice(tmp_path):
     (ax,) = fig.axes
     assert _lines(ax, "published-ada-NF4-fitted")
     assert not _lines(ax, "published-ampere")
+
+
+def test_a_card_named_is_the_measured_one_not_a_label_that_names_it(tmp_path, capsys):
+    """Issue 29: --card "RTX 5090" also matched the no-GPU label that names the RTX 5090
+    as its published card, and the message said "invalid card None"."""
+    write(measured(gpu="NVIDIA GeForce RTX 5090", arch="blackwell"), tmp_path / "m")
+    argv = ["run", "--dry_run", "-q", "--gpu_arch", "5090", "--model", "x-1.1b", "--params_b",
+            "1.1", "--output_dir", str(tmp_path / "d")]  # fmt: skip
+    assert main(argv) == 0
+    reports = read_reports([tmp_path])[0]
+    assert len({r.card for r in reports}) == 2
+    with pytest.raises(InputError, match="invalid card 'not given'"):
+        build_figure(reports)
+    assert [r.card for r in plottable(reports, "RTX 5090")] == ["NVIDIA GeForce RTX 5090"]
+    (derived,) = [r.card for r in reports if r.kind == "derived"]
+    assert [r.card for r in plottable(reports, derived)] == [derived]  # exact: that one
 
 
 def test_user_fit_and_crossover_are_drawn(hopper_reports):
@@ -216,3 +232,18 @@ def test_a_plot_of_derived_points_only_claims_no_bars(tmp_path):
     assert main(argv) == 0
     title = build_figure(read_reports([tmp_path])[0]).get_suptitle()
     assert "DERIVED" in title and "bars" not in title
+
+
+def test_every_legend_stays_inside_the_figure():
+    """Issue 29: with many groups (the committed reports) the legend below a panel ran
+    past the figure's edges."""
+    reports = read_reports([REPO / "docs" / "validation"])[0]
+    fig = build_figure(reports)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        extent = legend.get_window_extent(renderer)
+        assert extent.x0 >= 0 and extent.y0 >= 0, extent
+        assert extent.x1 <= box.x1 and extent.y1 <= box.y1, extent

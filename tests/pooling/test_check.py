@@ -153,3 +153,60 @@ def test_unlike_is_never_graded_against_like(tmp_path, change, says):
     checked = check(dataclasses.replace(report, **change))
     assert checked.verdict is Verdict.NOT_GRADEABLE and not checked.grades
     assert checked.refused is not None and says in checked.refused, checked.refused
+
+
+def test_a_delta_is_graded_against_the_anchors_of_its_size_as_upstream_does(tmp_path, capsys):
+    """Issue 29: at Ada INT8 1.1B, dE +100% is within the site's two anchors there
+    (+146.1, +137.9; mean +142.0, band 2 x 26.6 pp), as the published container's
+    check_regression says (exit 0); against the curve (+173.1%) it was outside."""
+    doc = measured(params_b=1.1, precision="INT8", delta=100.0, fp16_mj=ADA_ANCHOR_1_1B, **ADA)
+    assert _check(tmp_path, doc) == 0
+    out = capsys.readouterr().out
+    assert "INT8 anchors:" in out and "mean +142.0%" in out and "the curve says +173.1%" in out
+    assert "residual -42.0 pp, tolerance +-2 x 26.6 pp = +-53.2 pp" in out
+
+
+def test_curves_from_a_file_and_from_a_url(tmp_path, capsys, monkeypatch):
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    site = json.loads((REPO / "ecocompute" / "data" / "site" / "curves.json").read_text())
+    for anchor in site["curves"]["ada"]["INT8"]["anchors"]:
+        if anchor["N"] == 1.1:
+            anchor["dE"] = 300.0  # another curves.json: its anchors grade the report
+    given = tmp_path / "curves.json"
+    given.write_text(json.dumps(site))
+    doc = measured(params_b=1.1, precision="INT8", delta=100.0, fp16_mj=ADA_ANCHOR_1_1B, **ADA)
+    assert _check(tmp_path, doc, "--curves", str(given)) == 1
+    out = capsys.readouterr().out
+    assert f"curves:      {given}" in out and "mean +300.0%" in out
+
+    body = json.dumps(site).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200 if self.path == "/curves.json" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert _check(tmp_path, doc, "--curves", base + "/curves.json") == 1
+        assert "mean +300.0%" in capsys.readouterr().out
+        assert _check(tmp_path, doc, "--curves", base + "/nothing") == 2
+        assert "invalid curves" in capsys.readouterr().err
+    finally:
+        server.shutdown()
+        server.server_close()
+    (tmp_path / "bad.json").write_text('{"curves": {"ada": {"INT8": {"A": "x"}}}}')
+    assert _check(tmp_path, doc, "--curves", str(tmp_path / "bad.json")) == 2
+    assert "lacks a finite A" in capsys.readouterr().err

@@ -45,7 +45,10 @@ def test_the_packaged_file_is_the_sites_byte_for_byte():
 # by hand: dE(N) = 54.2295 - 131.0936 * x / (1 + x), x = N / 5.2846
 # 0.5: x = 0.094615, 131.0936 * 0.086437 = 11.3313 -> +42.898
 # 14:  x = 2.649207, 131.0936 * 0.725968 = 95.1698 -> -40.940
-ADA_NF4 = {0.5: 42.9, 1.1: 31.6, 3.0: 6.8, 7.0: -20.5, 14.0: -40.9}
+# At the sizes the site's dataset measured (0.5, 1.1, 1.5, 3, 7B) the figure is the mean
+# of its anchors there, as the site gives it (issue 29; tests/test_site_figures.py); the
+# curve gives every other size.
+ADA_NF4 = {2.0: 18.2, 5.0: -9.5, 14.0: -40.9}
 
 
 @pytest.mark.parametrize(("size", "expected"), sorted(ADA_NF4.items()))
@@ -68,11 +71,11 @@ def test_acceptance_ada_nf4_crosses_zero_at_3_728b(tmp_path, capsys):
 
 
 def test_acceptance_ada_int8_gives_a_figure_also_with_gpu_arch_auto(tmp_path, capsys):
-    # 291.8945 - 274.5289 * x / (1 + x), x = 1.1 / 1.4423 = 0.762674: -118.78 -> +173.1
+    # 1.1B was measured twice on the RTX 4090 (+146.11, +137.9): the site gives their mean
     res = _dry_run(tmp_path, "ada", 1.1, "INT8")["results"]
-    assert res["vs_fp16_energy_pct"] == 173.1 and res["basis"] == "interpolated"
+    assert res["vs_fp16_energy_pct"] == 142.0 and res["basis"] == "interpolated"
     auto = _dry_run(tmp_path, None, 1.1, "INT8", "--gpu_arch", "auto")
-    assert auto["results"]["vs_fp16_energy_pct"] == 173.1  # no GPU: the headline card, ada
+    assert auto["results"]["vs_fp16_energy_pct"] == 142.0  # no GPU: the headline card, ada
     assert "the published headline card" in auto["results"]["note"]
 
 
@@ -130,7 +133,8 @@ def test_no_curve_is_invented_where_the_site_has_none(tmp_path, capsys):
 
 
 def test_each_derived_report_records_the_curve_that_gave_its_figure(tmp_path, capsys):
-    res = _dry_run(tmp_path, "ada", 3.0, "NF4")["results"]
+    assert "reference_curve" not in _dry_run(tmp_path, "ada", 3.0, "NF4")["results"]  # anchors
+    res = _dry_run(tmp_path, "ada", 2.5, "NF4")["results"]
     assert res["reference_curve"] == {
         "source": "the published site's curves (quantenergy.tech, curves.json of 2026-12-01)",
         "origin": "published", "arch": "ada", "precision": "NF4", "A": 54.2295,

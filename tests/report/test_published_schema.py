@@ -277,4 +277,7 @@ def test_the_writer_refuses_a_report_the_published_consumers_would_not_read(tmp_
         "note": None,
     }
     problems = written_report_problems(doc)
-    assert problems == ["published format: $.quality.note: None is not of type 'string'"]
+    assert problems == [
+        "published format: $.quality.note: None is not of type 'string'",
+        "published 1.3: $.quality.note: None is not of type 'string'",
+    ]

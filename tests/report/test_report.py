@@ -45,7 +45,7 @@ def test_schema_forbids_a_delta_without_a_curve(report):
 def test_write_replaces_atomically_and_leaves_no_temp(report, tmp_path):
     (tmp_path / "energy.json").write_text("old")
     path = write_report(report, tmp_path)
-    assert json.loads(path.read_text())["schema_version"] == "ecocompute-energy/1.4"
+    assert json.loads(path.read_text())["schema_version"] == "ecocompute-energy/1.3"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["energy.json"]
 
 

@@ -71,7 +71,8 @@ def test_the_reader_makes_one_typed_record_of_each(folder):
     assert not by_name["illustrative-1.1"].measured
     assert by_name["measured-1.1"].measured
     least = by_name["minimal-1.1"]
-    assert (least.params_b, least.delta_pct, least.energy_per_token_mj) == (None, None, None)
+    # no params_b, but its model's name states 1.1B, which is read as the site reads it
+    assert (least.params_b, least.delta_pct, least.energy_per_token_mj) == (1.1, None, None)
     assert least.protocol == "? tok, batch 1"
 
 
