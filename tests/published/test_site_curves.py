@@ -46,7 +46,7 @@ def test_the_packaged_file_is_the_sites_byte_for_byte():
 # 0.5: x = 0.094615, 131.0936 * 0.086437 = 11.3313 -> +42.898
 # 14:  x = 2.649207, 131.0936 * 0.725968 = 95.1698 -> -40.940
 # At the sizes the site's dataset measured (0.5, 1.1, 1.5, 3, 7B) the figure is the mean
-# of its anchors there, as the site gives it (issue 29; tests/test_site_figures.py); the
+# of its anchors there, as the site gives it (issue 29; tests/published/test_site_figures.py); the
 # curve gives every other size.
 ADA_NF4 = {2.0: 18.2, 5.0: -9.5, 14.0: -40.9}
 

@@ -17,8 +17,8 @@ from ecocompute.report.read import parse_report
 from ecocompute.report.schema import older_format, published_13_errors
 from ecocompute.results.collect import record_of
 
-from .conftest import REPO, read_report
-from .made_reports import measured
+from ..conftest import REPO, read_report
+from ..made_reports import measured
 
 UPSTREAM = REPO / "tests" / "data" / "upstream"
 REAL = sorted(UPSTREAM.glob("*v1.1@*.json")) + sorted(UPSTREAM.glob("re-measured*.json"))

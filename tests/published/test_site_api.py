@@ -20,7 +20,7 @@ from ecocompute.cli import main
 from ecocompute.params import resolve
 from ecocompute.published.prefetch import EstimateInputs, prefetch
 
-from .conftest import REPO, read_report
+from ..conftest import REPO, read_report
 
 ANSWERS = json.loads((REPO / "tests" / "data" / "site" / "worker-answers.json").read_text())
 

@@ -12,7 +12,7 @@ import pytest
 
 from ecocompute.cli import main
 
-from .conftest import REPO, read_report
+from ..conftest import REPO, read_report
 
 GRID = json.loads((REPO / "tests" / "data" / "site" / "estimate-grid.json").read_text())
 

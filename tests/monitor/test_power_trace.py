@@ -18,8 +18,8 @@ from ecocompute.report.read import validation_errors
 from ecocompute.report.schema import published_13_errors
 from ecocompute.results.conformance import judge
 
-from .conftest import read_report
-from .fakes import CpuAccelerator, FakeTelemetry, install_fakes
+from ..conftest import read_report
+from ..fakes import CpuAccelerator, FakeTelemetry, install_fakes
 
 
 def test_a_paused_trace_reads_nothing_until_resumed():

@@ -20,7 +20,7 @@ import pytest
 from ecocompute.cli import main
 from ecocompute.results.conformance import judge
 
-from .conftest import REPO
+from ..conftest import REPO
 
 FIX = REPO / "tests" / "data" / "upstream"
 CONFORMANT = "conformant-v1.1@8778c42.json"
