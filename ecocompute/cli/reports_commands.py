@@ -57,7 +57,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             raise InputError(
                 flag, "without --profile", "it goes with --profile v1.1-core or dataset-eligible"
             )
-        return validate_paths(args.paths, sys.stdout)
+        checks = validate_paths(args.paths)
+        for check in checks:
+            print(check.line())
+        return 0 if checks and all(c.valid for c in checks) else 1
     return _validate_profile(args)
 
 

@@ -14,8 +14,8 @@ searched is an INVALID line too, never skipped in silence (report/finding.py).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from ecocompute.core.printable import printable
 from ecocompute.report.files import SWEEP_NAME, UNSEARCHABLE, read_document
@@ -58,29 +58,40 @@ def format_note(r: Report) -> str:
     return ""
 
 
-def validate_paths(paths: Iterable[str], out: TextIO) -> int:
-    """Print one line per file: "valid", or "INVALID" and its problems; 0 when every
-    file is valid, 1 when one is not or no file was found."""
-    status = 0
+@dataclass(frozen=True)
+class FileCheck:
+    """One line of `ecocompute validate`: a file (or a folder) and why it is not valid,
+    or what a valid one is."""
+
+    path: str  # as found (a folder that could not be searched ends in '/')
+    problems: tuple[str, ...] = ()
+    note: str = ""  # what a valid report is, where it is not of this tool's format
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    def line(self) -> str:
+        if self.problems:
+            return f"{printable(self.path)}: INVALID {printable(_listed(list(self.problems)))}"
+        return f"{printable(self.path)}: valid{self.note}"
+
+
+def validate_paths(paths: Iterable[str]) -> list[FileCheck]:
+    """One check per file found under paths (each file once, however it was named), a
+    folder that could not be searched and a path that holds no report among them as
+    INVALID lines of their own."""
+    checks: list[FileCheck] = []
     files = Found()
     for given in paths:
         found = find_files([given], (REPORT_NAME, SWEEP_NAME))
         for folder in found.unsearchable:
-            print(f"{printable(folder.path)}/: INVALID {UNSEARCHABLE}: {folder.reason}", file=out)
-            status = 1
+            checks.append(FileCheck(f"{folder.path}/", (f"{UNSEARCHABLE}: {folder.reason}",)))
         if not found.files and not found.unsearchable:
-            print(
-                f"{printable(given)}: INVALID no {REPORT_NAME} or {SWEEP_NAME} in this folder",
-                file=out,
-            )
-            status = 1
+            checks.append(FileCheck(given, (f"no {REPORT_NAME} or {SWEEP_NAME} in this folder",)))
         for path in found.files:
             files.add(path)  # one file named two ways is checked once
     for path in files.files:
         problems, note = _check_one(path)
-        if problems:
-            status = 1
-            print(f"{printable(path)}: INVALID {printable(_listed(problems))}", file=out)
-        else:
-            print(f"{printable(path)}: valid{note}", file=out)
-    return status
+        checks.append(FileCheck(str(path), tuple(problems), "" if problems else note))
+    return checks
