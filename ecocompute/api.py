@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.core import environment as _environment  # noqa: F401  (before torch)
+from ecocompute.core.printable import printable
 from ecocompute.errors import InputError, ReportInvalid, RunError
 from ecocompute.report.model import Report
 
@@ -214,7 +215,7 @@ def sweep(
     models: Sequence[str] | str,
     precisions: Sequence[str] | str = ("NF4",),
     *,
-    output_dir: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str] | None = None,
     batch_sizes: Sequence[int] | None = None,
     params: RunParams | None = None,
     progress: bool = False,
@@ -230,6 +231,10 @@ def sweep(
     Raises InputError before anything runs."""
     from ecocompute.sweeps.sweep import sweep as run_sweep
 
+    if output_dir is None:
+        raise InputError(
+            "output_dir", None, "the folder the sweep writes its reports and sweep.json into"
+        )
     if params is not None and options:
         name = sorted(options)[0]
         raise InputError(name, options[name], "give params= or options by name, not both")
@@ -306,7 +311,7 @@ def read_report(path: str | os.PathLike[str]) -> ReportRecord:
 
     one = read_one(path)
     if isinstance(one, Invalid):
-        raise ReportInvalid(one.problems)
+        raise ReportInvalid(one.problems, read_from=printable(os.fspath(path)))
     return one
 
 

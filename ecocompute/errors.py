@@ -75,11 +75,15 @@ class ReportInvalid(RunError):
     """A report failed validation (its schema, its numbers or its own arithmetic): it is
     an error, never a file."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], *, read_from: str | None = None) -> None:
         self.problems = problems
+        self.read_from = read_from  # a file that was read (not one about to be written)
         listed = "; ".join(problems[:5])
         more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
-        super().__init__(f"report failed validation, nothing written: {listed}{more}")
+        if read_from is None:
+            super().__init__(f"report failed validation, nothing written: {listed}{more}")
+        else:
+            super().__init__(f"{read_from}: not a report this tool reads: {listed}{more}")
 
 
 class DecodeCaptureFailed(RunError):

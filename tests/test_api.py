@@ -217,3 +217,31 @@ def test_the_api_leaves_the_environment_and_the_signal_handlers_as_it_found_them
             decode = result.report.model_dump(mode="json")["measurement"]["decode"]
             assert decode["regime"] == "compiled"
             assert decode["compiler"]["inductor_cache_dir"] == str(tmp_path / "cache/inductor")
+
+
+def test_read_report_names_the_file_it_read_and_says_nothing_of_writing(tmp_path):
+    """Issue 31, item 6: a read is not a write, and the missing path is named."""
+    missing = tmp_path / "gone" / "energy.json"
+    with pytest.raises(ReportInvalid) as caught:
+        ecocompute.read_report(missing)
+    text = str(caught.value)
+    assert text.startswith(f"{missing}: not a report this tool reads: cannot read")
+    assert "nothing written" not in text and caught.value.read_from == str(missing)
+
+
+def test_sweep_without_an_output_dir_is_an_input_error_and_a_comma_text_is_a_list(tmp_path):
+    with pytest.raises(InputError, match="invalid output_dir None: the folder the sweep"):
+        ecocompute.sweep("synthetic:qwen2.5-0.5b", dry_run=True)
+    done = ecocompute.sweep(
+        "synthetic:qwen2.5-0.5b,synthetic:qwen2.5-3b",
+        "NF4,INT8",
+        output_dir=tmp_path / "sw",
+        dry_run=True,
+        gpu_arch="ada",
+    )
+    assert [(r.model_name, r.precision) for r in done.runs] == [
+        ("synthetic:qwen2.5-0.5b", "NF4"),
+        ("synthetic:qwen2.5-0.5b", "INT8"),
+        ("synthetic:qwen2.5-3b", "NF4"),
+        ("synthetic:qwen2.5-3b", "INT8"),
+    ]
