@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from ecocompute.core.stats import (
     summarise,
@@ -21,6 +20,7 @@ from ecocompute.core.stats import (
 from ecocompute.core.units import energy_per_token_mj, pct_change
 from ecocompute.monitor.conditions import MIN_THROTTLED_S
 from ecocompute.report.conditions import conditions_of
+from ecocompute.report.inputs import FormatFacts, Measured
 from ecocompute.report.pairing import (
     FP16,
     between_compiles,
@@ -202,32 +202,6 @@ def rederived(t: Trial) -> Trial:
 
 
 # -- the facts a report's figures derive from, besides its trials ---------------------
-
-
-@dataclass(frozen=True)
-class FormatFacts:
-    """One format of a measured report, as its per_format entry names it."""
-
-    format: str  # its key (INT8-torchao where not the default library)
-    library: str
-    nvml_indices: tuple[int, ...]
-    weights_mib: float | None = None
-
-
-@dataclass(frozen=True)
-class Measured:
-    """Everything a measured report's results derive from."""
-
-    precision: Format  # the report's own format (the headline's)
-    trials: tuple[Trial, ...]
-    facts: Mapping[Format, FormatFacts]
-    idle_window: IdleWindow | None
-    batch_size: int
-    bandwidth_gbs: float | None
-    held_nvml_indices: tuple[int, ...] = ()  # every GPU the session held, where the formats' differ
-    # the stated workload of a run with its phases apart, per sequence (row)
-    prompt_tokens: int | None = None
-    new_tokens: int | None = None
 
 
 def measured_inputs(

@@ -5,11 +5,11 @@ workload's, each with its own paired delta, and the phase that decides the verdi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
 
 from ecocompute.core.stats import (
     summarise,
 )
+from ecocompute.report.inputs import Measured
 from ecocompute.report.pairing import FP16, estimate_pairs, pairs_of
 from ecocompute.report.results_model import (
     Format,
@@ -19,10 +19,6 @@ from ecocompute.report.results_model import (
     Trial,
     WorkloadFigure,
 )
-
-if TYPE_CHECKING:
-    from ecocompute.report.derive import Measured
-
 
 PHASES_SCOPE = (
     "Each trial measured two windows, synchronized at both edges and read from the same "

@@ -81,7 +81,7 @@ def test_an_empty_sweep_folder_is_refused_as_energy_estimate_refuses_it(
 @pytest.mark.parametrize(
     ("kwargs", "field", "says"),
     [
-        ({"output_dir": None}, "output_dir", "expected a non-empty string"),
+        ({"output_dir": None}, "output_dir", "the folder the sweep writes its reports"),
         ({"output_dir": b"sw"}, "output_dir", "expected a non-empty string"),
         ({"output_dir": ""}, "output_dir", "expected a non-empty string"),
         ({"batch_sizes": 4}, "batch_sizes", "give a list of whole numbers"),

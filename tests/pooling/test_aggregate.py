@@ -180,7 +180,7 @@ def test_copies_of_one_derived_report_are_one_figure_not_replications(tmp_path, 
 def test_derived_figures_that_differ_are_separate_rows(tmp_path, capsys):
     import json
 
-    argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "made-1.1b", "--gpu_arch",
+    argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "made-2b", "--gpu_arch",
             "ada", "--output_dir", str(tmp_path / "a")]  # fmt: skip
     assert main(argv) == 0
     doc = json.loads((tmp_path / "a" / "energy.json").read_text())

@@ -170,11 +170,13 @@ def test_schema_1_0_is_below_the_protocol_floor():
 
 
 def test_negative_probe_report_is_rejected():
-    """The container's hand-built probe: its delta contradicts its energies, so here it
-    is schema-invalid; with its delta made consistent, every gap is still caught."""
+    """The container's hand-built probe: its delta contradicts its energies and its power
+    its totals, so here it is schema-invalid; with both made consistent, every gap is
+    still caught."""
     probe = load("negative-probe@8778c42.json")
     assert verdict(probe)[0] == "schema-invalid"
     probe["results"]["vs_fp16_energy_pct"] = 11.4
+    probe["results"]["avg_power_watts"] = 0.098  # 1 J over 256 tokens at 25 tokens/s
     got, viol, _ = verdict(probe)
     assert got == "schema-valid", viol
     joined = "\n".join(viol)

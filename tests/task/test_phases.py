@@ -14,6 +14,7 @@ from ecocompute.errors import InputError
 from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.params import RunParams, resolve
 from ecocompute.report import derive
+from ecocompute.report import phases as phase_math
 from ecocompute.report.checks import report_problems
 from ecocompute.report.model import Report
 from ecocompute.report.read import validation_errors
@@ -175,19 +176,19 @@ def test_fp16_alone_reports_both_phases_without_a_delta(drawing):
 def test_combined_figure_of_a_workload():
     # 1,024 in at 2 mJ per prompt token, 256 out at 100 mJ per decode token:
     # (1024 * 2 + 255 * 100) / 256 = (2048 + 25500) / 256
-    assert derive.combined_mj_per_token(2.0, 100.0, 1024, 256) == pytest.approx(107.609375)
+    assert phase_math.combined_mj_per_token(2.0, 100.0, 1024, 256) == pytest.approx(107.609375)
     # one new token is the prefill's alone
-    assert derive.combined_mj_per_token(2.0, 100.0, 10, 1) == pytest.approx(20.0)
+    assert phase_math.combined_mj_per_token(2.0, 100.0, 10, 1) == pytest.approx(20.0)
     with pytest.raises(ValueError):
-        derive.combined_mj_per_token(2.0, 100.0, 0, 5)
+        phase_math.combined_mj_per_token(2.0, 100.0, 0, 5)
 
 
 def test_the_phase_with_the_larger_share_of_the_difference_decides():
-    phase, share, words = derive.decided_by(prefill_diff_mj=300.0, decode_diff_mj=-100.0)
+    phase, share, words = phase_math.decided_by(prefill_diff_mj=300.0, decode_diff_mj=-100.0)
     assert (phase, share) == ("prefill", 75.0) and "disagree" in words
-    phase, share, words = derive.decided_by(prefill_diff_mj=-10.0, decode_diff_mj=-30.0)
+    phase, share, words = phase_math.decided_by(prefill_diff_mj=-10.0, decode_diff_mj=-30.0)
     assert (phase, share) == ("decode", 25.0) and "same way" in words and "75%" in words
-    assert derive.decided_by(0.0, 0.0)[0] is None
+    assert phase_math.decided_by(0.0, 0.0)[0] is None
 
 
 def _made_trial(index, pair, fmt, decode_mj, prefill_mj):
@@ -234,8 +235,8 @@ def test_each_round_pairs_the_workload_figure_of_its_two_trials():
     phases = derive.derive_results(m, "made").phases
     assert phases is not None
     first = phases.workload.pairs[0]
-    fp16 = derive.combined_mj_per_token(1.0, 10.0, 100, 10)
-    nf4 = derive.combined_mj_per_token(2.0, 9.0, 100, 10)
+    fp16 = phase_math.combined_mj_per_token(1.0, 10.0, 100, 10)
+    nf4 = phase_math.combined_mj_per_token(2.0, 9.0, 100, 10)
     assert first.fp16_energy_per_token_mj == pytest.approx(fp16)
     assert first.delta_pct == pytest.approx((nf4 / fp16 - 1) * 100)
     assert phases.prefill.pairs[0].delta_pct == pytest.approx(100.0)

@@ -1,0 +1,122 @@
+"""How a measured report's decodes ran (measurement.decode): the regime, what its
+preparation did per format (the compiled regime's compile, the kernels it chose), and
+with --compiles N each compile's record. Part of the report model (report/model.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ecocompute.report.results_model import Format, Index, NonNegative, Strict
+
+Regime = Literal["eager", "graphs", "compiled"]
+
+
+class KernelFingerprint(Strict):
+    sha256: str | None
+    kernels: Index | None = None
+    distinct_functions: Index | None = None
+    source: str
+
+
+class FormatDecode(Strict):
+    """What the regime's preparation did for one format (the compiled regime's compile)."""
+
+    OMIT_NULL = (
+        "kernel_fingerprint",
+        "compile_s",
+        "fullgraph",
+        "graph_break",
+        "inductor_cache",
+        "fx_graph_cache",
+        "dynamo_graphs",
+        "token_check",
+    )
+
+    kernel_fingerprint: KernelFingerprint | None = None
+    compile_s: NonNegative | None = None
+    fullgraph: bool | None = None
+    graph_break: str | None = None
+    inductor_cache: str | None = None
+    fx_graph_cache: dict[str, int] | None = None
+    dynamo_graphs: Index | None = None
+    token_check: dict[str, Any] | None = None
+
+
+class CompileBlock(Strict):
+    """One of --compiles N: every format compiled afresh, then its rounds measured."""
+
+    compile: Index
+    inductor_cache_dir: str
+    per_format: dict[Format, FormatDecode]
+
+
+class Compiler(Strict):
+    backend: str
+    mode: str
+    dynamic: bool | None = None
+    batch_dim: Literal["static", "dynamic"] | None = Field(
+        None,
+        description="static: compiled for this batch size; dynamic: the batch dimension a "
+        "symbol, one graph for every batch of 2 or more (batch 1 its own)",
+    )
+    torch: str
+    triton: str | None = None
+    inductor_cache_dir: str | None = None
+    inductor_cache_dir_from: str | None = None
+
+
+class Decode(Strict):
+    """How each decode ran. A derived report says the regime of the published figures
+    (eager), and requested_regime when the run asked for another."""
+
+    OMIT_NULL = (
+        "requested_regime",
+        "note",
+        "cache",
+        "decode",
+        "prefill",
+        "captured",
+        "graph_replays_per_decode",
+        "tokens_per_row",
+        "token_choice",
+        "graph_captured",
+        "batch_size",
+        "prompt",
+        "compiler",
+        "compile_s",
+        "compile_note",
+        "per_format",
+        "compiles",
+        "phases",
+        "prefills_note",
+    )
+
+    regime: Regime = "eager"
+    requested_regime: Regime | None = None
+    note: str | None = None
+    cache: str | None = None
+    decode: str | None = None
+    prefill: str | None = None
+    captured: str | None = None
+    graph_replays_per_decode: Index | None = None
+    tokens_per_row: int | None = None
+    token_choice: str | None = None
+    graph_captured: bool | None = None
+    batch_size: int | None = None
+    prompt: str | None = None
+    compiler: Compiler | None = None
+    compile_s: NonNegative | None = None
+    compile_note: str | None = None
+    per_format: dict[Format, FormatDecode] | None = None
+    compiles: list[CompileBlock] | None = Field(
+        None,
+        description="--compiles N: what each compile did (per_format above is the first's)",
+    )
+    phases: Literal["together", "apart"] | None = Field(
+        None,
+        description="apart: each trial measured its prefill and its decode in two windows "
+        "(results.phases); absent or together: one window over both",
+    )
+    prefills_note: str | None = None
