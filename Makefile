@@ -33,7 +33,7 @@ lint: $(VENV)/.test-installed
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto  # one worker per core (pytest-xdist)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -72,10 +72,12 @@ def test_an_output_that_is_an_input_report_is_refused(reports, capsys, tool):
 
 @pytest.mark.parametrize("tool", ["aggregate", "plot"])
 @pytest.mark.parametrize(("output", "why"), [("", "is empty"), ("newdir/", "names a folder")])
-def test_an_output_that_names_no_file_is_bad_input(reports, tmp_path, capsys, tool, output, why):
+def test_an_output_that_names_no_file_is_bad_input(
+    reports, tmp_path, capsys, monkeypatch, tool, output, why
+):
     if tool == "plot":
         pytest.importorskip("matplotlib")
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # put back afterwards: later tests read paths from the repo
     assert main([tool, str(reports), "-o", output]) == 2
     line = _one_error(capsys)
     assert line.startswith("ecocompute: error: invalid output ") and why in line

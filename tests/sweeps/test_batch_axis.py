@@ -16,6 +16,7 @@ from ecocompute.sweeps.batch_axis import BatchPoint, crossover, first_crossing, 
 from ecocompute.sweeps.plan import split_batches
 from ecocompute.sweeps.sweep import sweep
 
+from ..conftest import REPO
 from ..fakes import StandInQuantBackend, fake_machine
 
 
@@ -155,7 +156,7 @@ def test_the_batch_plot_draws_a_line_per_format_and_break_even(tmp_path):
     from ecocompute.plots.batch_plot import build_batch_figure
     from ecocompute.results.collect import read_reports
 
-    reports, invalid = read_reports(["docs/validation/h200-map/map-7b"])
+    reports, invalid = read_reports([REPO / "docs/validation/h200-map/map-7b"])
     assert not invalid and len(reports) == 16
     fig = build_batch_figure(reports)
     ax = fig.axes[0]
@@ -264,7 +265,7 @@ def test_the_map_plot_marks_each_crossover_and_shades_the_whole_axis(tmp_path, c
     from ecocompute.plots.batch_plot import Crossing, build_batch_figure
     from ecocompute.results.collect import read_reports
 
-    reports, _ = read_reports(["docs/validation/h200-map/map-7b"])
+    reports, _ = read_reports([REPO / "docs/validation/h200-map/map-7b"])
     crossing = {("synthetic:llama-2-7b", "NF4"): Crossing(1.32, 1.29, 1.35, "1.29 .. 1.35")}
     ax = build_batch_figure(reports, crossing).axes[0]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -285,7 +286,7 @@ def test_the_map_plot_marks_each_crossover_and_shades_the_whole_axis(tmp_path, c
 
 def test_fit_only_lists_a_batch_sweep_in_the_order_it_ran(tmp_path, capsys):
     out = tmp_path / "fit"
-    argv = ["sweep", "--fit_only", "--reports", "docs/validation/h200-map/map-7b"]
+    argv = ["sweep", "--fit_only", "--reports", str(REPO / "docs/validation/h200-map/map-7b")]
     assert main([*argv, "--output_dir", str(out), "-q"]) == 0
     doc = json.loads((out / "sweep.json").read_text())
     order = [(r["batch_size"], r["precision"]) for r in doc["runs"]]
