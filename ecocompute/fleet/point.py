@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.params import YAML_KEYS, RunParams
 from ecocompute.report.write import REPORT_NAME
 
@@ -92,7 +93,7 @@ def parameters_yaml(params: RunParams) -> str:
     "not given"). output_dir, dry_run and quiet are flags, not YAML keys."""
     import yaml
 
-    values: dict[str, Any] = {}
+    values: JsonObject = {}
     for name in YAML_KEYS:
         value = getattr(params, name)
         if value is None:

@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ecocompute import __version__
+from ecocompute.core.json_types import JsonObject
 from ecocompute.core.printable import printable
 from ecocompute.published.archs import normalise_arch_choice
 from ecocompute.published.bounded_get import GetFailed, get_bounded
@@ -63,7 +64,7 @@ class Prefetched:
     error: str | None  # why there is no prediction, in words; None when there is one
     answer: SiteEstimate | None = None  # the rest of the site's answer (its band, basis)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         return asdict(self)
 
 
@@ -157,7 +158,7 @@ def prediction_in(answer: object) -> float | None:
     return None if number is None else _in_range(number, PREDICTION_KEY)
 
 
-def estimate_in(answer: dict[str, Any]) -> SiteEstimate:
+def estimate_in(answer: JsonObject) -> SiteEstimate:
     """The rest of the site's answer, each part kept only where it has the worker's type;
     the band's edges are deltas, so they are held to the same range."""
     ci = answer.get("ci")

@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.core.limits import MAX_MAGNITUDE
 
 MAX_DEPTH = 32
@@ -50,11 +51,11 @@ def _short_int(text: str) -> int:
     return int(text)
 
 
-def _one_of_each_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _one_of_each_key(pairs: list[tuple[str, Any]]) -> JsonObject:
     """An object whose keys are each given once: json.loads keeps the last of a repeated
     key, so `"basis": "measured"` before `"basis": "extrapolated"` would read as one
     report to this tool and another to a reader that keeps the first."""
-    document: dict[str, Any] = {}
+    document: JsonObject = {}
     for key, value in pairs:
         if key in document:
             shown = key if len(key) <= 40 else key[:37] + "..."

@@ -58,7 +58,7 @@ OLDER_FORMATS = {
 }
 
 
-def older_format(document: dict[str, Any]) -> tuple[str, str] | None:
+def older_format(document: JsonObject) -> tuple[str, str] | None:
     """(a document's format as this tool names it, the schema it is checked against),
     for a document of an older format; None for one it does not know. This tool's own
     older reports carry LEGACY_BENCHMARK; the published container's (1.0-1.3) any other.
@@ -213,7 +213,7 @@ def schema_errors(document: object, name: str, *, thorough: bool = False) -> lis
     return problems
 
 
-def check_schema(schema: dict[str, Any]) -> None:
+def check_schema(schema: JsonObject) -> None:
     """Raises ValueError (one line) where schema is not a schema of its own draft."""
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
@@ -224,7 +224,7 @@ def check_schema(schema: dict[str, Any]) -> None:
         raise ValueError(f"not a valid JSON schema: {exc.message}") from None
 
 
-def schema_errors_against(document: object, schema: dict[str, Any]) -> list[str]:
+def schema_errors_against(document: object, schema: JsonObject) -> list[str]:
     """Every violation of a schema given as a document (not one of ours), as
     "$.json.path: message"."""
     from jsonschema.validators import validator_for

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.report.files import read_document
 from ecocompute.report.model import Report
 from ecocompute.report.read import parse_report
@@ -306,7 +307,7 @@ def dataset_violations(r: Report) -> list[Violation]:
 
 
 def judge_file(
-    path: str | os.PathLike[str], profile: str, schema: dict[str, Any] | None = None
+    path: str | os.PathLike[str], profile: str, schema: JsonObject | None = None
 ) -> Conformance | str:
     """The verdict on one file, or (a str) why it cannot be read at all: not there, not
     JSON, not UTF-8 (the container's usage error)."""
@@ -319,7 +320,7 @@ def judge_file(
     return judge(document, profile, extra)
 
 
-def read_schema(path: str | os.PathLike[str]) -> dict[str, Any] | str:
+def read_schema(path: str | os.PathLike[str]) -> JsonObject | str:
     """A JSON schema given with --schema, or (a str) why it cannot be used."""
     document, problems = read_document(path)
     if not isinstance(document, dict):

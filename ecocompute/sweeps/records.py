@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import ReportInvalid
 from ecocompute.params import RunParams
 from ecocompute.report.model import Report as ReportModel
@@ -73,7 +73,7 @@ def relative(path: Path, root: Path) -> str:
     return os.path.relpath(path.resolve(), root.resolve())
 
 
-def written_record(path: Path, doc: ReportModel | dict[str, Any]) -> Report:
+def written_record(path: Path, doc: ReportModel | JsonObject) -> Report:
     """The record of a report this sweep has just written: validated as it was written
     (report/write.py), so it is read, not checked again. Raises ReportInvalid if the
     reader refuses it, which would be a bug of the writer."""
