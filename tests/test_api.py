@@ -176,6 +176,7 @@ def _process_state():
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_the_api_leaves_the_environment_and_the_signal_handlers_as_it_found_them(
     tmp_path, monkeypatch
 ):

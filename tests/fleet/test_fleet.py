@@ -265,6 +265,7 @@ def _overlaps(records, by):
 
 @needs_dask
 @pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_points_spread_over_both_workers_and_never_share_a_gpu(cluster, tmp_path):
     from ecocompute.fleet.client import run_fleet
 
@@ -285,6 +286,7 @@ def test_points_spread_over_both_workers_and_never_share_a_gpu(cluster, tmp_path
 
 @needs_dask
 @pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_every_gpu_runs_each_point_on_each_gpu_and_the_units_pool(cluster, tmp_path):
     from ecocompute.fleet.client import run_fleet
     from ecocompute.pooling.groups import group_reports
@@ -319,6 +321,7 @@ def _comparable(doc, drop_runs=(), drop_points=()):
 
 @needs_dask
 @pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_a_measured_fleet_sweep_json_matches_the_sequential_one(cluster, tmp_path, monkeypatch):
     monkeypatch.setenv("ECOCOMPUTE_CACHE", os.environ["ECOCOMPUTE_CACHE"])
     common = (["synthetic:tiny-test"], ["NF4", "INT8"])
@@ -337,6 +340,7 @@ def test_a_measured_fleet_sweep_json_matches_the_sequential_one(cluster, tmp_pat
 
 @needs_dask
 @pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_a_derived_fleet_sweep_json_is_the_sequential_one_to_the_digit(cluster, tmp_path):
     models = ["synthetic:qwen2.5-0.5b", "synthetic:qwen2.5-1.5b", "synthetic:qwen2.5-3b"]
     options = {"dry_run": True, "gpu_arch": "ada", "quiet": True}
@@ -350,6 +354,7 @@ def test_a_derived_fleet_sweep_json_is_the_sequential_one_to_the_digit(cluster, 
 
 @needs_dask
 @pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_one_per_host_runs_one_point_at_a_time_on_a_host(cluster, tmp_path):
     from ecocompute.fleet.client import run_fleet
 
@@ -380,6 +385,7 @@ class _CtrlCOnce:
 
 @needs_dask
 @pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_ctrl_c_cancels_what_is_left_and_keeps_what_finished(cluster, tmp_path):
     runs = _runs(tmp_path, 2)
     stream = _CtrlCOnce(" done in ")
@@ -409,6 +415,7 @@ def test_ctrl_c_cancels_what_is_left_and_keeps_what_finished(cluster, tmp_path):
 
 @needs_dask
 @pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_a_killed_workers_point_is_recorded_and_retried_once_elsewhere(cluster, tmp_path):
     from ecocompute.fleet.client import run_fleet
 

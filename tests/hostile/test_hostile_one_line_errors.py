@@ -62,6 +62,7 @@ def test_a_newline_in_a_value_does_not_make_two_lines(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_library_warnings_before_our_refusal_stay_in_the_debug_log(tmp_path, synthetic_cache):
     """A stand-in load that logs what accelerate and transformers log when a model
     spills to the disk, and warns, then is refused (tests/cli_with_chatty_load.py)."""

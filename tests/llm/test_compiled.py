@@ -68,6 +68,7 @@ def generated(model, batch):
 
 # -- the compiled step gives generate()'s tokens ---------------------------------------
 @pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_the_compiled_step_gives_generates_greedy_tokens(llama, batch):
     decoder = compiled(llama, batch)
     first, second = decoder.run(), decoder.run()  # the second needs the cache reset
@@ -402,6 +403,7 @@ def test_a_report_of_two_compiles_is_checked_by_deriving_it_again(tmp_path, monk
 
 
 # -- one compile for every batch size (--compile_batch dynamic) ---------------------------
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_a_dynamic_batch_is_compiled_once_for_every_batch_of_two_or_more(llama):
     """The compiled map on a budget: the batch dimension a symbol, so a sweep's later
     batch sizes reuse the graph the first compiled (dynamo compiles nothing new, inductor's
@@ -419,6 +421,7 @@ def test_a_dynamic_batch_is_compiled_once_for_every_batch_of_two_or_more(llama):
     assert all(r["inductor_cache"].startswith("not consulted") for r in records[1:])
 
 
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_a_static_batch_compiles_again_for_each_batch_size(llama):
     torch._dynamo.reset()
     first, second = compiled(llama, 2), compiled(llama, 3)

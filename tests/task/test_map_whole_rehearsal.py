@@ -16,6 +16,7 @@ from ..conftest import REPO
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_the_phases_part_rehearses_on_the_cpu(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
