@@ -28,3 +28,15 @@ def test_every_committed_sweep_is_valid():
         document, problems = read_document(path)
         assert document is not None, problems
         assert sweep_problems(document) == [], path
+
+
+def test_reading_many_reports_puts_the_garbage_collector_back_as_it_was():
+    import gc
+
+    for was_on in (True, False):
+        (gc.enable if was_on else gc.disable)()
+        try:
+            read_reports([DOCS / "validation" / "h200-units"])
+            assert gc.isenabled() is was_on
+        finally:
+            gc.enable()
