@@ -11,8 +11,11 @@ Student t 95% interval and the verdict.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ecocompute.core.stats import (
     summarise,
@@ -163,42 +166,24 @@ def prefill_window(
     )
 
 
+def _readings(model: Trial | PrefillWindow, derive: Callable[..., object]) -> dict[str, Any]:
+    """A model's own raw readings: the fields named by the function that derives it."""
+    return {name: getattr(model, name) for name in _parameters(derive)}
+
+
+@functools.cache
+def _parameters(function: Callable[..., object]) -> tuple[str, ...]:
+    return tuple(inspect.signature(function).parameters)
+
+
 def rederived_prefill(w: PrefillWindow) -> PrefillWindow:
-    return prefill_window(
-        prefills=w.prefills,
-        prompt_tokens=w.prompt_tokens,
-        duration_s=w.duration_s,
-        energy_joules=w.energy_joules,
-        energy_source=w.energy_source,
-        counter_energy_joules=w.counter_energy_joules,
-        sampled_energy_joules=w.sampled_energy_joules,
-        samples=w.samples,
-        dropped_samples=w.dropped_samples,
-        per_gpu_energy_joules=w.per_gpu_energy_joules,
-    )
+    """The same prefill window derived again from its own readings."""
+    return prefill_window(**_readings(w, prefill_window))
 
 
 def rederived(t: Trial) -> Trial:
     """The same trial derived again from its own readings (a reader's check)."""
-    return trial(
-        index=t.index,
-        pair=t.pair,
-        format=t.format,
-        duration_s=t.duration_s,
-        tokens=t.tokens,
-        energy_joules=t.energy_joules,
-        energy_source=t.energy_source,
-        counter_energy_joules=t.counter_energy_joules,
-        sampled_energy_joules=t.sampled_energy_joules,
-        samples=t.samples,
-        dropped_samples=t.dropped_samples,
-        per_gpu_energy_joules=t.per_gpu_energy_joules,
-        slot=t.slot,
-        idle_gpus_energy_joules=t.idle_gpus_energy_joules,
-        conditions=t.conditions,
-        compile=t.compile,
-        prefill=t.prefill,
-    )
+    return trial(**_readings(t, trial))
 
 
 # -- the facts a report's figures derive from, besides its trials ---------------------

@@ -180,19 +180,7 @@ def curve_problems(report: Report, exact: bool) -> list[str]:
     c = res.reference_curve
     if c is None or res.vs_fp16_energy_pct_exact is None or work.params_b is None:
         return []
-    from ecocompute.published.curves import DeltaCurve
-
-    curve = DeltaCurve(
-        arch=c.arch,
-        precision=c.precision,
-        a_pct=c.A,
-        s_pct=c.S,
-        nstar_b=c.Nstar,
-        fitted_range_b=(c.fitted_range_b[0], c.fitted_range_b[1]),
-        borrowed_from=c.borrowed_from,
-        origin=c.origin,
-        s_cap_pct=c.s_cap_pct,
-    )
+    curve = c.delta_curve()
     problems = []
     truth = curve.delta_pct(work.params_b)
     if not close(res.vs_fp16_energy_pct_exact, truth, 0.0 if exact else 0.0005, 1e-9):

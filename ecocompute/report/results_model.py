@@ -14,6 +14,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from ecocompute.published.curves import DeltaCurve
+
 Format = Literal["FP16", "NF4", "INT8", "INT4", "FP8"]
 Verdict = Literal["saves", "costs", "inconclusive"]
 Throttle = Literal["power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake"]
@@ -283,6 +285,20 @@ class ReferenceCurve(Strict):
     s_cap_pct: float | None
     borrowed_from: str | None
     capped: bool
+
+    def delta_curve(self) -> DeltaCurve:
+        """The curve itself, to evaluate at another size (published/curves.py)."""
+        return DeltaCurve(
+            arch=self.arch,
+            precision=self.precision,
+            a_pct=self.A,
+            s_pct=self.S,
+            nstar_b=self.Nstar,
+            fitted_range_b=(self.fitted_range_b[0], self.fitted_range_b[1]),
+            borrowed_from=self.borrowed_from,
+            origin=self.origin,
+            s_cap_pct=self.s_cap_pct,
+        )
 
 
 class PhaseFormat(Strict):

@@ -286,19 +286,7 @@ def _delta_se(ci: list[float] | None, n: int | None) -> float | None:
 
 def _curve(report: ReportModel) -> DeltaCurve | None:
     c = report.results.reference_curve
-    if c is None:
-        return None
-    return DeltaCurve(
-        arch=c.arch,
-        precision=c.precision,
-        a_pct=c.A,
-        s_pct=c.S,
-        nstar_b=c.Nstar,
-        fitted_range_b=(c.fitted_range_b[0], c.fitted_range_b[1]),
-        borrowed_from=c.borrowed_from,
-        origin=c.origin,
-        s_cap_pct=c.s_cap_pct,
-    )
+    return None if c is None else c.delta_curve()
 
 
 def _no_software(version: str) -> str:
