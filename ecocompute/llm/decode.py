@@ -110,27 +110,16 @@ def make_decoder(
     from ecocompute.llm.compiled import CompiledDecoder  # both import decoder.py: local
     from ecocompute.llm.graphs import GraphDecoder
 
+    args = (model, input_ids, attention_mask, tokens, label)
     if regime == "compiled":
         return CompiledDecoder(
-            model,
-            input_ids,
-            attention_mask,
-            tokens,
-            label,
+            *args,
             capture=capture,
             check_tokens=check_tokens,
             compile_batch=compile_batch,
             fresh_cache_dir=fresh_cache_dir,
         )
-    return GraphDecoder(
-        model,
-        input_ids,
-        attention_mask,
-        tokens,
-        label,
-        capture=capture,
-        check_tokens=check_tokens,
-    )
+    return GraphDecoder(*args, capture=capture, check_tokens=check_tokens)
 
 
 def on_input_device(model: Any, input_ids: Any, attention_mask: Any) -> tuple[Any, Any]:
