@@ -139,7 +139,7 @@ def trial_rules(report: Report, trials: Sequence[Trial]) -> list[str]:
                 f"format occupies {len(gpus)} ({gpus})"
             )
         elif t.per_gpu_energy_joules and not close(
-            sum(t.per_gpu_energy_joules),
+            math.fsum(t.per_gpu_energy_joules),
             t.energy_joules,
             5e-5 * (len(t.per_gpu_energy_joules) + 1),
             1e-12,
@@ -181,7 +181,7 @@ def prefill_rules(report: Report, t: Trial, where: str) -> list[str]:
         problems.append(f"{where}.prefill.prompt_tokens: {w.prompt_tokens}, not the workload's")
     counter = w.energy_source == "nvml_energy_counter"
     primary = w.counter_energy_joules if counter else w.sampled_energy_joules
-    gpus = sum(w.per_gpu_energy_joules)
+    gpus = math.fsum(w.per_gpu_energy_joules)
     if w.energy_joules <= 0 or primary != w.energy_joules or not close(gpus, primary, 1e-4, 0):
         problems.append(f"{where}.prefill.energy_joules: {w.energy_joules:g} J, not its readings'")
     return problems

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -101,7 +102,11 @@ def trial(
 ) -> Trial:
     """A trial from its readings, with the figures that derive from them."""
     counter = counter_energy_joules
-    held = None if idle_gpus_energy_joules is None else energy_joules + sum(idle_gpus_energy_joules)
+    held = (
+        None
+        if idle_gpus_energy_joules is None
+        else energy_joules + math.fsum(idle_gpus_energy_joules)
+    )
     return Trial.model_construct(
         index=index,
         pair=pair,
@@ -236,13 +241,13 @@ def idle_by_gpu_w(window: IdleWindow | None) -> dict[int, float] | None:
 def _idle_of(gpus: Sequence[int], idle_by_gpu: Mapping[int, float] | None) -> float | None:
     if idle_by_gpu is None or any(i not in idle_by_gpu for i in gpus):
         return None
-    return sum((idle_by_gpu[i] for i in gpus), 0.0)
+    return math.fsum(idle_by_gpu[i] for i in gpus)
 
 
 def format_stats(trials: Sequence[Trial], facts: FormatFacts, m: Measured) -> FormatStats:
     s = summarise([t.energy_per_token_mj for t in trials])
-    total_j = sum(t.energy_joules for t in trials)
-    total_s = sum(t.duration_s for t in trials)
+    total_j = math.fsum(t.energy_joules for t in trials)
+    total_s = math.fsum(t.duration_s for t in trials)
     tokens = sum(t.tokens for t in trials)
     idle_w = _idle_of(facts.nvml_indices, idle_by_gpu_w(m.idle_window))
     above = share = None
@@ -287,16 +292,16 @@ def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | 
     per: dict[Format, HeldFormatStats] = {}
     for fmt, trials in formats.items():
         idle_gpus = [i for i in m.held_nvml_indices if i not in m.facts[fmt].nvml_indices]
-        idle_j = [sum(t.idle_gpus_energy_joules or ()) for t in trials]
+        idle_j = [math.fsum(t.idle_gpus_energy_joules or ()) for t in trials]
         per[fmt] = HeldFormatStats.model_construct(
             n_trials=len(trials),
             idle_nvml_indices=idle_gpus,
             energy_per_token_mj=statistics.fmean(t.held_energy_per_token_mj or 0.0 for t in trials),
-            total_energy_joules=sum(t.held_energy_joules or 0.0 for t in trials),
+            total_energy_joules=math.fsum(t.held_energy_joules or 0.0 for t in trials),
             idle_gpus_energy_per_token_mj=statistics.fmean(
                 energy_per_token_mj(j, t.tokens) for j, t in zip(idle_j, trials, strict=True)
             ),
-            idle_gpus_power_watts=sum(idle_j) / sum(t.duration_s for t in trials),
+            idle_gpus_power_watts=math.fsum(idle_j) / math.fsum(t.duration_s for t in trials),
             idle_gpus_idle_window_watts=_idle_of(idle_gpus, idle_by_gpu),
         )
     pairs = pairs_of(m.trials, m.precision, lambda t: t.held_energy_per_token_mj)
@@ -354,7 +359,9 @@ def derive_results(m: Measured, note: str) -> Results:
         tokens_generated=target.tokens_generated,
         avg_power_watts=target.avg_power_watts,
         throughput_tokens_per_s=target.throughput_tokens_per_s,
-        idle_power_watts=None if idle is None else sum(idle.energy_joules_by_gpu) / idle.duration_s,
+        idle_power_watts=None
+        if idle is None
+        else math.fsum(idle.energy_joules_by_gpu) / idle.duration_s,
         vs_fp16_above_idle_pct=above,
         sampled_vs_counter_pct=statistics.fmean(vs) if vs else None,
         sampled_vs_counter_max_abs_pct=max(abs(x) for x in vs) if vs else None,

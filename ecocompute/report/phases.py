@@ -4,6 +4,7 @@ workload's, each with its own paired delta, and the phase that decides the verdi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
 from ecocompute.core.stats import (
@@ -133,11 +134,11 @@ def phases_of(m: Measured, formats: Mapping[Format, list[Trial]]) -> Phases | No
 
     def prefill_rate(ts: list[Trial]) -> float | None:
         windows = [t.prefill for t in ts if t.prefill is not None]
-        seconds = sum(w.duration_s for w in windows)
+        seconds = math.fsum(w.duration_s for w in windows)
         return sum(w.prefills * w.prompt_tokens for w in windows) / seconds if seconds else None
 
     def decode_rate(ts: list[Trial]) -> float | None:
-        return sum(t.tokens for t in ts) / sum(t.duration_s for t in ts)
+        return sum(t.tokens for t in ts) / math.fsum(t.duration_s for t in ts)
 
     prefill = _phase_figure(m, formats, _prefill_per_token, "mJ per prompt token", prefill_rate)
     decode = _phase_figure(
