@@ -23,6 +23,7 @@ from typing import Any
 
 from ecocompute.core.stats import t_quantile, verdict_for
 from ecocompute.published.figures import delta_pct
+from ecocompute.report.thermal import thermal_of
 
 from .conftest import REPO
 
@@ -291,6 +292,10 @@ def v2_document(results, precision: str, tokens: int, gpus: int = 1) -> dict[str
     """A whole report of format 2.0 around these results (from derive.derive_results)."""
     doc = json.loads(_v2_base())
     doc["results"] = results.model_dump(mode="json")
+    # the thermal block derives from the trials too (report/thermal.py)
+    doc["thermal"] = thermal_of(
+        results.trials, doc["measurement"]["warmup"], doc["measurement"]["order"]
+    ).model_dump(mode="json")
     rounds = len(results.pairs) if precision != "FP16" else len(results.trials)
     doc["measurement"]["iterations"] = doc["measurement"]["stopping"]["rounds"] = rounds
     doc["workload"]["precision"] = precision

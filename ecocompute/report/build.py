@@ -58,6 +58,7 @@ from ecocompute.report.results_model import (
     Results,
 )
 from ecocompute.report.software import software_block
+from ecocompute.report.thermal import thermal_of
 from ecocompute.report.trace_block import trace_block
 from ecocompute.report.trial_records import trial_record
 from ecocompute.task.hardware import GpuRecord
@@ -174,6 +175,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
         for i, b in run.before.items()
     }
     quantization = run.quantization.get(p.precision)
+    results = results_of(run)
     return Report(
         **_envelope(p),  # type: ignore[arg-type]
         system_under_test=SystemUnderTest(
@@ -211,9 +213,10 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             )
         ),
         measurement_source=MEASURED_SOURCE,
-        results=results_of(run),
+        results=results,
         provenance=provenance(command),
         quality=quality_of(run),
+        thermal=thermal_of(results.trials, p.warmup, run.order),
         power_trace=trace_block(run),
     )
 

@@ -32,6 +32,7 @@ from ecocompute.report.derived_checks import (
 )
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import Results, Trial
+from ecocompute.report.thermal import thermal_of
 
 FUTURE_SLACK = dt.timedelta(days=1)  # clocks differ; a report a day ahead is impossible
 MAX_POWER_PER_GPU_W = 5_000.0  # far beyond any accelerator's package power (H200: 700 W)
@@ -80,11 +81,25 @@ def measured_problems(report: Report, exact: bool) -> list[str]:
     )
     again = derive.derive_results(inputs, res.note or "")
     if exact:
-        return compare(res, again)
+        return compare(res, again) + thermal_problems(report)
     # an older format: most figures lie within their own rounding of the figure derived
     # again; only where one does not, is the rounding of what it derives from worked out
     first = compare(res, again, {})
     return first and compare(res, again, rounding_bounds(inputs, again))
+
+
+def thermal_problems(report: Report) -> list[str]:
+    """A thermal block of ours that its trials do not give (report/thermal.py)."""
+    stored = report.thermal
+    if stored is None:
+        return []
+    m = report.measurement
+    again = thermal_of(report.results.trials, m.warmup, m.order)
+    return [
+        f"$.thermal.{k}: {v!r}, but its trials give {getattr(again, k)!r}"
+        for k, v in stored
+        if v != getattr(again, k)
+    ]
 
 
 def trial_rules(report: Report, trials: Sequence[Trial]) -> list[str]:

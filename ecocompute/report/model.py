@@ -255,7 +255,8 @@ class Measurement(Strict):
 
 class Thermal(Strict):
     """The card's thermal state over the run, as the published container's 1.2 and 1.3
-    define it (read from its reports; this tool does not write it yet)."""
+    define it: read from its reports, and written for a measured run of ours from the
+    windows' edge temperatures (report/thermal.py says how)."""
 
     OMIT_NULL = ("warmup_runs", "arm_order", "note")
     mode: Literal["cold", "steady"]

@@ -23,6 +23,7 @@ from ecocompute.report import derive
 from ecocompute.report.read import energy_report_problems, problems_in
 from ecocompute.report.read import energy_report_problems as consistency_problems
 from ecocompute.report.results_model import IdleWindow
+from ecocompute.report.thermal import thermal_of
 from ecocompute.report.write import report_text
 
 from ..conftest import REPO
@@ -128,6 +129,10 @@ def _base() -> str:
 def _with_results(results, precision: str, tokens: int, gpus: int = 1) -> dict:
     doc = json.loads(_base())
     doc["results"] = results.model_dump(mode="json")
+    # the thermal block derives from the trials too (report/thermal.py)
+    doc["thermal"] = thermal_of(
+        results.trials, doc["measurement"]["warmup"], doc["measurement"]["order"]
+    ).model_dump(mode="json")
     rounds = len(results.pairs)
     doc["measurement"]["iterations"] = doc["measurement"]["stopping"]["rounds"] = rounds
     doc["workload"]["precision"] = precision
