@@ -7,7 +7,6 @@ that makes a report; it is not yet checked or written (report/write.py).
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import platform
 import socket
 
@@ -329,7 +328,7 @@ def _decode(run: MeasuredRun) -> Decode:
         blocks = run.decode_per_compile or (per,)
         seconds = [b[f].get("compile_s") for b in blocks for f in order]
         if all(isinstance(s, (int, float)) for s in seconds):
-            fields["compile_s"] = math.fsum(float(s) for s in seconds if s is not None)
+            fields["compile_s"] = sum(float(s) for s in seconds if s is not None)
             over = f" over {len(blocks)} compiles" if len(blocks) > 1 else ""
             fields["compile_note"] = (
                 "seconds compiling the decode step of this report's formats ("
