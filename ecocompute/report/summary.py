@@ -363,6 +363,17 @@ def unit_lines(report: Report) -> list[str]:
         lines.append(f"  unit       {'; '.join(units)}: figures for this card, not the card model")
     if report.results.conditions is not None:
         lines.append(f"  throttle   {throttle_line(report.results.conditions.per_format)}")
+    th = report.thermal
+    if th is not None and th.basis == "measured" and th.temperature_peak_c is not None:
+        steady = (
+            f"steady at {th.temperature_steady_c:.0f} C over the last half"
+            if th.steady_state_reached and th.temperature_steady_c is not None
+            else "not steady over the last half (still warming or cooling)"
+        )
+        lines.append(
+            f"  thermal    {th.temperature_start_c:.0f} C to {th.temperature_end_c:.0f} C, "
+            f"peak {th.temperature_peak_c:.0f} C; {steady}"
+        )
     return lines
 
 

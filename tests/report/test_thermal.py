@@ -133,3 +133,15 @@ def test_a_measured_run_at_the_core_settings_is_protocol_conformant():
     report = estimate_report(params, backend=StandInQuantBackend())
     v = judge(report, "v1.1-core")
     assert (v.verdict, list(v.violations)) == ("protocol-conformant", [])
+
+
+def test_the_summary_says_the_temperatures_and_whether_they_settled(warming_report):
+    from ecocompute.report.read import parse_report
+    from ecocompute.report.summary import unit_lines
+
+    report, problems = parse_report(copy.deepcopy(warming_report))
+    assert report is not None, problems
+    (line,) = [x for x in unit_lines(report) if x.lstrip().startswith("thermal")]
+    th = warming_report["thermal"]
+    assert f"peak {th['temperature_peak_c']:.0f} C" in line
+    assert ("steady at" in line) is th["steady_state_reached"]
