@@ -15,10 +15,12 @@
 # (BUDGET_S, 280 s). Rehearsal on the CPU (fakes, tiny model, no wheels):
 #   REHEARSAL=1 PY=.venv/bin/python OUT=/tmp/u benchmarks/units_h200.sh
 # The compiled acceptance (issue 27: NF4 and INT4 against FP16 at batch 1 on three units,
-# --compiles 2 on one; each compile of a 7B format ~45-85 s cold, so a call of two
-# compiles needs BUDGET_S ~560):
-#   COMPILES=2 FORMATS=NF4,INT4 BUDGET_S=560 OUT=... benchmarks/units_h200.sh
-#   COMPILES=1 FORMATS=NF4,INT4 BUDGET_S=400 OUT=... benchmarks/units_h200.sh
+# --compiles 2 on one). Measured on H200s (docs/validation/h200-compiled-units): a set of
+# cold compiles is FP16 80-97 s + NF4 45-62 s + INT4 47-53 s; the synthetic checkpoint
+# ~45 s on a fresh machine. COMPILES=2 with ITERATIONS=3 ran past 575 s (cut, nothing
+# written); ITERATIONS=2 took 456 s on a warm machine (checkpoint built), so ~500 s fresh:
+#   COMPILES=2 ITERATIONS=2 FORMATS=NF4,INT4 BUDGET_S=598 OUT=... benchmarks/units_h200.sh
+#   COMPILES=1 ITERATIONS=3 FORMATS=NF4,INT4 BUDGET_S=400 OUT=... benchmarks/units_h200.sh  # 327 s
 set -uo pipefail
 : "${OUT:?set OUT to the folder that comes back}"
 export PYTHONUNBUFFERED=1 ECOCOMPUTE_CACHE=/tmp/ecocompute-cache
