@@ -46,8 +46,10 @@ def packaged() -> CurvesFile:
 
 def curves_from_text(text: str, where: str) -> CurvesFile:
     """A curves.json given as text: the site's format, each curve's A, S, Nstar, n_min,
-    n_max and resid_std finite numbers, anchors N and dE. Raises ValueError saying what
-    is wrong."""
+    n_max and resid_std finite numbers, anchors N and dE. A curve without n_min and
+    n_max (the published container's check_regression reads none) is taken as fitted
+    over its anchors' sizes, which is what the site's own n_min and n_max are. Raises
+    ValueError saying what is wrong."""
     try:
         document = json.loads(text, parse_constant=_no_constant)
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
@@ -59,12 +61,16 @@ def curves_from_text(text: str, where: str) -> CurvesFile:
             raise ValueError(f"{where}: curves.{arch} is not an object")
         for fmt, entry in by_format.items():
             try:
+                anchors = entry.get("anchors") or []
+                sizes = [float(a["N"]) for a in anchors]
+                for a in anchors:
+                    float(a["dE"])
+                if sizes and "n_min" not in entry and "n_max" not in entry:
+                    entry["n_min"], entry["n_max"] = min(sizes), max(sizes)
                 for key in ("A", "S", "Nstar", "n_min", "n_max"):
                     if not math.isfinite(float(entry[key])):
                         raise ValueError
-                for a in entry.get("anchors") or []:
-                    float(a["N"]), float(a["dE"])
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, AttributeError):
                 raise ValueError(
                     f"{where}: curves.{arch}.{fmt} lacks a finite A, S, Nstar, n_min, n_max "
                     "or an anchor's N and dE"

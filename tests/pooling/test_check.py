@@ -210,3 +210,21 @@ def test_curves_from_a_file_and_from_a_url(tmp_path, capsys, monkeypatch):
     (tmp_path / "bad.json").write_text('{"curves": {"ada": {"INT8": {"A": "x"}}}}')
     assert _check(tmp_path, doc, "--curves", str(tmp_path / "bad.json")) == 2
     assert "lacks a finite A" in capsys.readouterr().err
+
+
+def test_curves_without_a_fitted_range_are_fitted_over_their_anchors():
+    """Issue 29: the published container's check_regression reads no n_min or n_max, so a
+    curves.json it takes may have none; here such a curve is fitted over its anchors'
+    sizes (as the site's own n_min and n_max are), and one without anchors is refused."""
+    import json
+
+    from ecocompute.published.site_curves import curves_from_text, site_curve
+
+    site = json.loads((REPO / "ecocompute" / "data" / "site" / "curves.json").read_text())
+    entry = site["curves"]["ada"]["INT8"]
+    assert (entry.pop("n_min"), entry.pop("n_max")) == (0.5, 7.0)
+    curve = site_curve("ada", "INT8", curves_from_text(json.dumps(site), "given"))
+    assert curve is not None and curve.fitted_range_b == (0.5, 7.0)
+    entry["anchors"] = []
+    with pytest.raises(ValueError, match=r"curves\.ada\.INT8 lacks a finite A, S, Nstar, n_min"):
+        curves_from_text(json.dumps(site), "given")
