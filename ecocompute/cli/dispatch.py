@@ -27,7 +27,13 @@ from ecocompute.cli.estimate_command import add_energy_estimate
 from ecocompute.cli.flags import (
     OneLineParser,
 )
-from ecocompute.cli.reports_commands import add_aggregate, add_check, add_plot, add_validate
+from ecocompute.cli.reports_commands import (
+    add_aggregate,
+    add_check,
+    add_plot,
+    add_upgrade,
+    add_validate,
+)
 from ecocompute.cli.sweep_command import add_sweep
 from ecocompute.core.printable import printable
 from ecocompute.errors import EcoComputeError, InputError, Interrupted
@@ -35,6 +41,7 @@ from ecocompute.errors import EcoComputeError, InputError, Interrupted
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_energy_estimate,
     add_validate,
+    add_upgrade,
     add_aggregate,
     add_plot,
     add_sweep,

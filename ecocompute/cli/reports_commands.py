@@ -1,5 +1,5 @@
-"""The commands that read reports: `validate`, `aggregate`, `plot` and `check`: each
-calls the library, prints what it returns and chooses the exit status."""
+"""The commands that read reports: `validate`, `upgrade`, `aggregate`, `plot` and
+`check`: each calls the library, prints what it returns and chooses the exit status."""
 
 from __future__ import annotations
 
@@ -122,6 +122,42 @@ def _render_verdict(path: str, v: Conformance) -> str:
     if v.verdict == SCHEMA_VALID:
         lines.append("hint: the structure holds, but Protocol v1.1's MUSTs above do not")
     return "\n".join(lines)
+
+
+# -- upgrade ---------------------------------------------------------------------------
+
+
+def add_upgrade(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "upgrade",
+        help="copy reports of this tool's older formats into today's published envelope",
+        description="Copy each energy.json of this tool's older formats (1.2-1.4; folders "
+        "are searched recursively) into --output_dir, at its path relative to the current "
+        "folder, under the published container's names (ecocompute-energy/1.3, "
+        "ecocompute-energy-methodology), every figure as the file had it; the source is "
+        "never touched. Each copy is read back by this tool as the format it came from and "
+        "checked against the published strict 1.3 schema where its precision allows (not "
+        "INT4, FP8). A report already current is copied unchanged. One line per file; "
+        "exit 1 when any was not upgraded.",
+    )
+    p.add_argument("paths", nargs="+", metavar="REPORT_OR_FOLDER")
+    p.add_argument("--output_dir", "--output-dir", metavar="DIR", required=True)
+    p.set_defaults(handler=_cmd_upgrade)
+
+
+def _cmd_upgrade(args: argparse.Namespace) -> int:
+    """0 every file upgraded or already current; 1 some were not; 3 the copies were
+    written but the lines saying so could not be printed."""
+    from ecocompute.report.upgrade import upgrade_reports
+
+    results = upgrade_reports(args.paths, args.output_dir)
+    text = "\n".join(r.line() for r in results)
+    written = [r.target for r in results if r.target is not None]
+    status = 0 if all(r.ok for r in results) else 1
+    if not written:
+        print(text)
+        return status
+    return print_after_write(text, written) or status
 
 
 # -- aggregate, plot, check ------------------------------------------------------------

@@ -42,6 +42,15 @@ def _link_words(file: Path) -> str:
 def read_document(path: str | os.PathLike[str]) -> tuple[JsonObject | None, list[str]]:
     """(the JSON object in a file, []) or (None, why it is not one). Never raises for a
     bad file or path."""
+    read, problems = read_document_text(path)
+    return (None, problems) if read is None else (read[1], [])
+
+
+def read_document_text(
+    path: str | os.PathLike[str],
+) -> tuple[tuple[str, JsonObject] | None, list[str]]:
+    """((the file's text, the JSON object it holds), []) or (None, why it is not one):
+    read_document with the text itself, for a command that copies a file unchanged."""
     file = Path(path)
     try:
         st = file.stat()  # never opened unless a regular file: a FIFO would block
@@ -72,7 +81,7 @@ def read_document(path: str | os.PathLike[str]) -> tuple[JsonObject | None, list
         return None, ["not a report (JSON nested too deeply)"]
     if not isinstance(document, dict):
         return None, [f"not a report: top level is a JSON {type(document).__name__}, not an object"]
-    return document, []
+    return (text, document), []
 
 
 def files_under(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]) -> list[Path]:

@@ -10,7 +10,9 @@ The upgrade is mechanical: the numbers are the file's; what changes is where the
 (the three-decimal delta becomes vs_fp16_energy_pct_exact, the idle power an idle
 window, fields the model does not hold are dropped after the file's own schema checked
 them), and the report says which format it came from (provenance.upgraded_from, or
-schema_version for a published report, which names no provenance of this tool).
+schema_version for a published report, which names no provenance of this tool). What
+our older formats state in other words, format 2.0 and the published 1.3 record as
+Protocol v1.1 does (recorded_records): greedy decoding, the generation window.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pydantic import BaseModel
 
 from ecocompute.params import nominal_params_b
 from ecocompute.published.archs import ARCH_CLASSES, arch_from_product_name
-from ecocompute.report.model import LEGACY_BENCHMARK, NO_LOCAL_GPU, Report
+from ecocompute.report.model import DECODING, LEGACY_BENCHMARK, NO_LOCAL_GPU, WINDOW, Report
 from ecocompute.report.schema import (
     PUBLISHED_13_SCHEMA,
     PUBLISHED_NEW,
@@ -86,6 +88,32 @@ def _ours(doc: dict[str, Any], version: str) -> None:
     quality = doc.get("quality")
     if isinstance(quality, dict):
         quality.setdefault("requested", quality.get("basis") == "measured")
+    for (block, key), value in recorded_records(doc).items():
+        doc[block][key] = value  # what the file states in other words, as 2.0 records it
+
+
+def recorded_records(doc: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """The Protocol v1.1 records a measured report of our older formats states in other
+    words: greedy decoding in its measurement.decode (1.4's token_choice, 0.3's
+    transformers call, 0.2's generate() arguments), the decode window its energies
+    integrate in its measurement.method."""
+    measurement = doc.get("measurement")
+    results = doc.get("results")
+    if not isinstance(measurement, dict) or not isinstance(results, dict):
+        return {}
+    if results.get("basis") != "measured":
+        return {}
+    found: dict[tuple[str, str], str] = {}
+    decode = measurement.get("decode")
+    if isinstance(decode, dict) and (
+        str(decode.get("token_choice", "")).startswith("greedy:")
+        or "do_sample False, num_beams 1" in str(decode.get("decode", ""))
+        or (decode.get("do_sample") is False and decode.get("num_beams") == 1)
+    ):
+        found["workload", "decoding"] = DECODING
+    if "decode window" in str(measurement.get("method", "")):
+        found["measurement", "window"] = WINDOW
+    return found
 
 
 def _gpus(doc: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -5,7 +5,9 @@ Keyed on the format: a document that names ecocompute_format is this tool's 2.0 
 validated by the model itself, then checked exactly; one of an older format (its
 schema_version, and its benchmark to tell this tool's 1.2/1.3 from the published
 container's of the same names) is checked against its own schema, upgraded into the
-model (report/legacy.py) and checked within its rounding (report/checks.py). The JSON
+model (report/legacy.py) and checked within its rounding (report/checks.py); a copy of
+one that `upgrade` put in today's published names (provenance.upgraded_from) is taken
+back to it first (report/envelope.py) and read as it. The JSON
 itself was read strictly before (report/numbers.py: no NaN, no huge numbers, no repeated
 key, shallow nesting).
 """
@@ -18,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ecocompute.report.checks import report_problems
+from ecocompute.report.envelope import source_of, upgraded_source
 from ecocompute.report.files import read_document
 from ecocompute.report.legacy import upgraded
 from ecocompute.report.model import FORMAT, Report
@@ -55,6 +58,10 @@ def parse_report(document: Any) -> tuple[Report | None, list[str]]:
             return None, validation_messages(exc)
         problems = report_problems(report)
         return (None, problems) if problems else (report, [])
+    if upgraded_source(document) is not None:  # a copy `upgrade` made: read as its source
+        document, problems = source_of(document)
+        if problems:
+            return None, problems
     version = document.get("schema_version")
     older = older_format(document)
     if older is None:
