@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import statistics
 from collections.abc import Sequence
 from typing import Any
@@ -85,7 +86,10 @@ def measured_problems(report: Report, exact: bool) -> list[str]:
     # an older format: most figures lie within their own rounding of the figure derived
     # again; only where one does not, is the rounding of what it derives from worked out
     first = compare(res, again, {})
-    return first and compare(res, again, rounding_bounds(inputs, again))
+    if not first:
+        return []
+    paths = frozenset(problem.split(": ", 1)[0] for problem in first)
+    return compare(res, again, rounding_bounds(inputs, again, paths), only=paths)
 
 
 def thermal_problems(report: Report) -> list[str]:
@@ -481,19 +485,44 @@ def _perturbed(m: derive.Measured) -> list[derive.Measured]:
     return out
 
 
-def rounding_bounds(m: derive.Measured, again: Results) -> dict[str, float]:
-    """How far each derived figure may move with the rounding of what it derives from:
-    the sum over input groups of the figure's change when the group moves by its
-    rounding (first order), times SAFETY; by JSON path."""
+def rounding_bounds(
+    m: derive.Measured, again: Results, paths: frozenset[str] | None = None
+) -> dict[str, float]:
+    """How far each derived figure (of paths, or every one) may move with the rounding of
+    what it derives from: the sum over input groups of the figure's change when the group
+    moves by its rounding (first order), times SAFETY; by JSON path."""
     base = _flat(again.model_dump(mode="json"))
+    if paths is not None:
+        base = {p: v for p, v in base.items() if p in paths}
     total = dict.fromkeys(base, 0.0)
     for moved in _perturbed(m):
-        shifted = _flat(derive.derive_results(moved, "").model_dump(mode="json"))
+        shifted = derive.derive_results(moved, "")
         for path, value in base.items():
-            other = shifted.get(path)
+            other = _number_at(shifted, path)
             if other is not None:
                 total[path] += SAFETY * abs(other - value)
     return total
+
+
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _number_at(results: Results, path: str) -> float | None:
+    """The number at a JSON path of results ("$.results.per_format.NF4.cv_pct"), read
+    from the model without dumping it; None where the path holds none."""
+    x: Any = results
+    for name, index in _STEP.findall(path[len("$.results") :]):
+        if index:
+            x = x[int(index)] if isinstance(x, list) and int(index) < len(x) else None
+        elif isinstance(x, dict):
+            x = x.get(name)
+        else:
+            x = getattr(x, name, None)
+        if x is None:
+            return None
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x)
 
 
 _RAW = frozenset({"conditions", "idle_window", "per_gpu_energy_joules", "idle_gpus_energy_joules"})
@@ -514,32 +543,60 @@ def _flat(x: Any, path: str = "$.results", out: dict[str, float] | None = None) 
     return out
 
 
-def compare(stored: Results, again: Results, bounds: dict[str, float] | None = None) -> list[str]:
+def compare(
+    stored: Results,
+    again: Results,
+    bounds: dict[str, float] | None = None,
+    only: frozenset[str] | None = None,
+) -> list[str]:
     """Every figure of stored that differs from the same figure derived again: exactly
     (bounds None: format 2.0), or beyond its own rounding plus the bound of what it
-    derives from (an older format; a figure it did not record is not compared)."""
+    derives from (an older format; a figure it did not record is not compared); only
+    at these JSON paths where given (the ones a first comparison found)."""
     if bounds is None and stored == again:
         return []  # the common case, decided without a walk
     problems: list[str] = []
+    keep = None if only is None else _with_prefixes(only)
     _walk(
-        stored.model_dump(mode="json"), again.model_dump(mode="json"), bounds, "$.results", problems
+        stored.model_dump(mode="json"),
+        again.model_dump(mode="json"),
+        bounds,
+        "$.results",
+        problems,
+        keep,
     )
     return problems
 
 
-def _walk(s: Any, a: Any, bounds: dict[str, float] | None, where: str, out: list[str]) -> None:
+def _with_prefixes(paths: frozenset[str]) -> frozenset[str]:
+    out = set(paths)
+    for path in paths:
+        out.update(path[: m.start()] for m in _STEP.finditer(path))
+    return frozenset(out)
+
+
+def _walk(
+    s: Any,
+    a: Any,
+    bounds: dict[str, float] | None,
+    where: str,
+    out: list[str],
+    keep: frozenset[str] | None = None,
+) -> None:
+    if keep is not None and where not in keep:
+        return
     legacy = bounds is not None
     if isinstance(s, dict) and isinstance(a, dict):
         for key in sorted(set(s) | set(a), key=str):
             if key != "note":
-                _walk(s.get(key), a.get(key), bounds, f"{where}.{key}", out)
+                _walk(s.get(key), a.get(key), bounds, f"{where}.{key}", out, keep)
         return
     if isinstance(s, list) and isinstance(a, list):
         if len(s) != len(a):
             out.append(f"{where}: {len(s)} entries, but its trials give {len(a)}")
             return
         for k, (x, y) in enumerate(zip(s, a, strict=True)):
-            _walk(x, y, bounds, f"{where}[{k}]", out)
+            _walk(x, y, bounds, f"{where}[{k}]", out, keep)
         return
     if legacy and (s is None or (isinstance(s, str) and not where.endswith(".verdict"))):
         return  # an older format did not record it, or words it otherwise
