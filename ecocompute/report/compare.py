@@ -1,0 +1,220 @@
+"""A report's results against the same results derived again from its raw records
+(report/checks.py asks): exactly for format 2.0, and for an older format of this tool
+within each figure's own rounding plus a first-order bound of the rounding of what it
+derives from, worked out by deriving again from inputs moved by their rounding (only for
+the figures a first comparison found off)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from ecocompute.report import derive
+from ecocompute.report.derived_checks import close, decimals_of
+from ecocompute.report.results_model import Results, Trial
+
+# The rounding an older format applied to what its figures derive from (report/legacy.py):
+# a trial's joules and seconds to 4 decimals, watts and MiB to 3 and 1, bandwidth to 1.
+HALF_J, HALF_S, HALF_W, HALF_MIB, HALF_GBS = 5e-5, 5e-5, 5e-4, 0.05, 0.05
+SAFETY = 2.0  # first-order bounds, doubled for what is not linear (sd, CV)
+LEGACY_RELATIVE = 2e-6  # float arithmetic in another order (an older writer's)
+
+
+def _shift(
+    trials: Sequence[Trial], fields: Sequence[str], h: float, pattern: str
+) -> tuple[Trial, ...]:
+    """Every trial's fields moved by h ("same"), by +h and -h in turn within each format
+    ("spread": what moves a spread), or by +h for FP16 and -h for the others ("formats":
+    what moves a ratio of two formats)."""
+    out, rank = [], dict.fromkeys({t.format for t in trials}, 0)
+    means = {
+        f: statistics.fmean(t.energy_per_token_mj for t in trials if t.format == f) for f in rank
+    }
+    for t in trials:
+        if pattern == "spread":
+            step = -h if rank[t.format] % 2 else h
+        elif pattern == "deviations":  # the worst case of a spread, to first order
+            step = h if t.energy_per_token_mj >= means[t.format] else -h
+        elif pattern == "formats":
+            step = h if t.format == "FP16" else -h
+        else:
+            step = h
+        rank[t.format] += 1
+        update: dict[str, Any] = {}
+        for name in fields:
+            value = getattr(t, name)
+            if isinstance(value, list):
+                update[name] = [v + step for v in value]
+            elif value is not None:
+                update[name] = max(value + step, 1e-12) if name == "duration_s" else value + step
+        out.append(derive.rederived(t.model_copy(update=update)))
+    return tuple(out)
+
+
+def _perturbed(m: derive.Measured) -> list[derive.Measured]:
+    """The inputs moved by their rounding, one group at a time: all one way, and
+    alternating (what moves a spread)."""
+    out = []
+    groups = [
+        (("duration_s",), HALF_S),
+        (("energy_joules", "counter_energy_joules", "per_gpu_energy_joules"), HALF_J),
+        (("sampled_energy_joules",), HALF_J),
+    ]
+    if m.held_nvml_indices:
+        groups.append((("idle_gpus_energy_joules",), HALF_J))
+    for fields, h in groups:
+        for pattern in ("same", "spread", "deviations", "formats"):
+            out.append(dataclasses.replace(m, trials=_shift(m.trials, fields, h, pattern)))
+    if m.idle_window is not None:
+        w = m.idle_window
+        moved = w.model_copy(
+            update={
+                "energy_joules_by_gpu": [e + HALF_W * w.duration_s for e in w.energy_joules_by_gpu]
+            }
+        )
+        out.append(dataclasses.replace(m, idle_window=moved))
+    facts = {
+        f: dataclasses.replace(
+            x, weights_mib=None if x.weights_mib is None else x.weights_mib + HALF_MIB
+        )
+        for f, x in m.facts.items()
+    }
+    out.append(dataclasses.replace(m, facts=facts))
+    if m.bandwidth_gbs is not None:
+        out.append(dataclasses.replace(m, bandwidth_gbs=m.bandwidth_gbs + HALF_GBS))
+    return out
+
+
+def rounding_bounds(
+    m: derive.Measured, again: Results, paths: frozenset[str] | None = None
+) -> dict[str, float]:
+    """How far each derived figure (of paths, or every one) may move with the rounding of
+    what it derives from: the sum over input groups of the figure's change when the group
+    moves by its rounding (first order), times SAFETY; by JSON path."""
+    base = _flat(again.model_dump(mode="json"))
+    if paths is not None:
+        base = {p: v for p, v in base.items() if p in paths}
+    total = dict.fromkeys(base, 0.0)
+    for moved in _perturbed(m):
+        shifted = derive.derive_results(moved, "")
+        for path, value in base.items():
+            other = _number_at(shifted, path)
+            if other is not None:
+                total[path] += SAFETY * abs(other - value)
+    return total
+
+
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _number_at(results: Results, path: str) -> float | None:
+    """The number at a JSON path of results ("$.results.per_format.NF4.cv_pct"), read
+    from the model without dumping it; None where the path holds none."""
+    x: Any = results
+    for name, index in _STEP.findall(path[len("$.results") :]):
+        if index:
+            x = x[int(index)] if isinstance(x, list) and int(index) < len(x) else None
+        elif isinstance(x, dict):
+            x = x.get(name)
+        else:
+            x = getattr(x, name, None)
+        if x is None:
+            return None
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x)
+
+
+_RAW = frozenset({"conditions", "idle_window", "per_gpu_energy_joules", "idle_gpus_energy_joules"})
+
+
+def _flat(x: Any, path: str = "$.results", out: dict[str, float] | None = None) -> dict[str, float]:
+    """Every derived number of a dumped model by its JSON path (raw records left out)."""
+    out = {} if out is None else out
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if k not in _RAW and v is not None and not isinstance(v, str):
+                _flat(v, f"{path}.{k}", out)
+    elif isinstance(x, list):
+        for k, v in enumerate(x):
+            _flat(v, f"{path}[{k}]", out)
+    elif isinstance(x, (int, float)) and not isinstance(x, bool):
+        out[path] = float(x)
+    return out
+
+
+def compare(
+    stored: Results,
+    again: Results,
+    bounds: dict[str, float] | None = None,
+    only: frozenset[str] | None = None,
+) -> list[str]:
+    """Every figure of stored that differs from the same figure derived again: exactly
+    (bounds None: format 2.0), or beyond its own rounding plus the bound of what it
+    derives from (an older format; a figure it did not record is not compared); only
+    at these JSON paths where given (the ones a first comparison found)."""
+    if bounds is None and stored == again:
+        return []  # the common case, decided without a walk
+    problems: list[str] = []
+    keep = None if only is None else _with_prefixes(only)
+    _walk(
+        stored.model_dump(mode="json"),
+        again.model_dump(mode="json"),
+        bounds,
+        "$.results",
+        problems,
+        keep,
+    )
+    return problems
+
+
+def _with_prefixes(paths: frozenset[str]) -> frozenset[str]:
+    out = set(paths)
+    for path in paths:
+        out.update(path[: m.start()] for m in _STEP.finditer(path))
+    return frozenset(out)
+
+
+def _walk(
+    s: Any,
+    a: Any,
+    bounds: dict[str, float] | None,
+    where: str,
+    out: list[str],
+    keep: frozenset[str] | None = None,
+) -> None:
+    if keep is not None and where not in keep:
+        return
+    legacy = bounds is not None
+    if isinstance(s, dict) and isinstance(a, dict):
+        for key in sorted(set(s) | set(a), key=str):
+            if key != "note":
+                _walk(s.get(key), a.get(key), bounds, f"{where}.{key}", out, keep)
+        return
+    if isinstance(s, list) and isinstance(a, list):
+        if len(s) != len(a):
+            out.append(f"{where}: {len(s)} entries, but its trials give {len(a)}")
+            return
+        for k, (x, y) in enumerate(zip(s, a, strict=True)):
+            _walk(x, y, bounds, f"{where}[{k}]", out, keep)
+        return
+    if legacy and (s is None or (isinstance(s, str) and not where.endswith(".verdict"))):
+        return  # an older format did not record it, or words it otherwise
+    if s == a and type(s) is type(a):
+        return
+    if legacy and _is_number(s) and _is_number(a) and not isinstance(s, int):
+        half = 0.5 * 10.0 ** -decimals_of(s) if decimals_of(s) else 0.5
+        bound = (bounds or {}).get(where, 0.0)
+        if close(float(s), float(a), half + bound, LEGACY_RELATIVE):
+            return
+        out.append(f"{where}: {s:g}, but its trials give {a:.6g}")
+        return
+    out.append(f"{where}: {s!r}, but its trials give {a!r}")
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
