@@ -35,19 +35,27 @@ OURS = "ecocompute "  # the name of an older format of ours: "ecocompute " + its
 ADDED = (("workload", "decoding"), ("measurement", "window"))
 
 
-def to_current(doc: JsonObject) -> dict[str, Any]:
+def to_current(doc: JsonObject) -> JsonObject:
     """A valid report of one of our older formats (the caller read it) in today's
     published envelope; the document itself is untouched."""
     version = str(doc["schema_version"])
-    new: dict[str, Any] = copy.deepcopy(doc)
+    new = copy.deepcopy(doc)
     new["schema_version"], new["benchmark"] = SCHEMA_VERSION, BENCHMARK
-    provenance = new["provenance"]  # every older format of ours requires it
+    provenance = _section(new, "provenance")  # every older format of ours requires it
     earlier = provenance.get("upgraded_from")
     name = OURS + version
     provenance["upgraded_from"] = f"{name}{CHAIN}{earlier}" if earlier else name
     for (block, key), value in recorded_records(doc).items():
-        new[block][key] = value
+        _section(new, block)[key] = value
     return new
+
+
+def _section(doc: JsonObject, block: str) -> JsonObject:
+    """The object at doc[block] (a valid report of ours has it), to edit in place."""
+    section = doc[block]
+    if not isinstance(section, dict):
+        raise ValueError(f"$.{block} is not an object")
+    return section
 
 
 def upgraded_source(document: JsonObject) -> str | None:
@@ -67,23 +75,24 @@ def upgraded_source(document: JsonObject) -> str | None:
     return version if first == OURS + version and version in LEGACY_SCHEMAS else None
 
 
-def source_of(document: JsonObject) -> tuple[dict[str, Any], list[str]]:
+def source_of(document: JsonObject) -> tuple[JsonObject, list[str]]:
     """(the report a copy was made from, why the copy is not what to_current makes of
     it: empty when it is), for a document upgraded_source names."""
     version = upgraded_source(document)
     if version is None:
         raise ValueError("not an upgraded copy")
-    old: dict[str, Any] = copy.deepcopy(document)
+    old = copy.deepcopy(document)
     old["schema_version"], old["benchmark"] = version, LEGACY_BENCHMARK
-    provenance = old["provenance"]
+    provenance = _section(old, "provenance")
     earlier = str(provenance["upgraded_from"]).partition(CHAIN)[2]
     if earlier:
         provenance["upgraded_from"] = earlier
     else:
         del provenance["upgraded_from"]
     for block, key in ADDED:
-        if isinstance(old.get(block), dict):
-            old[block].pop(key, None)
+        section = old.get(block)
+        if isinstance(section, dict):
+            section.pop(key, None)
     stated = recorded_records(old)
     problems = [
         f"$.{block}.{key}: {_shown(_at(document, block, key))}, but the {version} report it "
