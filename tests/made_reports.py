@@ -288,9 +288,12 @@ def made_trial(index, pair, fmt, energies, duration_s, tokens, *, idle=None, cou
     )
 
 
-def v2_document(results, precision: str, tokens: int, gpus: int = 1) -> dict[str, Any]:
-    """A whole report of format 2.0 around these results (from derive.derive_results)."""
-    doc = json.loads(_v2_base())
+def v2_document(
+    results, precision: str, tokens: int, gpus: int = 1, base: str | None = None
+) -> dict[str, Any]:
+    """A whole report of format 2.0 around these results (from derive.derive_results),
+    in base (a measured report's JSON; default _v2_base())."""
+    doc = json.loads(base if base is not None else _v2_base())
     doc["results"] = results.model_dump(mode="json")
     # the thermal block derives from the trials too (report/thermal.py)
     doc["thermal"] = thermal_of(

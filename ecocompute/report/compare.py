@@ -89,15 +89,16 @@ def _perturbed(m: derive.Measured) -> list[derive.Measured]:
     return out
 
 
-def rounding_bounds(
-    m: derive.Measured, again: Results, paths: frozenset[str] | None = None
-) -> dict[str, float]:
-    """How far each derived figure (of paths, or every one) may move with the rounding of
-    what it derives from: the sum over input groups of the figure's change when the group
-    moves by its rounding (first order), times SAFETY; by JSON path."""
-    base = _flat(again.model_dump(mode="json"))
-    if paths is not None:
-        base = {p: v for p, v in base.items() if p in paths}
+def rounding_bounds(m: derive.Measured, again: Results, paths: frozenset[str]) -> dict[str, float]:
+    """How far each derived figure at these JSON paths (raw records left out) may move
+    with the rounding of what it derives from: the sum over input groups of the figure's
+    change when the group moves by its rounding (first order), times SAFETY."""
+    base = {
+        path: value
+        for path in paths
+        if not _RAW.intersection(name for name, _ in _STEP.findall(path))
+        and (value := _number_at(again, path)) is not None
+    }
     total = dict.fromkeys(base, 0.0)
     for moved in _perturbed(m):
         shifted = derive.derive_results(moved, "")
@@ -109,6 +110,7 @@ def rounding_bounds(
 
 
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_RAW = frozenset({"conditions", "idle_window", "per_gpu_energy_joules", "idle_gpus_energy_joules"})
 
 
 def _number_at(results: Results, path: str) -> float | None:
@@ -127,24 +129,6 @@ def _number_at(results: Results, path: str) -> float | None:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return None
     return float(x)
-
-
-_RAW = frozenset({"conditions", "idle_window", "per_gpu_energy_joules", "idle_gpus_energy_joules"})
-
-
-def _flat(x: Any, path: str = "$.results", out: dict[str, float] | None = None) -> dict[str, float]:
-    """Every derived number of a dumped model by its JSON path (raw records left out)."""
-    out = {} if out is None else out
-    if isinstance(x, dict):
-        for k, v in x.items():
-            if k not in _RAW and v is not None and not isinstance(v, str):
-                _flat(v, f"{path}.{k}", out)
-    elif isinstance(x, list):
-        for k, v in enumerate(x):
-            _flat(v, f"{path}[{k}]", out)
-    elif isinstance(x, (int, float)) and not isinstance(x, bool):
-        out[path] = float(x)
-    return out
 
 
 def compare(

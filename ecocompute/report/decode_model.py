@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ecocompute.llm.compiled import CompiledDecoder
 from ecocompute.report.results_model import Format, Index, NonNegative, Strict
 
 Regime = Literal["eager", "graphs", "compiled"]
@@ -23,16 +24,7 @@ class KernelFingerprint(Strict):
 class FormatDecode(Strict):
     """What the regime's preparation did for one format (the compiled regime's compile)."""
 
-    OMIT_NULL = (
-        "kernel_fingerprint",
-        "compile_s",
-        "fullgraph",
-        "graph_break",
-        "inductor_cache",
-        "fx_graph_cache",
-        "dynamo_graphs",
-        "token_check",
-    )
+    OMIT_NULL = CompiledDecoder.per_format_keys  # its fields: what a decoder records per format
 
     kernel_fingerprint: KernelFingerprint | None = None
     compile_s: NonNegative | None = None

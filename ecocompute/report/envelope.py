@@ -21,10 +21,9 @@ window) that its source does not state.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from ecocompute.core.json_types import JsonObject
+from ecocompute.core.json_types import JsonObject, json_copy
 from ecocompute.report.legacy import recorded_records
 from ecocompute.report.model import BENCHMARK, LEGACY_BENCHMARK, SCHEMA_VERSION
 from ecocompute.report.schema import LEGACY_SCHEMAS
@@ -39,7 +38,7 @@ def to_current(doc: JsonObject) -> JsonObject:
     """A valid report of one of our older formats (the caller read it) in today's
     published envelope; the document itself is untouched."""
     version = str(doc["schema_version"])
-    new = copy.deepcopy(doc)
+    new = json_copy(doc)
     new["schema_version"], new["benchmark"] = SCHEMA_VERSION, BENCHMARK
     provenance = _section(new, "provenance")  # every older format of ours requires it
     earlier = provenance.get("upgraded_from")
@@ -81,7 +80,7 @@ def source_of(document: JsonObject) -> tuple[JsonObject, list[str]]:
     version = upgraded_source(document)
     if version is None:
         raise ValueError("not an upgraded copy")
-    old = copy.deepcopy(document)
+    old = json_copy(document)
     old["schema_version"], old["benchmark"] = version, LEGACY_BENCHMARK
     provenance = _section(old, "provenance")
     earlier = str(provenance["upgraded_from"]).partition(CHAIN)[2]

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ecocompute.core.json_types import json_copy
 from ecocompute.params import nominal_params_b
 from ecocompute.published.archs import ARCH_CLASSES, arch_from_product_name
 from ecocompute.report.model import DECODING, LEGACY_BENCHMARK, NO_LOCAL_GPU, WINDOW, Report
@@ -52,7 +53,7 @@ _OLD_SOURCE = "published-dataset ("
 def upgraded(doc: Mapping[str, Any]) -> Report:
     """The report model of a schema-valid document of an older format. Raises
     pydantic.ValidationError where it cannot be one (the caller says why)."""
-    new = _copied(doc)
+    new = json_copy(dict(doc))
     version = str(new.get("schema_version"))
     if version in PUBLISHED_OLD or new.get("benchmark") != LEGACY_BENCHMARK:
         _published(new, version)
@@ -61,20 +62,6 @@ def upgraded(doc: Mapping[str, Any]) -> Report:
             _from_12(new)
         _ours(new, version)
     return Report.model_validate(project(Report, new))
-
-
-def _copied(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of a JSON document's objects and arrays (the upgrade edits them in place;
-    the caller's document stays as it was), several times faster than copy.deepcopy."""
-
-    def copy_of(x: Any) -> Any:
-        if isinstance(x, dict):
-            return {k: copy_of(v) for k, v in x.items()}
-        if isinstance(x, list):
-            return [copy_of(v) for v in x]
-        return x
-
-    return {k: copy_of(v) for k, v in doc.items()}
 
 
 def _ours(doc: dict[str, Any], version: str) -> None:

@@ -23,12 +23,11 @@ from ecocompute.report import derive
 from ecocompute.report.read import energy_report_problems, problems_in
 from ecocompute.report.read import energy_report_problems as consistency_problems
 from ecocompute.report.results_model import IdleWindow
-from ecocompute.report.thermal import thermal_of
 from ecocompute.report.write import report_text
 
 from ..conftest import REPO
 from ..fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
-from ..made_reports import write
+from ..made_reports import v2_document, write
 
 COMMITTED = REPO / "docs" / "validation" / "h200-issue3" / "tinyllama-nf4" / "energy.json"
 DETERMINISTIC = {"derandomize": True, "database": None, "deadline": None, "print_blob": False}
@@ -127,25 +126,7 @@ def _base() -> str:
 
 
 def _with_results(results, precision: str, tokens: int, gpus: int = 1) -> dict:
-    doc = json.loads(_base())
-    doc["results"] = results.model_dump(mode="json")
-    # the thermal block derives from the trials too (report/thermal.py)
-    doc["thermal"] = thermal_of(
-        results.trials, doc["measurement"]["warmup"], doc["measurement"]["order"]
-    ).model_dump(mode="json")
-    rounds = len(results.pairs)
-    doc["measurement"]["iterations"] = doc["measurement"]["stopping"]["rounds"] = rounds
-    doc["workload"]["precision"] = precision
-    doc["workload"]["max_new_tokens"] = doc["measurement"]["tokens_per_run"] = tokens
-    doc["measurement"]["decode"]["tokens_per_row"] = tokens
-    doc["workload"]["quantization"] = None
-    gpu = doc["system_under_test"]["gpus"][0]
-    doc["system_under_test"]["gpus"] = [
-        {**gpu, "nvml_index": i, "cuda_index": i, "uuid": f"GPU-{i}", "before_session": None}
-        for i in range(gpus)
-    ]
-    doc["system_under_test"]["accelerator_count"] = gpus
-    return doc
+    return v2_document(results, precision, tokens, gpus, base=_base())
 
 
 def _trial(index, pair, fmt, energies, duration_s, tokens, idle=None):
