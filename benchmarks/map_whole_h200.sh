@@ -77,11 +77,11 @@ run() {  # name seconds args...: one command, timed, logged to $OUT/<name>.log
 case "$PART" in
   phases)
     run phases 520 sweep --models "$MODEL" --precisions "${FORMATS_GIVEN:-NF4,INT4,FP8}" --decode graphs \
-      --phases apart --prompt_tokens "$PROMPTS" --batch_sizes 1,16 "${STOP[@]}" --max_rounds 5 \
+      --phases apart --prompt_tokens "$PROMPTS" --batch_sizes "${BATCHES_GIVEN:-1,16}" "${STOP[@]}" --max_rounds 5 \
       "${EXTRA[@]}" --output_dir "$WORK" ;;
   probe)
-    for dim in static dynamic; do
-      run "probe-$dim" 250 energy_estimate --model "$MODEL" --precision NF4 --decode compiled \
+    for dim in ${PROBE_DIMS:-static dynamic}; do  # static builds the synthetic checkpoint (~30 s) too
+      run "probe-$dim" $([ "$dim" = static ] && echo 280 || echo 270) energy_estimate --model "$MODEL" --precision NF4 --decode compiled \
         --compile_batch "$dim" --batch_size 16 --iterations 3 --warmup 1 --no_quality_probe \
         "${EXTRA[@]}" --output_dir "$WORK/$dim"
     done ;;

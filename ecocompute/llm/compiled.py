@@ -13,7 +13,7 @@ Compiled kernels round differently from eager ones (fused, reordered reductions)
 greedy decode may part from the eager one where two tokens' logits are all but tied.
 The check therefore requires the eager step's tokens, and where a row parts from them it
 asks the model itself, eagerly, on the prefix both agree on: a parting where the two
-tokens' logits lie within NEAR_TIE_STD_FRACTION of the logits' spread is a near tie
+tokens' logits lie within graphs.NEAR_TIE_STD_FRACTION of the logits' spread is a near tie
 (recorded, and that row is compared no further); any other is a failure.
 
 Inductor's cache: TORCHINDUCTOR_CACHE_DIR, when set before the compile, is used as it
@@ -53,9 +53,6 @@ CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"
 # batch size; dynamo's default of 8 compiled versions per function would stop a sweep of
 # 4 batch sizes x 3 formats (with fullgraph, in an error; without, silently eager).
 RECOMPILE_LIMIT = 256
-# Two tokens whose eager logits differ by at most this fraction of the logits' standard
-# deviation are a near tie: rounding, not a wrong compile, may choose between them.
-NEAR_TIE_STD_FRACTION = 0.05
 # How the batch dimension is compiled: static (a compile per batch size, the shapes
 # fixed) or dynamic (the batch a symbol: batch 1 its own graph, 2 and more one graph).
 COMPILE_BATCH = ("static", "dynamic")
@@ -84,14 +81,6 @@ class Compiled:
         if self.cache_hits:
             return "partly warm"
         return "cold" if self.cache_misses else "bypassed"
-
-
-@dataclass(frozen=True)
-class NearTie:
-    row: int
-    new_token: int  # 1-based, as the check counts
-    margin: float  # the two tokens' eager logits apart (float32)
-    tolerance: float
 
 
 def inductor_cache_dir() -> tuple[str, str]:
@@ -153,6 +142,7 @@ class CompiledDecoder(GraphDecoder):
     """The graphs decode with its step compiled by torch.compile before capture."""
 
     regime = "compiled"
+    parts_from_eager = "the compiled step"
     per_format_keys = (
         "kernel_fingerprint",
         "compile_s",
@@ -177,8 +167,6 @@ class CompiledDecoder(GraphDecoder):
         self.compile_batch = compile_batch
         self._fresh_cache_dir = fresh_cache_dir
         self._compiled: Compiled | None = None
-        self._ties: list[NearTie] = []
-        self._checked = 0
         self._cache_dir = ("", "")
 
     # -- prepare() ------------------------------------------------------------------
@@ -276,51 +264,6 @@ class CompiledDecoder(GraphDecoder):
         if self.input_ids.device.type == "cuda":
             torch.cuda.synchronize(self.input_ids.device)
 
-    def _check(self, tokens: int) -> None:
-        """The compiled decode (replayed, or stepped on the CPU) must choose the eager
-        step's tokens for the first `tokens`; a row may part only at a near tie."""
-        stepped = self._decode(self._step, tokens - 1)
-        compiled = self._decode(self._advance(), tokens - 1)
-        self._checked, self._ties = tokens, []
-        for row in range(self.batch):
-            parted = (stepped[row] != compiled[row]).nonzero().flatten()
-            if len(parted) == 0:
-                continue
-            at = int(parted[0])
-            new_token = at - self.prompt_len + 1
-            eager_id, compiled_id = int(stepped[row, at]), int(compiled[row, at])
-            margin, tolerance = self._margin(row, stepped[row, :at], eager_id, compiled_id)
-            if not abs(margin) <= tolerance:
-                raise DecodeCaptureFailed(
-                    self.label,
-                    f"the compiled step chose other tokens than the eager step (row {row}, "
-                    f"from new token {new_token} of the {tokens} checked; their logits are "
-                    f"{margin:.3g} apart, beyond a near tie's {tolerance:.3g})",
-                    self.regime,
-                )
-            self._ties.append(NearTie(row, new_token, margin, tolerance))
-            log.info(
-                "%s: row %d parts from eager at a near tie (new token %d)",
-                self.label,
-                row,
-                new_token,
-            )
-
-    def _margin(self, row: int, prefix: Any, eager_id: int, other_id: int) -> tuple[float, float]:
-        """The eager model's logit of eager_id minus other_id after `prefix` (one row,
-        one plain forward), and the near-tie tolerance for that row's logits."""
-        import torch
-
-        mask = torch.ones_like(prefix)[None]
-        mask[0, : self.prompt_len] = self._prompt_mask[row]
-        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
-        out = self.model(input_ids=prefix[None], attention_mask=mask, position_ids=positions)
-        logits = out.logits[0, -1].to(torch.float32)
-        if self._eos is not None and other_id in self._eos.tolist():
-            return float("inf"), 0.0  # end-of-sequence is never a greedy choice here
-        margin = float(logits[eager_id] - logits[other_id])
-        return margin, NEAR_TIE_STD_FRACTION * float(logits.std())
-
     # -- what the report says -------------------------------------------------------
     def record(self) -> JsonObject:
         record = super().record()
@@ -347,21 +290,6 @@ class CompiledDecoder(GraphDecoder):
             else None
         )
         record["dynamo_graphs"] = done.dynamo_graphs if done else 0
-        record["token_check"] = {
-            "tokens_checked": self._checked,
-            "rows": self.batch,
-            "rows_parted_at_a_near_tie": len(self._ties),
-            "first_near_tie": (
-                {
-                    "row": self._ties[0].row,
-                    "new_token": self._ties[0].new_token,
-                    "logits_apart": round(self._ties[0].margin, 6),
-                    "tolerance": round(self._ties[0].tolerance, 6),
-                }
-                if self._ties
-                else None
-            ),
-        }
         return record
 
     def prepared_note(self) -> str | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ecocompute.boundary.interrupts import check as check_interrupt
 from ecocompute.boundary.progress import Progress
-from ecocompute.errors import EcoComputeError
+from ecocompute.errors import DecodeCaptureFailed, EcoComputeError
 from ecocompute.jobs.report_job import ReportJob, Written
 from ecocompute.jobs.session_job import SessionJob, SessionPartlyWritten
 from ecocompute.llm.resident import ResidentModels
@@ -79,6 +79,7 @@ def run_point(
     started = time.monotonic()
     argv = None if command is None else list(command)
     error: str | None = None
+    failed: str | None = None  # the format a capture failure named
     answers: list[Written | None] = []  # one per format, None where not written
     try:
         if len(singles) > 1:
@@ -94,19 +95,28 @@ def run_point(
     except EcoComputeError as exc:  # this point failed; the others still answer
         error = str(exc)
         answers = [None] * len(singles)
+        failed = exc.label if isinstance(exc, DecodeCaptureFailed) else None
     if error is not None:
         progress(f"sweep {i}/{total}: {params.model_name} FAILED: {error}")
     elapsed = round(time.monotonic() - started, 2)
     records = []
     for p, w in zip(singles, answers, strict=True):
         if w is None:
-            records.append(new_record(p, error=error))
+            records.append(new_record(p, error=_format_error(error, str(p.precision), failed)))
             continue
         report = written_record(w.path, w.report)
         records.append(
             answered(p.model_name, str(p.precision), report, root, {"elapsed_s": elapsed})
         )
     return records
+
+
+def _format_error(error: str | None, precision: str, failed: str | None) -> str | None:
+    """Why one format of a point has no report: the point's error, or, where one other
+    format's capture failed and stopped its session, that this one was not measured."""
+    if error is None or failed is None or failed in (precision, "FP16"):
+        return error
+    return f"not measured: the session stopped when {failed} failed ({error})"
 
 
 def _free_device_memory() -> None:

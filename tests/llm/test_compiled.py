@@ -19,6 +19,7 @@ from ecocompute.boundary.progress import Progress
 from ecocompute.errors import DecodeCaptureFailed
 from ecocompute.jobs.session_job import SessionJob
 from ecocompute.llm.decode import make_decoder
+from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.params import resolve
 from ecocompute.pooling.aggregate import group_reports
 from ecocompute.report.read import energy_report_problems
@@ -201,22 +202,35 @@ def test_int8_with_outliers_is_refused_before_compiling(monkeypatch):
 
 
 # -- the check: eager tokens, or a near tie -----------------------------------------------
-def _swapping_compile(monkeypatch, swap):
-    """torch.compile stands in with the eager step followed by swap(decoder)."""
+def _swapping_step(monkeypatch, regime, swap):
+    """The regime's step stands in with the eager step followed by swap(decoder): for
+    compiled, torch.compile returns it; for graphs (not captured on the CPU), the step
+    its check compares with the eager one."""
 
-    def compile_(step, **kwargs):
-        decoder = step.__self__
-
+    def swapped(step):
         def stepped():
             step()
-            swap(decoder)
+            swap(step.__self__)
 
         return stepped
 
-    monkeypatch.setattr(torch, "compile", compile_)
+    if regime == "compiled":
+        monkeypatch.setattr(torch, "compile", lambda step, **kwargs: swapped(step))
+    else:
+        monkeypatch.setattr(
+            GraphDecoder, "_build_step", lambda self: setattr(self, "_body", swapped(self._step))
+        )
 
 
-def test_parting_at_a_near_tie_is_recorded_not_refused(monkeypatch):
+def checked(model, regime, *, label):
+    ids, mask = prompt(1)
+    decoder = make_decoder(model, ids, mask, TOKENS, regime, capture=False, label=label)
+    decoder.prepare()
+    return decoder
+
+
+@pytest.mark.parametrize("regime", ["compiled", "graphs"])
+def test_parting_at_a_near_tie_is_recorded_not_refused(monkeypatch, regime):
     model = tiny_model()
     tokens = generated(model, 1)[0, PROMPT_LEN:].tolist()
     k = next(i for i in range(2, 8) if tokens[i] not in tokens[:i])  # checked: 8
@@ -230,8 +244,8 @@ def test_parting_at_a_near_tie_is_recorded_not_refused(monkeypatch):
             decoder._token.fill_(twin)
             decoder._chosen.index_fill_(1, decoder._step_index, twin)
 
-    _swapping_compile(monkeypatch, swap)
-    decoder = compiled(model, 1, label="NF4")
+    _swapping_step(monkeypatch, regime, swap)
+    decoder = checked(model, regime, label="NF4")
     check = decoder.record()["token_check"]
     assert check["rows_parted_at_a_near_tie"] == 1
     tie = check["first_near_tie"]
@@ -240,16 +254,22 @@ def test_parting_at_a_near_tie_is_recorded_not_refused(monkeypatch):
     assert "1 row(s) parted at a near tie" in decoder.prepared_note()
 
 
-def test_parting_from_the_eager_tokens_beyond_a_tie_is_refused(llama, monkeypatch):
+@pytest.mark.parametrize(
+    ("regime", "parted"), [("compiled", "the compiled step"), ("graphs", "the replayed graph")]
+)
+def test_parting_from_the_eager_tokens_beyond_a_tie_is_refused(llama, monkeypatch, regime, parted):
     def swap(decoder):  # a wrong token recorded, as a bad compile would
         decoder._chosen.index_copy_(1, decoder._step_index, (decoder._token + 1) % 512)
 
-    _swapping_compile(monkeypatch, swap)
+    _swapping_step(monkeypatch, regime, swap)
     with pytest.raises(DecodeCaptureFailed) as caught:
-        compiled(llama, 1, label="FP16")
+        checked(llama, regime, label="FP16")
     message = str(caught.value)
-    assert "compiled decode regime cannot measure FP16" in message
-    assert "chose other tokens than the eager step (row 0, from new token 2 of the 8" in message
+    assert f"{regime} decode regime cannot measure FP16" in message
+    assert (
+        f"{parted} chose other tokens than the eager step (row 0, from new token 2 of the 8"
+        in message
+    )
     assert "beyond a near tie's" in message and "\n" not in message
 
 
@@ -465,3 +485,27 @@ def test_a_compiled_sweep_with_a_dynamic_batch_compiles_at_its_first_size_only(t
         assert energy_report_problems(report) == []
         assert report["results"]["phases"]["workload"]["n_pairs"] == 2
     assert "dynamic batch" in doc["protocol"] and "phases apart" in doc["protocol"]
+
+
+def test_a_sweep_says_which_format_stopped_a_session_and_which_were_not_measured(
+    tmp_path, monkeypatch
+):
+    def swap(decoder):  # NF4's replays part from its eager step beyond a tie
+        if decoder.label == "NF4":
+            decoder._chosen.index_copy_(1, decoder._step_index, (decoder._token + 1) % 512)
+
+    _swapping_step(monkeypatch, "graphs", swap)
+    flags = {"tokens": str(TOKENS), "iterations": "2", "warmup": "0", "idle_seconds": "0.2",
+             "decode": "graphs", "quiet": True}  # fmt: skip
+    backend = StandInQuantBackend()
+    sweep(["synthetic:tiny-test"], ["NF4", "INT4"], tmp_path / "sw", options=flags,
+          progress=Progress(quiet=True), machine=fake_machine(backend=lambda: backend))  # fmt: skip
+    runs = {
+        r["precision"]: r for r in json.loads((tmp_path / "sw" / "sweep.json").read_text())["runs"]
+    }
+    assert runs["NF4"]["error"].startswith("the graphs decode regime cannot measure NF4: ")
+    assert runs["INT4"]["error"].startswith(
+        "not measured: the session stopped when NF4 failed (the graphs decode regime cannot "
+        "measure NF4: the replayed graph chose other tokens than the eager step"
+    )
+    assert runs["INT4"]["report"] is None
