@@ -11,19 +11,21 @@
 #              decode window, ~0.4 s of edges), so about 4 x 90 s with the loading. A
 #              point the call's timeout cuts writes nothing; the points before it stand.
 #   probe      the choice of --compile_batch, measured: FP16 and NF4 at batch 16,
-#              compiled static, then compiled dynamic (batch a symbol), each 3 rounds in a
-#              process of its own; compare tok/s and mJ/token (and compile_s). ~5 min.
+#              compiled static, then compiled dynamic (batch a symbol; PROBE_DIMS picks),
+#              each 3 rounds in a process of its own; compare tok/s and mJ/token (and
+#              compile_s). ~9 min cold.
 #   compiled1  compiled at batch 1: FP16 vs FORMATS (default NF4, INT4, INT8), one session
 #              (4 compiles of ~45-100 s cold; the inductor cache starts cold on a fresh
 #              machine).
-#   compiledN  compiled at batch 4, 16, 64 with --compile_batch dynamic: one compile per
-#              format serves the three sizes (the sweep keeps the models and dynamo's
-#              graphs in its one process); every point's compile_s and inductor_cache
-#              are in its reports (measurement.decode.per_format). If the probe finds
-#              the dynamic step slower, COMPILE_BATCH=static with SIZES_N=4 and then
-#              SIZES_N=16,64 (a compile per format and size: two calls).
+#   compiledN  compiled at SIZES_N (one size per call: 4, then 16, then 64), static
+#              shapes: the probe (docs/validation/h200-map-whole) measured the dynamic
+#              batch 8.7% slower for FP16 at batch 16 and its cold compile longer, so
+#              every format compiles once per size (~350-450 s of compiles a call, cold).
+#              COMPILE_BATCH=dynamic SIZES_N=4,16,64 is the one-compile alternative;
+#              every point's compile_s and inductor_cache are in its reports
+#              (measurement.decode.per_format).
 #              FP8 runs in sessions of its own, FORMATS=FP8 with each of the two parts
-#              (two more calls): its compile took 163 s on tinyllama, and at 7B batch 16
+#              (more calls): its compile took 163 s on tinyllama, and at 7B batch 16
 #              its compiled step failed the token check (docs/validation/h200-compiled),
 #              which stops a whole session: it must not take the other formats with it.
 #   eager      the published protocol at batch 1 and 16 for every format (5 rounds at
@@ -58,7 +60,7 @@ else
   fi
   export PYTHONPATH=/tmp/site:$PWD
   EC=(python3 -m ecocompute); MODEL=synthetic:llama-2-7b
-  PROMPTS=${PROMPTS:-128,1024}; SIZES_N=${SIZES_N:-4,16,64}; FORMATS=${FORMATS:-NF4,INT4,INT8}
+  PROMPTS=${PROMPTS:-128,1024}; SIZES_N=${SIZES_N:-4}; FORMATS=${FORMATS:-NF4,INT4,INT8}
   EXTRA=(--tokens 256 --context_length 4096)
   nvidia-smi -L
 fi
@@ -91,7 +93,7 @@ case "$PART" in
       --output_dir "$WORK" ;;
   compiledN)
     run compiledN 540 sweep --models "$MODEL" --precisions "$FORMATS" \
-      --llm_int8_threshold 0 --decode compiled --compile_batch "${COMPILE_BATCH:-dynamic}" \
+      --llm_int8_threshold 0 --decode compiled --compile_batch "${COMPILE_BATCH:-static}" \
       --batch_sizes "$SIZES_N" "${STOP[@]}" "${EXTRA[@]}" --output_dir "$WORK" ;;
   eager)
     run eager 540 sweep --models "$MODEL" --precisions "${FORMATS_GIVEN:-NF4,INT4,FP8,INT8}" \
