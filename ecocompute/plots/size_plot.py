@@ -206,23 +206,24 @@ def build_figure(
         panel = [g for g in groups if g.precision == fmt]
         _draw_panel(ax, fmt, panel, arch, (fits or {}).get(fmt), stacks)
     fig.suptitle(_title(points, groups, arch, stacks), fontsize=9)
-    _room_for_legends(fig, axes)
+    _room_for_legends(fig, axes, cols)
     return fig
 
 
-def _room_for_legends(fig: Any, axes: Sequence[Any]) -> None:
-    """A figure tall enough for the panel and the longest legend below it: constrained
-    layout makes room below a panel only within the figure's height."""
-    lines = max(
-        (
-            sum(t.get_text().count("\n") + 1 for t in legend.get_texts())
-            for legend in (ax.get_legend() for ax in axes)
-            if legend is not None
-        ),
-        default=0,
-    )
+def _room_for_legends(fig: Any, axes: Sequence[Any], cols: int) -> None:
+    """A figure tall enough for every row of panels and the longest legend below each:
+    constrained layout makes room below a panel only within the figure's height."""
+
+    def lines(ax: Any) -> int:
+        legend = ax.get_legend()
+        if legend is None:
+            return 0
+        return sum(t.get_text().count("\n") + 1 for t in legend.get_texts())
+
+    rows = [axes[i : i + cols] for i in range(0, len(axes), cols)]
+    needed = sum(PANEL_HEIGHT_IN + LEGEND_LINE_IN * max(map(lines, row)) for row in rows)
     width, height = fig.get_size_inches()
-    fig.set_size_inches(width, max(height, PANEL_HEIGHT_IN + LEGEND_LINE_IN * lines))
+    fig.set_size_inches(width, max(height, needed))
     fig.get_layout_engine().set(h_pad=0.12)  # the legend's frame clear of the edge
 
 

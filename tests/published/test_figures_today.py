@@ -174,6 +174,7 @@ def test_hopper_block_is_labelled_as_our_measurement():
         "h200-compiled",  # the compiled and graphs regimes
         "h200-units",  # the graphs regime, 1 warm-up, across eight units
         "h200-compiled-units",  # the compiled regime, across units and compiles
+        "h200-map-whole",  # the graphs and compiled regimes, prompts of 128 and 1,024
     }
 
 
