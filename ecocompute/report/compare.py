@@ -24,41 +24,55 @@ SAFETY = 2.0  # first-order bounds, doubled for what is not linear (sd, CV)
 LEGACY_RELATIVE = 2e-6  # float arithmetic in another order (an older writer's)
 
 
-def _shift(
-    trials: Sequence[Trial], fields: Sequence[str], h: float, pattern: str
-) -> tuple[Trial, ...]:
-    """Every trial's fields moved by h ("same"), by +h and -h in turn within each format
-    ("spread": what moves a spread), or by +h for FP16 and -h for the others ("formats":
-    what moves a ratio of two formats)."""
-    out, rank = [], dict.fromkeys({t.format for t in trials}, 0)
+PATTERNS = ("same", "spread", "deviations", "formats")
+
+
+def _signs(trials: Sequence[Trial], pattern: str) -> list[int]:
+    """Which way each trial moves: all one way ("same"), +1 and -1 in turn within each
+    format ("spread": what moves a spread), away from its format's mean ("deviations":
+    the worst case of a spread, to first order), or +1 for FP16 and -1 for the others
+    ("formats": what moves a ratio of two formats)."""
+    rank = dict.fromkeys({t.format for t in trials}, 0)
     means = {
         f: statistics.fmean(t.energy_per_token_mj for t in trials if t.format == f) for f in rank
     }
+    out = []
     for t in trials:
         if pattern == "spread":
-            step = -h if rank[t.format] % 2 else h
-        elif pattern == "deviations":  # the worst case of a spread, to first order
-            step = h if t.energy_per_token_mj >= means[t.format] else -h
+            sign = -1 if rank[t.format] % 2 else 1
+        elif pattern == "deviations":
+            sign = 1 if t.energy_per_token_mj >= means[t.format] else -1
         elif pattern == "formats":
-            step = h if t.format == "FP16" else -h
+            sign = 1 if t.format == "FP16" else -1
         else:
-            step = h
+            sign = 1
         rank[t.format] += 1
-        update: dict[str, Any] = {}
-        for name in fields:
-            value = getattr(t, name)
-            if isinstance(value, list):
-                update[name] = [v + step for v in value]
-            elif value is not None:
-                update[name] = max(value + step, 1e-12) if name == "duration_s" else value + step
-        out.append(derive.rederived(t.model_copy(update=update)))
-    return tuple(out)
+        out.append(sign)
+    return out
 
 
-def _perturbed(m: derive.Measured) -> list[derive.Measured]:
-    """The inputs moved by their rounding, one group at a time: all one way, and
-    alternating (what moves a spread)."""
-    out = []
+def _moved(t: Trial, fields: Sequence[str], step: float) -> Trial:
+    """The trial with these readings moved by step, derived again."""
+    update: dict[str, Any] = {}
+    for name in fields:
+        value = getattr(t, name)
+        if isinstance(value, list):
+            update[name] = [v + step for v in value]
+        elif value is not None:
+            update[name] = max(value + step, 1e-12) if name == "duration_s" else value + step
+    return derive.rederived(t.model_copy(update=update))
+
+
+def _shift(
+    trials: Sequence[Trial], fields: Sequence[str], h: float, pattern: str
+) -> tuple[Trial, ...]:
+    """Every trial's fields moved by h, each the way the pattern (_signs) moves it."""
+    signs = _signs(trials, pattern)
+    return tuple(_moved(t, fields, sign * h) for t, sign in zip(trials, signs, strict=True))
+
+
+def _trial_groups(m: derive.Measured) -> list[tuple[tuple[str, ...], float]]:
+    """The trials' readings, in groups that move together, and each group's rounding."""
     groups = [
         (("duration_s",), HALF_S),
         (("energy_joules", "counter_energy_joules", "per_gpu_energy_joules"), HALF_J),
@@ -66,9 +80,25 @@ def _perturbed(m: derive.Measured) -> list[derive.Measured]:
     ]
     if m.held_nvml_indices:
         groups.append((("idle_gpus_energy_joules",), HALF_J))
-    for fields, h in groups:
-        for pattern in ("same", "spread", "deviations", "formats"):
-            out.append(dataclasses.replace(m, trials=_shift(m.trials, fields, h, pattern)))
+    return groups
+
+
+def _perturbed(m: derive.Measured) -> list[derive.Measured]:
+    """The inputs moved by their rounding, one group at a time: all one way, and
+    alternating (what moves a spread)."""
+    out = [
+        dataclasses.replace(m, trials=_shift(m.trials, fields, h, pattern))
+        for fields, h in _trial_groups(m)
+        for pattern in PATTERNS
+    ]
+    out.extend(_other_inputs_moved(m))
+    return out
+
+
+def _other_inputs_moved(m: derive.Measured) -> list[derive.Measured]:
+    """The inputs besides the trials moved by their rounding, one at a time: the idle
+    window's energy, each format's weights, the bandwidth."""
+    out = []
     if m.idle_window is not None:
         w = m.idle_window
         moved = w.model_copy(
@@ -89,16 +119,34 @@ def _perturbed(m: derive.Measured) -> list[derive.Measured]:
     return out
 
 
-def rounding_bounds(m: derive.Measured, again: Results, paths: frozenset[str]) -> dict[str, float]:
-    """How far each derived figure at these JSON paths (raw records left out) may move
-    with the rounding of what it derives from: the sum over input groups of the figure's
-    change when the group moves by its rounding (first order), times SAFETY."""
-    base = {
+def bounded_figures(again: Results, paths: frozenset[str]) -> dict[str, float]:
+    """The derived numbers at these JSON paths that a bound is worked out for (raw
+    records left out)."""
+    return {
         path: value
         for path in paths
         if not _RAW.intersection(name for name, _ in _STEP.findall(path))
         and (value := _number_at(again, path)) is not None
     }
+
+
+def rounding_bounds(m: derive.Measured, again: Results, paths: frozenset[str]) -> dict[str, float]:
+    """How far each derived figure at these JSON paths (raw records left out) may move
+    with the rounding of what it derives from: the sum over input groups of the figure's
+    change when the group moves by its rounding (first order), times SAFETY. Where every
+    path is a trial's figure or a format's statistic, only those trials and formats are
+    derived again (_local_bounds: the same sums, a fraction of the work)."""
+    base = bounded_figures(again, paths)
+    local = {path: _LOCAL.fullmatch(path) for path in base}
+    if all(local.values()):
+        return _local_bounds(
+            m, base, {path: match.groups() for path, match in local.items() if match}
+        )
+    return _full_bounds(m, base)
+
+
+def _full_bounds(m: derive.Measured, base: dict[str, float]) -> dict[str, float]:
+    """rounding_bounds by deriving the whole results again for every moved input."""
     total = dict.fromkeys(base, 0.0)
     for moved in _perturbed(m):
         shifted = derive.derive_results(moved, "")
@@ -106,6 +154,52 @@ def rounding_bounds(m: derive.Measured, again: Results, paths: frozenset[str]) -
             other = _number_at(shifted, path)
             if other is not None:
                 total[path] += SAFETY * abs(other - value)
+    return total
+
+
+# "$.results.trials[3].avg_power_watts" or "$.results.per_format.NF4.idle_share_pct"
+_LOCAL = re.compile(r"\$\.results\.(?:trials\[(\d+)\]|per_format\.([A-Z0-9]+))\.(\w+)")
+
+
+def _local_bounds(
+    m: derive.Measured,
+    base: dict[str, float],
+    where: dict[str, tuple[str | None, str | None, str]],
+) -> dict[str, float]:
+    """rounding_bounds for trials' figures and formats' statistics alone: each moved
+    input derives again only the trials and the formats' statistics these paths read
+    (a trial's figures depend on its own readings, a format's statistics on its trials
+    and the inputs besides them), so the sums are those of the whole derivation."""
+    total = dict.fromkeys(base, 0.0)
+    formats = {fmt for _, fmt, _ in where.values() if fmt is not None}
+    wanted = {int(k) for k, _, _ in where.values() if k is not None}
+    wanted |= {i for i, t in enumerate(m.trials) if t.format in formats}
+
+    def add(trials: dict[int, Trial], moved: derive.Measured) -> None:
+        stats = {
+            fmt: derive.format_stats(
+                [t for i, t in sorted(trials.items()) if t.format == fmt], moved.facts[fmt], moved
+            )
+            for fmt in formats
+        }
+        for path, (k, fmt, field) in where.items():
+            x = getattr(trials[int(k)] if k is not None else stats[fmt or ""], field, None)
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                total[path] += SAFETY * abs(float(x) - base[path])
+
+    for fields, h in _trial_groups(m):
+        cache: dict[tuple[int, int], Trial] = {}
+        for pattern in PATTERNS:
+            signs = _signs(m.trials, pattern)
+            trials = {}
+            for i in wanted:
+                if (i, signs[i]) not in cache:
+                    cache[i, signs[i]] = _moved(m.trials[i], fields, signs[i] * h)
+                trials[i] = cache[i, signs[i]]
+            add(trials, m)
+    own = {i: m.trials[i] for i in wanted}
+    for moved in _other_inputs_moved(m):
+        add(own, moved)
     return total
 
 
