@@ -13,7 +13,9 @@
 #   probe      the choice of --compile_batch, measured: FP16 and NF4 at batch 16,
 #              compiled static, then compiled dynamic (batch a symbol; PROBE_DIMS picks),
 #              each 3 rounds in a process of its own; compare tok/s and mJ/token (and
-#              compile_s). ~9 min cold.
+#              compile_s). ~9 min cold. PROBE_DIMS="static layer": the whole step
+#              against each decoder layer compiled on its own (--compile_scope layer,
+#              regional compilation: a shorter compile; are its kernels as fast?).
 #   compiled1  compiled at batch 1: FP16 vs FORMATS (default NF4, INT4, INT8), one session
 #              (4 compiles of ~45-100 s cold; the inductor cache starts cold on a fresh
 #              machine).
@@ -21,7 +23,8 @@
 #              shapes: the probe (docs/validation/h200-map-whole) measured the dynamic
 #              batch 8.7% slower for FP16 at batch 16 and its cold compile longer, so
 #              every format compiles once per size (~350-450 s of compiles a call, cold).
-#              COMPILE_BATCH=dynamic SIZES_N=4,16,64 is the one-compile alternative;
+#              COMPILE_BATCH=dynamic SIZES_N=4,16,64 is the one-compile alternative,
+#              COMPILE_SCOPE=layer (here and in compiled1) the shorter-compile one;
 #              every point's compile_s and inductor_cache are in its reports
 #              (measurement.decode.per_format).
 #              FP8 runs in sessions of its own, FORMATS=FP8 with each of the two parts
@@ -66,7 +69,7 @@ else
 fi
 BATCHES_GIVEN=${BATCHES:-}
 SIZES=${BATCHES_GIVEN:-$SIZES_GIVEN}
-NAME=$PART${FORMATS_GIVEN:+-${FORMATS_GIVEN//,/-}}${SIZES:+-b${SIZES//,/-}}
+NAME=$PART${FORMATS_GIVEN:+-${FORMATS_GIVEN//,/-}}${SIZES:+-b${SIZES//,/-}}${COMPILE_SCOPE:+-$COMPILE_SCOPE}
 WORK=${REHEARSAL:+$ECOCOMPUTE_CACHE}/tmp/ecocompute-map-whole/$NAME
 rm -rf "$WORK"; mkdir -p "$WORK"
 STOP=(--iterations 3 --ci_target_pts 2 --max_rounds 6 --warmup 1 --no_quality_probe)
@@ -83,17 +86,23 @@ case "$PART" in
       "${EXTRA[@]}" --output_dir "$WORK" ;;
   probe)
     for dim in ${PROBE_DIMS:-static dynamic}; do  # static builds the synthetic checkpoint (~30 s) too
+      case "$dim" in  # layer: static shapes, each decoder layer compiled on its own
+        layer) how=(--compile_batch static --compile_scope layer) ;;
+        *) how=(--compile_batch "$dim") ;;
+      esac
       run "probe-$dim" $([ "$dim" = static ] && echo 280 || echo 270) energy_estimate --model "$MODEL" --precision NF4 --decode compiled \
-        --compile_batch "$dim" --batch_size 16 --iterations 3 --warmup 1 --no_quality_probe \
+        "${how[@]}" --batch_size 16 --iterations 3 --warmup 1 --no_quality_probe \
         "${EXTRA[@]}" --output_dir "$WORK/$dim"
     done ;;
   compiled1)
     run compiled1 540 energy_estimate --model "$MODEL" --precision "$FORMATS" \
-      --llm_int8_threshold 0 --decode compiled "${STOP[@]}" "${EXTRA[@]}" \
+      --llm_int8_threshold 0 --decode compiled --compile_scope "${COMPILE_SCOPE:-step}" \
+      "${STOP[@]}" "${EXTRA[@]}" \
       --output_dir "$WORK" ;;
   compiledN)
     run compiledN 540 sweep --models "$MODEL" --precisions "$FORMATS" \
       --llm_int8_threshold 0 --decode compiled --compile_batch "${COMPILE_BATCH:-static}" \
+      --compile_scope "${COMPILE_SCOPE:-step}" \
       --batch_sizes "$SIZES_N" "${STOP[@]}" "${EXTRA[@]}" --output_dir "$WORK" ;;
   eager)
     run eager 540 sweep --models "$MODEL" --precisions "${FORMATS_GIVEN:-NF4,INT4,FP8,INT8}" \

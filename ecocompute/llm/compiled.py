@@ -25,6 +25,12 @@ keeps its own settings. Whether it did is read from inductor's
 FX-graph cache counters during this compile (warm: every graph loaded; cold: compiled);
 dynamo still traces the step in every process, so a warm compile is faster, not free.
 
+--compile_scope layer compiles each decoder layer on its own instead of the whole step
+(regional compilation): the embedding, the final norm, the head and the step's own
+bookkeeping run eagerly, and the whole step is still captured as one CUDA graph. The
+layers' graphs are alike, so every layer after the first loads its kernels from inductor's
+cache: a shorter compile, whose kernels lose only the fusions across layer boundaries.
+
 On the CPU (capture=False) inductor compiles for the CPU and the compiled step runs once
 per token without a graph: the record says graph_captured false.
 """
@@ -34,6 +40,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +63,13 @@ RECOMPILE_LIMIT = 256
 # How the batch dimension is compiled: static (a compile per batch size, the shapes
 # fixed) or dynamic (the batch a symbol: batch 1 its own graph, 2 and more one graph).
 COMPILE_BATCH = ("static", "dynamic")
+# What is compiled: the whole one-token step as one graph, or each decoder layer on its
+# own (regional compilation: transformers' layers read their cache slot by layer index,
+# so dynamo traces every layer, but their graphs are alike and every layer after the
+# first loads its kernels from inductor's FX-graph cache instead of compiling them).
+COMPILE_SCOPE = ("step", "layer")
+# One graph per layer, per batch size, per format, in a sweep's one process.
+LAYER_RECOMPILE_LIMIT = 8192
 
 
 @dataclass(frozen=True)
@@ -121,13 +135,16 @@ def reset_compiles() -> None:
     clear_caches()
 
 
-def _recompile_limit() -> Any:
-    """Dynamo's recompile limit raised to RECOMPILE_LIMIT for a block, then put back."""
+def _recompile_limit(limit: int) -> Any:
+    """Dynamo's recompile limits raised to `limit` for a block, then put back."""
     import torch._dynamo
 
     config = torch._dynamo.config
     name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
-    return config.patch(name, max(int(getattr(config, name)), RECOMPILE_LIMIT))
+    changes = {name: max(int(getattr(config, name)), limit)}
+    if hasattr(config, "accumulated_recompile_limit"):  # over every function of a process
+        changes["accumulated_recompile_limit"] = max(config.accumulated_recompile_limit, limit)
+    return config.patch(changes)
 
 
 def _inductor_default() -> str | None:
@@ -158,13 +175,18 @@ class CompiledDecoder(GraphDecoder):
         self,
         *args: Any,
         compile_batch: str = "static",
+        compile_scope: str = "step",
         fresh_cache_dir: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         if compile_batch not in COMPILE_BATCH:
             raise ValueError(f"compile_batch {compile_batch!r}: one of {COMPILE_BATCH}")
+        if compile_scope not in COMPILE_SCOPE:
+            raise ValueError(f"compile_scope {compile_scope!r}: one of {COMPILE_SCOPE}")
         self.compile_batch = compile_batch
+        self.compile_scope = compile_scope
+        self._layers: list[Any] = []
         self._fresh_cache_dir = fresh_cache_dir
         self._compiled: Compiled | None = None
         self._cache_dir = ("", "")
@@ -175,7 +197,8 @@ class CompiledDecoder(GraphDecoder):
         recompile limit set for it alone (compile, warm-up, capture and check); the
         environment is put back afterwards, with what inductor sets itself while it
         compiles (_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR, read as it loads a library)."""
-        with environment_kept(), _recompile_limit():
+        limit = LAYER_RECOMPILE_LIMIT if self.compile_scope == "layer" else RECOMPILE_LIMIT
+        with environment_kept(), _recompile_limit(limit):
             if self._fresh_cache_dir is not None:  # one of --compiles N: an empty cache
                 os.environ[CACHE_ENV] = self._fresh_cache_dir
                 os.environ[TRITON_CACHE_ENV] = os.path.join(self._fresh_cache_dir, "triton")
@@ -226,13 +249,19 @@ class CompiledDecoder(GraphDecoder):
         import torch
 
         dynamic = self.compile_batch == "dynamic"
-        compiled = torch.compile(
-            self._step,
-            backend=BACKEND,
-            mode=MODE,
-            fullgraph=fullgraph,
-            dynamic=None if dynamic else False,
-        )
+
+        def compile_(function: Callable[..., Any]) -> Callable[..., Any]:
+            return torch.compile(
+                function,
+                backend=BACKEND,
+                mode=MODE,
+                fullgraph=fullgraph,
+                dynamic=None if dynamic else False,
+            )
+
+        compiled = self._layers_compiled(compile_) if self.compile_scope == "layer" else None
+        if compiled is None:
+            compiled = compile_(self._step)
         self._prefill()  # the state a step continues from (the prefill is not timed)
         if dynamic:
             self._mark_batch_dynamic()
@@ -242,6 +271,34 @@ class CompiledDecoder(GraphDecoder):
         self._synchronize()
         self._body = compiled
         return time.monotonic() - started
+
+    def _layers_compiled(
+        self, compile_: Callable[[Callable[..., Any]], Callable[..., Any]]
+    ) -> Callable[[], None]:
+        """The step with each decoder layer compiled on its own (torch.compile of the
+        layer's call, as nn.Module.compile does), the compiled calls in place only while
+        the step runs: the prefill, the eager check and the margins stay eager."""
+        import torch
+
+        layers = getattr(getattr(self.model, "model", None), "layers", None)
+        if not isinstance(layers, torch.nn.ModuleList) or len(layers) == 0:
+            raise DecodeCaptureFailed(
+                self.label,
+                "--compile_scope layer needs the model's decoder layers (model.model.layers)",
+                self.regime,
+            )
+        self._layers = [(layer, compile_(layer._call_impl)) for layer in layers]
+
+        def step() -> None:
+            for layer, call in self._layers:
+                layer._compiled_call_impl = call
+            try:
+                self._step()
+            finally:
+                for layer, _ in self._layers:
+                    layer._compiled_call_impl = None
+
+        return step
 
     def _mark_batch_dynamic(self) -> None:
         """The batch dimension of every tensor the step reads or writes with one (the
@@ -273,6 +330,8 @@ class CompiledDecoder(GraphDecoder):
             "mode": MODE,
             "dynamic": self.compile_batch == "dynamic",
             "batch_dim": self.compile_batch,
+            "scope": self.compile_scope,
+            "layers_compiled": len(self._layers) if self.compile_scope == "layer" else None,
             "torch": _torch_version(),
             "triton": packages.installed_version("triton")
             or packages.installed_version("pytorch-triton"),
@@ -298,6 +357,12 @@ class CompiledDecoder(GraphDecoder):
             return None
         ties = f", {len(self._ties)} row(s) parted at a near tie" if self._ties else ""
         shape = "one graph" if done.fullgraph else "with graph breaks"
+        if self.compile_scope == "layer":
+            whole = "whole" if done.fullgraph else "with graph breaks"
+            shape = (
+                f"{len(self._layers)} layers compiled {whole}: {done.dynamo_graphs} graphs, "
+                f"{done.cache_hits} loaded from inductor's cache"
+            )
         return (
             f"{self.label}: step compiled in {done.compile_s:.1f} s ({shape}; inductor cache "
             f"{done.cache}); {'captured' if self._graph is not None else 'not captured'}, "

@@ -83,6 +83,7 @@ def make_decoder(
     check_tokens: int = CHECK_TOKENS,
     fresh_cache_dir: str | None = None,
     compile_batch: str = "static",
+    compile_scope: str = "step",
 ) -> Decoder:
     """The decoder for `regime`, not yet prepared.
 
@@ -95,6 +96,8 @@ def make_decoder(
     without a graph. check_tokens: how many tokens prepare() compares between the eager
     step and the replayed graph (0: no check). compile_batch ("compiled"): static, a
     compile per batch size; dynamic, the batch dimension compiled as a symbol.
+    compile_scope ("compiled"): step, the whole step one graph; layer, each decoder layer
+    compiled on its own.
     fresh_cache_dir: for "compiled", an empty folder inductor caches this compile in (one
     of --compiles N; see reset_compiles()).
 
@@ -117,6 +120,7 @@ def make_decoder(
             capture=capture,
             check_tokens=check_tokens,
             compile_batch=compile_batch,
+            compile_scope=compile_scope,
             fresh_cache_dir=fresh_cache_dir,
         )
     return GraphDecoder(*args, capture=capture, check_tokens=check_tokens)

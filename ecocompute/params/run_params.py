@@ -63,6 +63,7 @@ STRIPPED = (
     "decode",
     "phases",
     "compile_batch",
+    "compile_scope",
     "site",
     "api_base",
 )  # text, not a path
@@ -199,6 +200,12 @@ class RunParams:
         "fixed) or dynamic (the batch dimension compiled as a symbol: batch 1 gets a graph "
         "of its own, every batch of 2 or more shares one, so a sweep over batch sizes "
         "compiles each format twice instead of once per size)", flag="{static,dynamic}")
+    compile_scope: Literal["step", "layer"] = _f("step",
+        "with --decode compiled: step (the whole one-token step compiled as one graph) or "
+        "layer (each decoder layer compiled on its own, the rest of the step eager, all "
+        "of it captured as one CUDA graph: regional compilation, whose layers after the "
+        "first load their graph from inductor's cache, a shorter compile)",
+        flag="{step,layer}")
     ci_target_pts: float | None = _f(None,
         "stop on precision: after --iterations rounds, keep running paired rounds until "
         "the 95% interval of the delta is at most this many points wide on each side "
@@ -398,6 +405,9 @@ class RunParams:
         if self.compile_batch == "dynamic" and self.decode != "compiled":
             why = "needs --decode compiled (only a compiled step has shapes to keep dynamic)"
             raise InputError("compile_batch", self.compile_batch, why)
+        if self.compile_scope == "layer" and self.decode != "compiled":
+            why = "needs --decode compiled (only a compiled step has layers compiled)"
+            raise InputError("compile_scope", self.compile_scope, why)
         if self.phases == "apart" and self.tokens < 2:
             why = "needs --tokens 2 or more (the first new token is the prefill's)"
             raise InputError("phases", self.phases, why)

@@ -140,7 +140,7 @@ def rounding_bounds(m: derive.Measured, again: Results, paths: frozenset[str]) -
     local = {path: _LOCAL.fullmatch(path) for path in base}
     if all(local.values()):
         return _local_bounds(
-            m, base, {path: match.groups() for path, match in local.items() if match}
+            m, base, {path: _located(match) for path, match in local.items() if match}
         )
     return _full_bounds(m, base)
 
@@ -161,29 +161,35 @@ def _full_bounds(m: derive.Measured, base: dict[str, float]) -> dict[str, float]
 _LOCAL = re.compile(r"\$\.results\.(?:trials\[(\d+)\]|per_format\.([A-Z0-9]+))\.(\w+)")
 
 
+Where = tuple[str | None, str | None, str]  # a trial's index or a format, and the field
+
+
+def _located(match: re.Match[str]) -> Where:
+    return match.group(1), match.group(2), match.group(3)
+
+
 def _local_bounds(
-    m: derive.Measured,
-    base: dict[str, float],
-    where: dict[str, tuple[str | None, str | None, str]],
+    m: derive.Measured, base: dict[str, float], where: dict[str, Where]
 ) -> dict[str, float]:
     """rounding_bounds for trials' figures and formats' statistics alone: each moved
     input derives again only the trials and the formats' statistics these paths read
     (a trial's figures depend on its own readings, a format's statistics on its trials
     and the inputs besides them), so the sums are those of the whole derivation."""
     total = dict.fromkeys(base, 0.0)
-    formats = {fmt for _, fmt, _ in where.values() if fmt is not None}
+    named = {fmt for _, fmt, _ in where.values() if fmt is not None}
+    formats = {t.format for t in m.trials if t.format in named}
     wanted = {int(k) for k, _, _ in where.values() if k is not None}
     wanted |= {i for i, t in enumerate(m.trials) if t.format in formats}
 
     def add(trials: dict[int, Trial], moved: derive.Measured) -> None:
-        stats = {
+        stats: dict[str, object] = {
             fmt: derive.format_stats(
                 [t for i, t in sorted(trials.items()) if t.format == fmt], moved.facts[fmt], moved
             )
             for fmt in formats
         }
         for path, (k, fmt, field) in where.items():
-            x = getattr(trials[int(k)] if k is not None else stats[fmt or ""], field, None)
+            x = getattr(trials[int(k)] if k is not None else stats.get(fmt or ""), field, None)
             if isinstance(x, (int, float)) and not isinstance(x, bool):
                 total[path] += SAFETY * abs(float(x) - base[path])
 

@@ -53,6 +53,12 @@ class Compiler(Strict):
         description="static: compiled for this batch size; dynamic: the batch dimension a "
         "symbol, one graph for every batch of 2 or more (batch 1 its own)",
     )
+    scope: Literal["step", "layer"] | None = Field(
+        None,
+        description="step: the whole one-token step compiled as one graph; layer: each "
+        "decoder layer compiled on its own (regional compilation), the rest eager",
+    )
+    layers_compiled: int | None = None
     torch: str
     triton: str | None = None
     inductor_cache_dir: str | None = None

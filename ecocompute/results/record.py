@@ -231,6 +231,8 @@ def _protocol(report: ReportModel, published: bool, kind: str) -> str:
     compiler = None if published else meas.decode.compiler
     if compiler is not None and compiler.batch_dim == "dynamic":
         text += " (dynamic batch)"
+    if compiler is not None and compiler.scope == "layer":
+        text += " (layers compiled)"
     if not published and work.prompt_source == "prompt_tokens":
         text += f", prompt {work.prompt_tokens}"
     if not published and meas.decode.phases == "apart":

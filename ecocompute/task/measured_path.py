@@ -377,6 +377,7 @@ def _phase(
             capture=s.accelerator.kind == "cuda",  # the CPU stand-in steps it eagerly
             fresh_cache_dir=fresh_cache_dir,
             compile_batch=p.compile_batch,
+            compile_scope=p.compile_scope,
         )
         if p.decode != "eager":
             s.progress(
