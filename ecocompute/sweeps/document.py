@@ -270,6 +270,12 @@ class Sweep(_Part):
         description="where the points' reports answer another decode regime than the one "
         "asked for (the published path's figures are eager's), which and why",
     )
+    units_note: str | None = Field(
+        None,
+        description="where the measured points come from more than one GPU unit: which "
+        "unit measured which points (a change between two units' points holds their "
+        "difference too)",
+    )
     batch_axis_note: str | None = Field(
         None,
         description="why a sweep over several batch sizes has no batch axis (no format "

@@ -34,6 +34,8 @@ def render(sweep: Sweep, path: Path) -> str:
         )
     if sweep.decode_note:
         lines.append(f"  decode     {sweep.decode_note}")
+    if sweep.units_note:
+        lines.append(f"  units      {sweep.units_note}")
     for fit in sweep.fits:
         lines.extend(fit_lines(fit))
     lines.extend(axis_lines(sweep))

@@ -11,6 +11,7 @@ from ecocompute import __version__
 from ecocompute.errors import InputError, RunError
 from ecocompute.plots.size_plot import FitLine, plot_reports
 from ecocompute.report.build import SCOPE, utc_now
+from ecocompute.report.summary import uuid_tail
 from ecocompute.results.collect import Report, read_one
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
 from ecocompute.sweeps.document import OK, PLOT_NAME, Fit, RunRecord, Sweep
@@ -79,6 +80,9 @@ def summarise(
         no_axis["decode_note"] = decode
     if len(batches) > 1 and not axis:
         no_axis = {"batch_axis_note": no_batch_axis_note(reports, batches)}
+    units = units_note(measured)
+    if units:
+        no_axis["units_note"] = units
     sweep = Sweep.model_validate(
         {
             "timestamp_utc": utc_now(),
@@ -97,6 +101,35 @@ def summarise(
         }
     )
     return sweep, reports
+
+
+def units_note(measured: Sequence[Report]) -> str | None:
+    """Which unit measured which points, where more than one did: each interval holds for
+    its unit, so a delta's change between points of two units, and a crossover between
+    them, holds the units' difference too (docs/units.md). None for one unit."""
+    points: dict[str, set[str]] = {}
+    for r in measured:
+        if r.unit:
+            where = f"{r.model} b{r.batch_size}"
+            points.setdefault(r.unit, set()).add(where)
+    if len(points) < 2:
+        return None
+
+    def name(unit: str) -> str:
+        return "+".join(f"...{uuid_tail(u)}" for u in unit.split("+"))
+
+    def order(where: str) -> tuple[str, int]:
+        model, _, batch = where.rpartition(" b")
+        return model, int(batch) if batch.isdigit() else 0
+
+    listed = "; ".join(
+        f"{name(u)}: {', '.join(sorted(w, key=order))}" for u, w in sorted(points.items())
+    )
+    return (
+        f"the points were measured on {len(points)} units ({listed}): each interval holds "
+        "for its unit, and a change between points of two units holds the units' "
+        "difference too"
+    )
 
 
 def decode_note(reports: Sequence[Report]) -> str | None:

@@ -294,6 +294,25 @@ def test_fit_only_lists_a_batch_sweep_in_the_order_it_ran(tmp_path, capsys):
     assert [b for b, _ in order[::4]] == [1, 4, 16, 64]
 
 
+def test_a_batch_axis_over_two_units_says_which_unit_measured_which_points(tmp_path, capsys):
+    """The H200 phases calls measured batch 1 on one unit and batch 16 on another: their
+    map's change between the two holds the units' difference too, and the sweep says so;
+    one unit's points say nothing of units."""
+    whole = REPO / "docs/validation/h200-map-whole"
+    two = ["sweep", "--fit_only", "--reports", str(whole / "phases-b1/p128"),
+           str(whole / "phases-b16/p128"), "--output_dir", str(tmp_path / "two")]  # fmt: skip
+    assert main(two) == 0
+    note = json.loads((tmp_path / "two" / "sweep.json").read_text())["units_note"]
+    assert note.startswith("the points were measured on 2 units (")
+    assert "...28e77bfbd91d: synthetic:llama-2-7b b1" in note
+    assert "...b1a4d1678474: synthetic:llama-2-7b b16" in note
+    assert "  units      the points were measured on 2 units" in capsys.readouterr().out
+    one = ["sweep", "--fit_only", "--reports", str(whole / "phases-b1/p128"), "--output_dir",
+           str(tmp_path / "one"), "-q"]  # fmt: skip
+    assert main(one) == 0
+    assert "units_note" not in json.loads((tmp_path / "one" / "sweep.json").read_text())
+
+
 # --- issue 30, item 8: degenerate data gets no invented crossover ----------------------
 
 
