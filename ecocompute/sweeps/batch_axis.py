@@ -121,8 +121,11 @@ def crossover(
         ci95=[None if math.isinf(v) else round(v, 3) for v in (low, high)],
         draws=Draws(n=n_boot, no_crossing_beyond=beyond, no_crossing_below=below),
         ci95_text=_end(low, lo_b, hi_b) if low == high and math.isinf(low) else text,
-        ci_note="parametric bootstrap over each point's paired t interval; an open end (below "
-        "/ beyond) means the draws put the crossover outside the batch sizes measured",
+        ci_note="parametric bootstrap over each point's paired t interval, the delta taken "
+        "as log2-linear between measured sizes (the interval holds the points' noise, not "
+        "the curve's shape between them); an open end (below / beyond) means the draws put "
+        "the crossover outside the batch sizes measured",
+        between_batch_sizes=None if mean is None else _bracket(pts, mean),
     )
     if mean is not None:
         return result
@@ -134,6 +137,14 @@ def crossover(
             f"them (95% interval {result.ci95_text})"
         }
     )
+
+
+def _bracket(pts: Sequence[BatchPoint], at: float) -> list[float] | None:
+    """The two measured batch sizes either side of a crossover at `at`."""
+    for a, b in itertools.pairwise(pts):
+        if a.batch_size <= at <= b.batch_size:
+            return [a.batch_size, b.batch_size]
+    return None
 
 
 def _sign_before_crossing(pts: Sequence[BatchPoint]) -> bool:

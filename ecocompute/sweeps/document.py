@@ -226,6 +226,12 @@ class BatchCrossover(_Part):
     note: str | None = None
     ci95_text: str | None = None
     ci_note: str | None = None
+    between_batch_sizes: Pair | None = Field(
+        None,
+        description="the measured batch sizes either side of the crossover: between them "
+        "it is interpolated (log2-linear), so its interval holds the points' noise, not "
+        "the shape of the curve between two sizes far apart",
+    )
 
 
 class BatchAxisEntry(_Part):

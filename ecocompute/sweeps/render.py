@@ -84,7 +84,11 @@ def axis_lines(sweep: Sweep) -> list[str]:
             if cross.batch_size is not None
             else (cross.note or "no crossover")
         )
-        ci = f" (95% CI {cross.ci95_text})" if cross.ci95_text else ""
+        ci = f"95% CI {cross.ci95_text}" if cross.ci95_text else ""
+        if cross.batch_size is not None and cross.between_batch_sizes:
+            lo, hi = cross.between_batch_sizes
+            ci += f"{'; ' if ci else ''}interpolated between batch {lo:g} and {hi:g}"
+        ci = f" ({ci})" if ci else ""
         lines.append(f"  {entry.precision:<4} {entry.model_name}: {where}{ci}")
     if sweep.map:
         lines.append("  map        " + "; ".join(sweep.map))

@@ -292,6 +292,13 @@ def test_fit_only_lists_a_batch_sweep_in_the_order_it_ran(tmp_path, capsys):
     order = [(r["batch_size"], r["precision"]) for r in doc["runs"]]
     assert order[:5] == [(1, "NF4"), (1, "INT8"), (1, "INT4"), (1, "FP8"), (4, "NF4")]
     assert [b for b, _ in order[::4]] == [1, 4, 16, 64]
+    for entry in doc["batch_axis"]:  # a crossover names the measured sizes either side
+        cross, sizes = entry["crossover"], [p["batch_size"] for p in entry["points"]]
+        if cross["batch_size"] is None:
+            assert cross.get("between_batch_sizes") is None
+            continue
+        lo, hi = cross["between_batch_sizes"]
+        assert lo <= cross["batch_size"] <= hi and sizes.index(hi) == sizes.index(lo) + 1
 
 
 def test_a_batch_axis_over_two_units_says_which_unit_measured_which_points(tmp_path, capsys):
@@ -306,7 +313,10 @@ def test_a_batch_axis_over_two_units_says_which_unit_measured_which_points(tmp_p
     assert note.startswith("the points were measured on 2 units (")
     assert "...28e77bfbd91d: synthetic:llama-2-7b b1" in note
     assert "...b1a4d1678474: synthetic:llama-2-7b b16" in note
-    assert "  units      the points were measured on 2 units" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "  units      the points were measured on 2 units" in out
+    assert "NF4  synthetic:llama-2-7b: crosses zero at batch 1.53 (95% CI 1.51 .. 1.55; " in out
+    assert "interpolated between batch 1 and 16)" in out
     one = ["sweep", "--fit_only", "--reports", str(whole / "phases-b1/p128"), "--output_dir",
            str(tmp_path / "one"), "-q"]  # fmt: skip
     assert main(one) == 0
