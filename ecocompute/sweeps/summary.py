@@ -115,8 +115,11 @@ def units_note(measured: Sequence[Report]) -> str | None:
     if len(points) < 2:
         return None
 
-    def name(unit: str) -> str:
-        return "+".join(f"...{uuid_tail(u)}" for u in unit.split("+"))
+    gpus = {g for unit in points for g in unit.split("+")}
+    tails_differ = len({uuid_tail(g) for g in gpus}) == len(gpus)
+
+    def name(unit: str) -> str:  # UUID tails, or whole UUIDs where two tails are alike
+        return "+".join(f"...{uuid_tail(u)}" if tails_differ else u for u in unit.split("+"))
 
     def order(where: str) -> tuple[str, int]:
         model, _, batch = where.rpartition(" b")

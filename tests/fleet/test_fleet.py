@@ -334,6 +334,11 @@ def test_a_measured_fleet_sweep_json_matches_the_sequential_one(cluster, tmp_pat
     seq_doc = json.loads((seq_out / "sweep.json").read_text())
     assert {r["basis"] for r in fleet_doc["runs"]} == {"measured"}
     drop, timed = PLACEMENT + TIMED_RESULTS, ("delta_pct", "se_pct", "ci95_pct")
+    # points the fleet ran on both workers' GPUs are two units' (the fake GPUs 0 and 1,
+    # whose UUIDs share their tails: named whole); the sequential run's are one unit's
+    if len({r["gpu"] for r in fleet_doc["runs"]}) > 1:
+        assert fleet_doc.pop("units_note").startswith("the points were measured on 2 units (GPU-")
+    assert "units_note" not in fleet_doc and "units_note" not in seq_doc
     assert _comparable(fleet_doc, drop, timed) == _comparable(seq_doc, drop, timed)
     assert all(r["attempts"] == 1 and r["elapsed_s"] > 0 for r in fleet_doc["runs"])
 
