@@ -186,7 +186,7 @@ class CompiledDecoder(GraphDecoder):
             raise ValueError(f"compile_scope {compile_scope!r}: one of {COMPILE_SCOPE}")
         self.compile_batch = compile_batch
         self.compile_scope = compile_scope
-        self._layers: list[Any] = []
+        self._layers: list[tuple[Any, Callable[..., Any]]] = []  # (layer, its compiled call)
         self._fresh_cache_dir = fresh_cache_dir
         self._compiled: Compiled | None = None
         self._cache_dir = ("", "")
@@ -259,8 +259,9 @@ class CompiledDecoder(GraphDecoder):
                 dynamic=None if dynamic else False,
             )
 
-        compiled = self._layers_compiled(compile_) if self.compile_scope == "layer" else None
-        if compiled is None:
+        if self.compile_scope == "layer":
+            compiled = self._layers_compiled(compile_)
+        else:
             compiled = compile_(self._step)
         self._prefill()  # the state a step continues from (the prefill is not timed)
         if dynamic:
@@ -355,18 +356,17 @@ class CompiledDecoder(GraphDecoder):
         done = self._compiled
         if done is None:
             return None
-        ties = f", {len(self._ties)} row(s) parted at a near tie" if self._ties else ""
-        shape = "one graph" if done.fullgraph else "with graph breaks"
         if self.compile_scope == "layer":
             whole = "whole" if done.fullgraph else "with graph breaks"
             shape = (
                 f"{len(self._layers)} layers compiled {whole}: {done.dynamo_graphs} graphs, "
                 f"{done.cache_hits} loaded from inductor's cache"
             )
+        else:
+            shape = "one graph" if done.fullgraph else "with graph breaks"
         return (
             f"{self.label}: step compiled in {done.compile_s:.1f} s ({shape}; inductor cache "
-            f"{done.cache}); {'captured' if self._graph is not None else 'not captured'}, "
-            f"first {self._checked} tokens checked{ties}"
+            f"{done.cache}); {self._checked_note()}"
         )
 
 

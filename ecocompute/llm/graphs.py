@@ -172,12 +172,13 @@ class GraphDecoder(Decoder):
         }
 
     def prepared_note(self) -> str | None:
-        if not self._ties:
-            return None
-        return (
-            f"{self.label}: captured, first {self._checked} tokens checked, "
-            f"{len(self._ties)} row(s) parted at a near tie"
-        )
+        return f"{self.label}: {self._checked_note()}" if self._ties else None
+
+    def _checked_note(self) -> str:
+        """Whether the step was captured, and what the check found."""
+        ties = f", {len(self._ties)} row(s) parted at a near tie" if self._ties else ""
+        captured = "captured" if self._graph is not None else "not captured"
+        return f"{captured}, first {self._checked} tokens checked{ties}"
 
     # -- inside measured windows ------------------------------------------------------
     def run(self) -> Any:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ecocompute.core.meta import RandomEffects, fixed_effect, pool
+from ecocompute.report.summary import unit_tail
 from ecocompute.results.collect import Report
 
 
@@ -59,7 +60,7 @@ class UnitEstimate:
 
     @property
     def tail(self) -> str:
-        return "+".join(u.rsplit("-", 1)[-1][-12:] for u in self.unit.split("+"))
+        return unit_tail(self.unit)
 
     @property
     def ci95_pct(self) -> tuple[float, float]:

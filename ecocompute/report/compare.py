@@ -64,10 +64,9 @@ def _moved(t: Trial, fields: Sequence[str], step: float) -> Trial:
 
 
 def _shift(
-    trials: Sequence[Trial], fields: Sequence[str], h: float, pattern: str
+    trials: Sequence[Trial], fields: Sequence[str], h: float, signs: list[int]
 ) -> tuple[Trial, ...]:
-    """Every trial's fields moved by h, each the way the pattern (_signs) moves it."""
-    signs = _signs(trials, pattern)
+    """Every trial's fields moved by h, each the way its sign (_signs) moves it."""
     return tuple(_moved(t, fields, sign * h) for t, sign in zip(trials, signs, strict=True))
 
 
@@ -86,10 +85,11 @@ def _trial_groups(m: derive.Measured) -> list[tuple[tuple[str, ...], float]]:
 def _perturbed(m: derive.Measured) -> list[derive.Measured]:
     """The inputs moved by their rounding, one group at a time: all one way, and
     alternating (what moves a spread)."""
+    signs = [_signs(m.trials, pattern) for pattern in PATTERNS]
     out = [
-        dataclasses.replace(m, trials=_shift(m.trials, fields, h, pattern))
+        dataclasses.replace(m, trials=_shift(m.trials, fields, h, pattern_signs))
         for fields, h in _trial_groups(m)
-        for pattern in PATTERNS
+        for pattern_signs in signs
     ]
     out.extend(_other_inputs_moved(m))
     return out
@@ -161,11 +161,12 @@ def _full_bounds(m: derive.Measured, base: dict[str, float]) -> dict[str, float]
 _LOCAL = re.compile(r"\$\.results\.(?:trials\[(\d+)\]|per_format\.([A-Z0-9]+))\.(\w+)")
 
 
-Where = tuple[str | None, str | None, str]  # a trial's index or a format, and the field
+Where = tuple[int | None, str | None, str]  # a trial's index or a format, and the field
 
 
 def _located(match: re.Match[str]) -> Where:
-    return match.group(1), match.group(2), match.group(3)
+    index = match.group(1)
+    return None if index is None else int(index), match.group(2), match.group(3)
 
 
 def _local_bounds(
@@ -178,7 +179,7 @@ def _local_bounds(
     total = dict.fromkeys(base, 0.0)
     named = {fmt for _, fmt, _ in where.values() if fmt is not None}
     formats = {t.format for t in m.trials if t.format in named}
-    wanted = {int(k) for k, _, _ in where.values() if k is not None}
+    wanted = {k for k, _, _ in where.values() if k is not None}
     wanted |= {i for i, t in enumerate(m.trials) if t.format in formats}
 
     def add(trials: dict[int, Trial], moved: derive.Measured) -> None:
@@ -189,14 +190,14 @@ def _local_bounds(
             for fmt in formats
         }
         for path, (k, fmt, field) in where.items():
-            x = getattr(trials[int(k)] if k is not None else stats.get(fmt or ""), field, None)
+            x = getattr(trials[k] if k is not None else stats.get(fmt or ""), field, None)
             if isinstance(x, (int, float)) and not isinstance(x, bool):
                 total[path] += SAFETY * abs(float(x) - base[path])
 
+    signs_by_pattern = [_signs(m.trials, pattern) for pattern in PATTERNS]
     for fields, h in _trial_groups(m):
         cache: dict[tuple[int, int], Trial] = {}
-        for pattern in PATTERNS:
-            signs = _signs(m.trials, pattern)
+        for signs in signs_by_pattern:
             trials = {}
             for i in wanted:
                 if (i, signs[i]) not in cache:

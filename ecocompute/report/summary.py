@@ -335,6 +335,11 @@ def uuid_tail(uuid: str | None) -> str | None:
     return None if not uuid else uuid.rsplit("-", 1)[-1][-UUID_TAIL:]
 
 
+def unit_tail(unit: str) -> str:
+    """A unit's name for people: its GPUs' UUID tails, joined by "+" as the unit is."""
+    return "+".join(uuid_tail(u) or u for u in unit.split("+"))
+
+
 def unit_lines(report: Report) -> list[str]:
     """Which unit of the card was measured (its interval holds for that card, not the
     card model: docs/units.md), and every window that ran throttled; none unless

@@ -29,13 +29,19 @@ SEED = 20261201
 def first_crossing(points: Sequence[tuple[int, float]]) -> float | None:
     """The batch size where the deltas (sorted by batch) first change sign, on a log2
     axis; None where they never do. +inf/-inf are not returned here."""
+    found = _crossing(points)
+    return None if found is None else found[0]
+
+
+def _crossing(points: Sequence[tuple[int, float]]) -> tuple[float, list[float]] | None:
+    """first_crossing, and the two measured batch sizes it lies between."""
     for (b0, d0), (b1, d1) in itertools.pairwise(points):
         if d0 == 0.0:
-            return float(b0)
+            return float(b0), [b0, b1]
         if (d0 < 0) != (d1 < 0) or d1 == 0.0:
             x0, x1 = math.log2(b0), math.log2(b1)
             x = x0 + (0.0 - d0) * (x1 - x0) / (d1 - d0)
-            return 2.0**x
+            return 2.0**x, [b0, b1]
     return None
 
 
@@ -84,7 +90,8 @@ def crossover(
             note=f"batch size {listed} is held by more than one report, and batch sizes are "
             "never pooled: no crossover is located (fit the reports of one sweep)",
         )
-    mean = first_crossing([(p.batch_size, p.delta_pct) for p in pts])
+    crossing = _crossing([(p.batch_size, p.delta_pct) for p in pts])
+    mean = None if crossing is None else crossing[0]
     status = "outside" if mean is None else "inside"
     side = "saves" if pts[0].delta_pct < 0 else "costs"
     never = f"the mean delta {side} at every batch size measured ({lo_b}..{hi_b})"
@@ -125,7 +132,7 @@ def crossover(
         "as log2-linear between measured sizes (the interval holds the points' noise, not "
         "the curve's shape between them); an open end (below / beyond) means the draws put "
         "the crossover outside the batch sizes measured",
-        between_batch_sizes=None if mean is None else _bracket(pts, mean),
+        between_batch_sizes=None if crossing is None else crossing[1],
     )
     if mean is not None:
         return result
@@ -137,14 +144,6 @@ def crossover(
             f"them (95% interval {result.ci95_text})"
         }
     )
-
-
-def _bracket(pts: Sequence[BatchPoint], at: float) -> list[float] | None:
-    """The two measured batch sizes either side of a crossover at `at`."""
-    for a, b in itertools.pairwise(pts):
-        if a.batch_size <= at <= b.batch_size:
-            return [a.batch_size, b.batch_size]
-    return None
 
 
 def _sign_before_crossing(pts: Sequence[BatchPoint]) -> bool:

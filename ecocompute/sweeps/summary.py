@@ -107,26 +107,21 @@ def units_note(measured: Sequence[Report]) -> str | None:
     """Which unit measured which points, where more than one did: each interval holds for
     its unit, so a delta's change between points of two units, and a crossover between
     them, holds the units' difference too (docs/units.md). None for one unit."""
-    points: dict[str, set[str]] = {}
+    points: dict[str, set[tuple[str, int]]] = {}
     for r in measured:
         if r.unit:
-            where = f"{r.model} b{r.batch_size}"
-            points.setdefault(r.unit, set()).add(where)
+            points.setdefault(r.unit, set()).add((r.model, r.batch_size))
     if len(points) < 2:
         return None
-
     gpus = {g for unit in points for g in unit.split("+")}
     tails_differ = len({uuid_tail(g) for g in gpus}) == len(gpus)
 
     def name(unit: str) -> str:  # UUID tails, or whole UUIDs where two tails are alike
-        return "+".join(f"...{uuid_tail(u)}" if tails_differ else u for u in unit.split("+"))
-
-    def order(where: str) -> tuple[str, int]:
-        model, _, batch = where.rpartition(" b")
-        return model, int(batch) if batch.isdigit() else 0
+        return "+".join(f"...{uuid_tail(g)}" for g in unit.split("+")) if tails_differ else unit
 
     listed = "; ".join(
-        f"{name(u)}: {', '.join(sorted(w, key=order))}" for u, w in sorted(points.items())
+        f"{name(u)}: {', '.join(f'{model} b{batch}' for model, batch in sorted(w))}"
+        for u, w in sorted(points.items())
     )
     return (
         f"the points were measured on {len(points)} units ({listed}): each interval holds "

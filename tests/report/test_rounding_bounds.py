@@ -9,7 +9,14 @@ import json
 from pathlib import Path
 
 from ecocompute.report import derive
-from ecocompute.report.compare import _LOCAL, _full_bounds, _local_bounds, bounded_figures, compare
+from ecocompute.report.compare import (
+    _LOCAL,
+    _full_bounds,
+    _local_bounds,
+    _located,
+    bounded_figures,
+    compare,
+)
 from ecocompute.report.legacy import upgraded
 from ecocompute.report.read import older_format
 
@@ -36,7 +43,7 @@ def test_local_bounds_are_the_whole_derivations_on_every_committed_older_report(
         again = derive.derive_results(inputs, res.note or "")
         paths = frozenset(p.split(": ", 1)[0] for p in compare(res, again, {}))
         base = bounded_figures(again, paths)
-        where = {p: m.groups() for p in base if (m := _LOCAL.fullmatch(p))}
+        where = {p: _located(m) for p in base if (m := _LOCAL.fullmatch(p))}
         if not where:
             continue
         local = {p: base[p] for p in where}
