@@ -90,7 +90,7 @@ case "$PART" in
         layer) how=(--compile_batch static --compile_scope layer) ;;
         *) how=(--compile_batch "$dim") ;;
       esac
-      run "probe-$dim" $([ "$dim" = static ] && echo 280 || echo 270) energy_estimate --model "$MODEL" --precision NF4 --decode compiled \
+      run "probe-$dim" $([ "$dim" = static ] && echo 290 || echo 270) energy_estimate --model "$MODEL" --precision NF4 --decode compiled \
         "${how[@]}" --batch_size 16 --iterations 3 --warmup 1 --no_quality_probe \
         "${EXTRA[@]}" --output_dir "$WORK/$dim"
     done ;;
