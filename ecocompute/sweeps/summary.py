@@ -79,7 +79,7 @@ def summarise(
     if decode:
         no_axis["decode_note"] = decode
     if len(batches) > 1 and not axis:
-        no_axis = {"batch_axis_note": no_batch_axis_note(reports, batches)}
+        no_axis["batch_axis_note"] = no_batch_axis_note(reports, batches)
     units = units_note(measured)
     if units:
         no_axis["units_note"] = units

@@ -260,6 +260,18 @@ def test_a_sweep_names_the_regime_its_points_fell_back_to(tmp_path, capsys):
     assert "compiled asked for" in line and "eager" in line
 
 
+def test_a_sweep_with_no_batch_axis_still_names_the_regime_its_points_fell_back_to(tmp_path):
+    """Several batch sizes, no axis (the published path) and a regime fallen back from:
+    both notes stay (the batch-axis note once replaced every other one)."""
+    out = tmp_path / "sw"
+    argv = ["sweep", "--models", "synthetic:smollm2-135m", "--precisions", "NF4"]
+    argv += ["--batch_sizes", "1,4", "--decode", "compiled", "--dry_run"]
+    assert main([*argv, "--output_dir", str(out), "-q"]) == 0
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["batch_axis_note"].startswith("no batch axis: no format was measured")
+    assert doc["decode_note"].startswith("--decode compiled asked for, but the points are eager's")
+
+
 def test_the_map_plot_marks_each_crossover_and_shades_the_whole_axis(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     from ecocompute.plots.batch_plot import Crossing, build_batch_figure
