@@ -91,10 +91,6 @@ class IdleWindow:
     def power_w(self) -> float:
         return self.reading.energy_j / self.reading.duration_s
 
-    def power_by_gpu_w(self) -> dict[int, float]:
-        per_gpu = zip(self.nvml_indices, self.reading.per_gpu_j, strict=True)
-        return {i: j / self.reading.duration_s for i, j in per_gpu}
-
 
 @dataclass(frozen=True)
 class GpuBefore:
