@@ -16,6 +16,9 @@
 #              compile_s). ~9 min cold. PROBE_DIMS="static layer": the whole step
 #              against each decoder layer compiled on its own (--compile_scope layer,
 #              regional compilation: a shorter compile; are its kernels as fast?).
+#              PROBE_DIMS="static mode-default": inductor's default mode against its
+#              max-autotune (--compile_mode default: no kernel tuning, the shorter compile;
+#              the layer scope was not much shorter, docs/validation/h200-map-whole).
 #   compiled1  compiled at batch 1: FP16 vs FORMATS (default NF4, INT4, INT8), one session
 #              (4 compiles of ~45-100 s cold; the inductor cache starts cold on a fresh
 #              machine).
@@ -69,7 +72,7 @@ else
 fi
 BATCHES_GIVEN=${BATCHES:-}
 SIZES=${BATCHES_GIVEN:-$SIZES_GIVEN}
-NAME=$PART${FORMATS_GIVEN:+-${FORMATS_GIVEN//,/-}}${SIZES:+-b${SIZES//,/-}}${COMPILE_SCOPE:+-$COMPILE_SCOPE}
+NAME=$PART${FORMATS_GIVEN:+-${FORMATS_GIVEN//,/-}}${SIZES:+-b${SIZES//,/-}}${COMPILE_SCOPE:+-$COMPILE_SCOPE}${COMPILE_MODE:+-$COMPILE_MODE}
 WORK=${REHEARSAL:+$ECOCOMPUTE_CACHE}/tmp/ecocompute-map-whole/$NAME
 rm -rf "$WORK"; mkdir -p "$WORK"
 STOP=(--iterations 3 --ci_target_pts 2 --max_rounds 6 --warmup 1 --no_quality_probe)
@@ -88,6 +91,7 @@ case "$PART" in
     for dim in ${PROBE_DIMS:-static dynamic}; do  # static builds the synthetic checkpoint (~30 s) too
       case "$dim" in  # layer: static shapes, each decoder layer compiled on its own
         layer) how=(--compile_batch static --compile_scope layer) ;;
+        mode-default) how=(--compile_batch static --compile_mode default) ;;
         *) how=(--compile_batch "$dim") ;;
       esac
       run "probe-$dim" $([ "$dim" = static ] && echo 290 || echo 270) energy_estimate --model "$MODEL" --precision NF4 --decode compiled \
@@ -97,12 +101,14 @@ case "$PART" in
   compiled1)
     run compiled1 540 energy_estimate --model "$MODEL" --precision "$FORMATS" \
       --llm_int8_threshold 0 --decode compiled --compile_scope "${COMPILE_SCOPE:-step}" \
+      --compile_mode "${COMPILE_MODE:-max-autotune-no-cudagraphs}" \
       "${STOP[@]}" "${EXTRA[@]}" \
       --output_dir "$WORK" ;;
   compiledN)
     run compiledN 540 sweep --models "$MODEL" --precisions "$FORMATS" \
       --llm_int8_threshold 0 --decode compiled --compile_batch "${COMPILE_BATCH:-static}" \
       --compile_scope "${COMPILE_SCOPE:-step}" \
+      --compile_mode "${COMPILE_MODE:-max-autotune-no-cudagraphs}" \
       --batch_sizes "$SIZES_N" "${STOP[@]}" "${EXTRA[@]}" --output_dir "$WORK" ;;
   eager)
     run eager 540 sweep --models "$MODEL" --precisions "${FORMATS_GIVEN:-NF4,INT4,FP8,INT8}" \

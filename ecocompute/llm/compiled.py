@@ -55,6 +55,11 @@ log = logging.getLogger(__name__)
 
 BACKEND = "inductor"
 MODE = "max-autotune-no-cudagraphs"
+# Inductor's modes a compile may use: MODE tunes every matmul's kernel and every fused
+# kernel's launch settings by timing candidates (most of a compile's time at 7B); default
+# takes inductor's heuristics and cuBLAS for the matmuls, a shorter compile. CUDA graphs
+# stay ours in both (no reduce-overhead).
+COMPILE_MODES = (MODE, "default")
 CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"
 # A session compiles the same step function once per format and a sweep once more per
 # batch size; dynamo's default of 8 compiled versions per function would stop a sweep of
@@ -176,6 +181,7 @@ class CompiledDecoder(GraphDecoder):
         *args: Any,
         compile_batch: str = "static",
         compile_scope: str = "step",
+        compile_mode: str = MODE,
         fresh_cache_dir: str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -184,6 +190,9 @@ class CompiledDecoder(GraphDecoder):
             raise ValueError(f"compile_batch {compile_batch!r}: one of {COMPILE_BATCH}")
         if compile_scope not in COMPILE_SCOPE:
             raise ValueError(f"compile_scope {compile_scope!r}: one of {COMPILE_SCOPE}")
+        if compile_mode not in COMPILE_MODES:
+            raise ValueError(f"compile_mode {compile_mode!r}: one of {COMPILE_MODES}")
+        self.compile_mode = compile_mode
         self.compile_batch = compile_batch
         self.compile_scope = compile_scope
         self._layers: list[tuple[Any, Callable[..., Any]]] = []  # (layer, its compiled call)
@@ -230,9 +239,8 @@ class CompiledDecoder(GraphDecoder):
         except torch.OutOfMemoryError:
             raise
         except Exception as exc:  # any compile failure is this format's answer
-            raise DecodeCaptureFailed(
-                self.label, f"torch.compile ({BACKEND}, {MODE}) failed: {_reason(exc)}", self.regime
-            ) from exc
+            why = f"torch.compile ({BACKEND}, {self.compile_mode}) failed: {_reason(exc)}"
+            raise DecodeCaptureFailed(self.label, why, self.regime) from exc
         after = _counts()
         self._compiled = Compiled(
             compile_s=compile_s,
@@ -254,7 +262,7 @@ class CompiledDecoder(GraphDecoder):
             return torch.compile(
                 function,
                 backend=BACKEND,
-                mode=MODE,
+                mode=self.compile_mode,
                 fullgraph=fullgraph,
                 dynamic=None if dynamic else False,
             )
@@ -328,7 +336,7 @@ class CompiledDecoder(GraphDecoder):
         cache_dir, cache_from = self._cache_dir
         record["compiler"] = {
             "backend": BACKEND,
-            "mode": MODE,
+            "mode": self.compile_mode,
             "dynamic": self.compile_batch == "dynamic",
             "batch_dim": self.compile_batch,
             "scope": self.compile_scope,

@@ -84,6 +84,7 @@ def make_decoder(
     fresh_cache_dir: str | None = None,
     compile_batch: str = "static",
     compile_scope: str = "step",
+    compile_mode: str | None = None,
 ) -> Decoder:
     """The decoder for `regime`, not yet prepared.
 
@@ -97,7 +98,8 @@ def make_decoder(
     step and the replayed graph (0: no check). compile_batch ("compiled"): static, a
     compile per batch size; dynamic, the batch dimension compiled as a symbol.
     compile_scope ("compiled"): step, the whole step one graph; layer, each decoder layer
-    compiled on its own.
+    compiled on its own. compile_mode ("compiled"): inductor's mode (None: the regime's
+    own, compiled.MODE).
     fresh_cache_dir: for "compiled", an empty folder inductor caches this compile in (one
     of --compiles N; see reset_compiles()).
 
@@ -121,6 +123,7 @@ def make_decoder(
             check_tokens=check_tokens,
             compile_batch=compile_batch,
             compile_scope=compile_scope,
+            **({} if compile_mode is None else {"compile_mode": compile_mode}),
             fresh_cache_dir=fresh_cache_dir,
         )
     return GraphDecoder(*args, capture=capture, check_tokens=check_tokens)

@@ -64,6 +64,7 @@ STRIPPED = (
     "phases",
     "compile_batch",
     "compile_scope",
+    "compile_mode",
     "site",
     "api_base",
 )  # text, not a path
@@ -206,6 +207,12 @@ class RunParams:
         "of it captured as one CUDA graph: regional compilation, whose layers after the "
         "first load their graph from inductor's cache, a shorter compile)",
         flag="{step,layer}")
+    compile_mode: Literal["max-autotune-no-cudagraphs", "default"] = _f(
+        "max-autotune-no-cudagraphs",
+        "with --decode compiled: inductor's mode; max-autotune-no-cudagraphs times candidate "
+        "kernels for every matmul and fused kernel (the longer compile), default takes "
+        "inductor's heuristics and cuBLAS (a shorter compile, perhaps slower kernels); the "
+        "CUDA graph is the tool's own in both", flag="{max-autotune-no-cudagraphs,default}")
     ci_target_pts: float | None = _f(None,
         "stop on precision: after --iterations rounds, keep running paired rounds until "
         "the 95% interval of the delta is at most this many points wide on each side "
@@ -408,6 +415,9 @@ class RunParams:
         if self.compile_scope == "layer" and self.decode != "compiled":
             why = "needs --decode compiled (only a compiled step has layers compiled)"
             raise InputError("compile_scope", self.compile_scope, why)
+        if self.compile_mode != "max-autotune-no-cudagraphs" and self.decode != "compiled":
+            why = "needs --decode compiled (only a compiled step has a compile mode)"
+            raise InputError("compile_mode", self.compile_mode, why)
         if self.phases == "apart" and self.tokens < 2:
             why = "needs --tokens 2 or more (the first new token is the prefill's)"
             raise InputError("phases", self.phases, why)

@@ -23,6 +23,7 @@ from typing import Any
 from ecocompute.core.precision import Precision
 from ecocompute.core.stats import t_quantile
 from ecocompute.formats.table import format_key
+from ecocompute.llm.compiled import MODE as COMPILE_MODE
 from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
 from ecocompute.report.model import FORMAT, Software
@@ -233,6 +234,8 @@ def _protocol(report: ReportModel, published: bool, kind: str) -> str:
         text += " (dynamic batch)"
     if compiler is not None and compiler.scope == "layer":
         text += " (layers compiled)"
+    if compiler is not None and compiler.mode != COMPILE_MODE:
+        text += f" (mode {compiler.mode})"
     if not published and work.prompt_source == "prompt_tokens":
         text += f", prompt {work.prompt_tokens}"
     if not published and meas.decode.phases == "apart":

@@ -378,6 +378,7 @@ def _phase(
             fresh_cache_dir=fresh_cache_dir,
             compile_batch=p.compile_batch,
             compile_scope=p.compile_scope,
+            compile_mode=p.compile_mode,
         )
         if p.decode != "eager":
             s.progress(

@@ -487,6 +487,59 @@ def test_a_compiled_sweep_with_a_dynamic_batch_compiles_at_its_first_size_only(t
     assert "dynamic batch" in doc["protocol"] and "phases apart" in doc["protocol"]
 
 
+# -- inductor's mode (--compile_mode) -----------------------------------------------------
+def test_a_compile_in_inductors_default_mode_decodes_generates_tokens_and_says_its_mode(
+    llama, monkeypatch
+):
+    """--compile_mode default: the shorter compile the compiled map's budget may need
+    (issue 32); torch.compile is given that mode, the step decodes generate()'s tokens,
+    and the record names the mode, where the regime's own mode is the default."""
+    seen = []
+    real = torch.compile
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("mode"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "compile", spy)
+    torch._dynamo.reset()
+    decoder = compiled(llama, 1, compile_mode="default")
+    assert seen == ["default"]
+    assert torch.equal(decoder.run(), generated(llama, 1))
+    assert decoder.record()["compiler"]["mode"] == "default"
+    assert compiled(llama, 1).record()["compiler"]["mode"] == "max-autotune-no-cudagraphs"
+    assert seen[-1] == "max-autotune-no-cudagraphs"
+
+
+def test_compile_mode_is_the_compiled_regimes_alone_and_one_of_two():
+    from ecocompute.errors import InputError
+    from ecocompute.params import RunParams
+
+    with pytest.raises(InputError, match=r"^invalid compile_mode 'default': needs --decode"):
+        RunParams(compile_mode="default", decode="graphs")
+    with pytest.raises(InputError, match=r"^invalid compile_mode 'reduce-overhead'"):
+        RunParams(compile_mode="reduce-overhead", decode="compiled")
+    assert RunParams(compile_mode="default", decode="compiled").compile_mode == "default"
+    assert RunParams(decode="compiled").compile_mode == "max-autotune-no-cudagraphs"
+
+
+def test_reports_of_two_compile_modes_are_never_pooled(tmp_path):
+    """The mode is part of a report's protocol, as the batch dimension and the scope are:
+    aggregate and sweep keep points of the two modes apart."""
+    backend = StandInQuantBackend()
+    machine = fake_machine(lambda: FakeTelemetry(), CpuAccelerator(), lambda: backend)
+    for mode in ("default", "max-autotune-no-cudagraphs"):
+        params = _params(tmp_path / mode, precision="NF4", compile_mode=mode)
+        SessionJob(params).run(Progress(quiet=True), machine=machine)
+    found, invalid = read_reports([tmp_path])
+    assert invalid == [] and len(found) == 2
+    protocols = sorted(g.protocol for g in group_reports(found))
+    assert protocols == [
+        f"{TOKENS} tok, batch 1, compiled",
+        f"{TOKENS} tok, batch 1, compiled (mode default)",
+    ]
+
+
 def test_a_sweep_says_which_format_stopped_a_session_and_which_were_not_measured(
     tmp_path, monkeypatch
 ):
