@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,10 +73,12 @@ class FormatResult:
 @dataclass(frozen=True)
 class Estimate:
     """The answer of estimate(): one FormatResult per format asked for (a session of
-    several shares one FP16 baseline). The properties give the first format's figures,
-    the whole answer of a one-format run."""
+    several shares one FP16 baseline), except those the session's decode regime refused
+    while preparing them (refused: format -> why; measured: none, no report). The
+    properties give the first format's figures, the whole answer of a one-format run."""
 
     formats: tuple[FormatResult, ...]
+    refused: Mapping[str, str] = field(default_factory=dict)
 
     def _first(self) -> FormatResult:
         return self.formats[0]
@@ -208,7 +210,8 @@ def estimate(
         report = build_report(outcome, None)
         report_text(report)  # checked as every report the command line writes
         results.append(_format_result(report))
-    return Estimate(tuple(results))
+    session = getattr(outcomes[0], "session", None)
+    return Estimate(tuple(results), dict(session.refused) if session is not None else {})
 
 
 def sweep(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import reprlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 class EcoComputeError(Exception):
@@ -96,9 +96,26 @@ class DecodeCaptureFailed(RunError):
         self.reason = reason  # one line
         self.regime = regime  # the regime that failed
         other = "--decode graphs or --decode eager" if regime == "compiled" else "--decode eager"
+        super().__init__(f"{self.refusal}. Measure it with {other} instead; no report was written.")
+
+    @property
+    def refusal(self) -> str:
+        """What was refused and why, without what that left written."""
+        return f"the {self.regime} decode regime cannot measure {self.label}: {self.reason}"
+
+
+class FormatsRefused(RunError):
+    """A session's regime refused some of its formats while preparing them (before any
+    measured window) and measured the others: their reports are written (.written);
+    .refused maps each refused format to why."""
+
+    def __init__(self, refused: Mapping[str, str], written: Sequence[os.PathLike[str]]) -> None:
+        self.refused = dict(refused)
+        self.written = list(written)
+        why = "; ".join(f"{fmt} not measured ({reason})" for fmt, reason in self.refused.items())
         super().__init__(
-            f"the {regime} decode regime cannot measure {label}: {reason}. "
-            f"Measure it with {other} instead; no report was written."
+            f"{why}; the session's other formats were measured: written, complete and valid: "
+            f"{', '.join(map(str, self.written))}"
         )
 
 

@@ -84,4 +84,9 @@ def _energy_session(args: argparse.Namespace, params: RunParams) -> int:
     written = job.run(
         Progress(params.quiet), command=recorded_command(), summary_encoding=sys.stdout.encoding
     )
-    return print_after_write(written.summary, [str(p) for p in written.paths])
+    status = print_after_write(written.summary, [str(p) for p in written.paths])
+    if written.refused:  # the others' reports are in place; the run did not do all it was asked
+        from ecocompute.errors import FormatsRefused
+
+        raise FormatsRefused(dict(written.refused), written.paths)
+    return status

@@ -28,8 +28,10 @@ from ecocompute.task.run import run_session
 
 @dataclass(frozen=True)
 class SessionWritten:
-    reports: tuple[Written, ...]  # one per format, in the order given
+    reports: tuple[Written, ...]  # one per format measured, in the order given
     summary: str  # the session's summary, already rendered (and encodable)
+    # the formats the regime refused (none written for them), and why
+    refused: tuple[tuple[str, str], ...] = ()
 
     @property
     def paths(self) -> list[Path]:
@@ -71,7 +73,9 @@ class SessionJob:
         outcomes = run_session(self.params, progress, machine=machine)
         reports = [build_report(outcome, command) for outcome in outcomes]
         texts = [report_text(report) for report in reports]  # every one validated first
-        paths = list(self.targets.values())
+        paths = [self.targets[str(o.params.spec())] for o in outcomes]  # refused: none
+        session = getattr(outcomes[0], "session", None)
+        refused = session.refused if session is not None else ()
         summary = render_session(reports, [printable(p) for p in paths])  # any bytes print
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
@@ -83,7 +87,7 @@ class SessionJob:
             write_texts_atomic(list(zip(paths, texts, strict=True)), create_dir=True)
         except PartlyWritten as exc:
             raise SessionPartlyWritten(exc, [w for w in written if w.path in exc.written]) from None
-        return SessionWritten(tuple(written), summary)
+        return SessionWritten(tuple(written), summary, refused)
 
 
 class SessionPartlyWritten(PartlyWritten):

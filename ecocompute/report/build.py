@@ -230,12 +230,12 @@ def _measurement(run: MeasuredRun) -> Measurement:
             formats=formats,
             this_format=key,
             siblings={f: f"../{f}/energy.json" for f in formats if f != key},
-            rotation="round k measures the models in the order FP16, "
-            + ", ".join(formats)
-            + " rotated by k places; trials[].slot is each trial's place",
+            rotation=f"round k measures the models in the order FP16, {', '.join(formats)} "
+            "rotated by k places; trials[].slot is each trial's place",
             note="This report holds the session's FP16 trials and this format's; the sibling "
             "reports hold the same FP16 trials (same indices) with their own format's. Each "
             "delta pairs a format's trial with its round's FP16 trial.",
+            refused=dict(run.session.refused) or None,
         )
     timing = None
     if run.timing is not None:

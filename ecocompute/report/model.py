@@ -190,12 +190,19 @@ class CounterEdges(Strict):
 
 
 class Session(Strict):
+    OMIT_NULL = ("refused",)
+
     formats: list[str]
     this_format: str
     siblings: dict[str, str] = Field(description="format -> its report, relative to this one")
     shared_fp16_trials: Literal[True] = True
     rotation: str | None = None
     note: str | None = None
+    refused: dict[str, str] | None = Field(
+        None,
+        description="formats asked for in this session that its decode regime refused while "
+        "preparing them (before any measured window), and why: not measured, no report",
+    )
 
 
 class Timing(Strict):

@@ -80,6 +80,11 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         header += " (of bandwidth limit)"
     lines.append(header)
     lines.extend(_format_line(r) for r in reports)
+    session = first.measurement.session
+    refused = (session.refused if session is not None else None) or {}
+    lines.extend(
+        f"  refused    {fmt}: not measured, no report: {why}" for fmt, why in refused.items()
+    )
     lines.extend(
         f"  no figure  {r.workload.precision}: {why}"
         for r in reports

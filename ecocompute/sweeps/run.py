@@ -72,7 +72,8 @@ def run_point(
 ) -> list[RunRecord]:
     """One point's records, one per format (each failed, with why, if the point failed;
     a session of which some reports were written before a rename failed: those
-    answered, the others failed)."""
+    answered, the others failed; a format the session's regime refused: failed, with
+    the refusal, beside the others' answers)."""
     singles = [
         dataclasses.replace(params, precision=f, formats=()) for f in params.session_formats
     ] or [params]
@@ -81,10 +82,14 @@ def run_point(
     error: str | None = None
     failed: str | None = None  # the format a capture failure named
     answers: list[Written | None] = []  # one per format, None where not written
+    refused: dict[str, str] = {}  # formats the session's regime refused, and why
     try:
         if len(singles) > 1:
             job = SessionJob(params)
-            answers = list(job.run(Progress(params.quiet), machine=machine, command=argv).reports)
+            done = job.run(Progress(params.quiet), machine=machine, command=argv)
+            refused = dict(done.refused)
+            by_target = {w.path: w for w in done.reports}
+            answers = [by_target.get(target) for target in job.targets.values()]
         else:
             one = ReportJob(params).run(Progress(params.quiet), machine=machine, command=argv)
             answers = [one]
@@ -102,7 +107,9 @@ def run_point(
     records = []
     for p, w in zip(singles, answers, strict=True):
         if w is None:
-            records.append(new_record(p, error=_format_error(error, str(p.precision), failed)))
+            why = refused.get(p.spec().key)
+            why = f"not measured: {why}" if why else _format_error(error, str(p.precision), failed)
+            records.append(new_record(p, error=why))
             continue
         report = written_record(w.path, w.report)
         records.append(

@@ -22,7 +22,13 @@ from ecocompute.boundary.progress import Progress
 from ecocompute.core.json_types import JsonObject
 from ecocompute.core.precision import Precision
 from ecocompute.core.units import mw_to_w
-from ecocompute.errors import CannotMeasure, MeasurementRefused, RunError, TelemetryUnavailable
+from ecocompute.errors import (
+    CannotMeasure,
+    DecodeCaptureFailed,
+    MeasurementRefused,
+    RunError,
+    TelemetryUnavailable,
+)
 from ecocompute.formats.table import FP16_SPEC, FormatSpec
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.decode import make_decoder
@@ -173,6 +179,7 @@ def _session_run(
     params_count = count_parameters(fp16.model)
     sheet = ScoreSheet(p, checkpoint, s.backend, s.accelerator, s.progress)
     phases, order, loaded = _phases(s, checkpoint, fp16, prompt, sheet, specs)
+    refused = {fmt: why for phase in phases for fmt, why in phase.refused.items()}
     s.clock.reused = all(m.reused for m in loaded)
     meters = {fmt: meter for ph in phases for fmt, meter in ph.result.meters.items()}
     used = _used_gpus(s.matches, meters)
@@ -206,7 +213,7 @@ def _session_run(
         quantization={m.precision: m.quantization for m in loaded},
         weights_mib={m.precision: m.footprint_mib for m in loaded},
         bandwidth_gbs=_bandwidth_gbs(telemetry, used),
-        session=_session(specs),
+        session=_session(specs, refused),
         timing=s.clock.timing(),
         before={i: b for i, b in before.items() if i in {m.nvml.index for m in used}},
         prefills={k: v for phase in phases for k, v in phase.result.prefills.items()},
@@ -215,11 +222,12 @@ def _session_run(
     )
 
 
-def _session(specs: Sequence[FormatSpec]) -> Session | None:
+def _session(specs: Sequence[FormatSpec], refused: Mapping[Precision, str]) -> Session | None:
     if len(specs) < 2:
         return None
-    keys = tuple(spec.key for spec in specs)
-    return Session(keys)
+    keys = tuple(spec.key for spec in specs if spec.precision not in refused)
+    no = tuple((spec.key, refused[spec.precision]) for spec in specs if spec.precision in refused)
+    return Session(keys, no)
 
 
 def _bandwidth_gbs(telemetry: GpuTelemetry, used: Sequence[DeviceMatch]) -> float | None:
@@ -249,6 +257,7 @@ def _phases(
     if len(specs) > 1 or both_fit(s.accelerator, fp16, specs[0]):
         models = [fp16, *(_load(s, checkpoint, spec) for spec in specs)]
         blocks = _compile_blocks(s, models, prompt, rotate=len(specs) > 1)
+        models = [m for m in models if m.precision not in blocks[0].refused]
         _score(s, sheet, {m.precision: m.model for m in models})
         order = ROTATED if len(specs) > 1 else INTERLEAVED
         return blocks, order, models
@@ -278,8 +287,8 @@ def _compile_blocks(
     compile, each compiling every format afresh (dynamo reset, an empty inductor cache)
     and numbering its rounds on from the last; only the first reads idle power."""
     p = s.params
-    if p.compiles == 1:
-        return [_phase(s, models, prompt, idle=True, rotate=rotate)]
+    if p.compiles == 1:  # a session's format the regime refuses is left out (one compile)
+        return [_phase(s, models, prompt, idle=True, rotate=rotate, refusable=rotate)]
     from ecocompute.llm.compiled import reset_compiles
 
     blocks: list[_Phase] = []
@@ -336,6 +345,7 @@ class _Phase:
     decode: Mapping[str, Any]  # the regime's record, the same for every format
     per_format: Mapping[Precision, Mapping[str, Any]]  # what differs per format (compile)
     cache_dir: str | None = None  # one of --compiles N: the empty folder it compiled into
+    refused: Mapping[Precision, str] = field(default_factory=dict)  # left out, and why
 
 
 def _phase(
@@ -347,7 +357,13 @@ def _phase(
     first_index: int = 0,
     rotate: bool = False,
     fresh_cache_dir: str | None = None,
+    refusable: bool = False,
 ) -> _Phase:
+    """One protocol phase over these models: each one's decode prepared (outside every
+    window), then the rounds. refusable (a session of several formats, one compile): a
+    quantized format whose preparation the regime refuses (DecodeCaptureFailed: its
+    compile, capture or token check) is left out and the others measured, as long as one
+    remains; FP16's refusal, or every format's, stops the run."""
     p = s.params
     if p.prompt_tokens is not None:  # the caches of every resident format, and a prefill
         memory = s.accelerator.memory_mib()
@@ -361,6 +377,7 @@ def _phase(
             free_mib=None if memory is None else memory[0],
         )
     residents = []
+    refused: dict[Precision, DecodeCaptureFailed] = {}
     records: dict[Precision, JsonObject] = {}
     per_format_keys: tuple[str, ...] = ()
     if s.trace is not None:
@@ -384,8 +401,15 @@ def _phase(
             s.progress(
                 f"{model.precision}: preparing the {p.decode} decode ({_PREPARES[p.decode]})"
             )
-        with out_of_memory_named(p.model_name, model.precision, "preparing", s.accelerator):
-            decoder.prepare()
+        try:
+            with out_of_memory_named(p.model_name, model.precision, "preparing", s.accelerator):
+                decoder.prepare()
+        except DecodeCaptureFailed as exc:
+            if not refusable or model.precision == Precision.FP16:
+                raise
+            refused[model.precision] = exc
+            s.progress(f"{model.precision}: not measured, the others go on: {exc.refusal}")
+            continue
         note = decoder.prepared_note()
         if note:
             s.progress(note)
@@ -394,7 +418,9 @@ def _phase(
         named = OutOfMemoryNamed(decoder, p.model_name, model.precision, s.accelerator)
         residents.append(Resident(model.precision, named, _nvml_indices(s, model)))
     s.clock.add("prepare", since)
-    adaptive = p.ci_target_pts is not None and len(loaded) > 1
+    if refused and len(residents) < 2:  # FP16 alone: nothing left to pair with
+        raise next(iter(refused.values()))
+    adaptive = p.ci_target_pts is not None and len(residents) > 1
     stopping = Stopping(
         rounds=p.iterations,
         target_pts=p.ci_target_pts if adaptive else None,
@@ -420,7 +446,7 @@ def _phase(
         for fmt, record in records.items()
         if per_format_keys
     }
-    return _Phase(result, shared, per_format)
+    return _Phase(result, shared, per_format, refused={f: e.refusal for f, e in refused.items()})
 
 
 def _traced_phase(s: Bench, residents: Sequence[Resident], plan: PhasePlan) -> PhaseResult:

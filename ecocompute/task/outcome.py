@@ -34,8 +34,11 @@ SINGLE = "single format"
 class Session:
     """A session of several formats against one FP16 baseline."""
 
-    formats: tuple[str, ...]  # the format keys, in the order given (NF4, INT4, ...);
-    # each report lies in <output_dir>/<key>/
+    formats: tuple[str, ...]  # the format keys measured, in the order given (NF4, INT4,
+    # ...); each report lies in <output_dir>/<key>/
+    # formats the regime refused while preparing them (before any window), and why: the
+    # session measured the others (task/measured_path.py)
+    refused: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

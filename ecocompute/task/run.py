@@ -45,12 +45,18 @@ def run_session(
     """energy_estimate for every format of the run: one outcome per quantized format
     (one for FP16 alone), in the order given. A session of several formats measures
     them together against one FP16 baseline; on the published path each format gets
-    its own published figure (or none, labelled), never another format's."""
+    its own published figure (or none, labelled), never another format's. A format the
+    measured session's regime refused has no outcome (session.refused says why)."""
     outcome = run_energy_estimate(params, progress, machine=machine)
     if len(params.session_formats) < 2:
         return [outcome]
     if isinstance(outcome, MeasuredRun):
-        return [outcome.for_format(f) for f in params.session_formats]
+        refused = {key for key, _ in outcome.session.refused} if outcome.session else set()
+        return [
+            outcome.for_format(f)
+            for f in params.session_formats
+            if params.spec(f).key not in refused
+        ]
     return [
         _published(
             dataclasses.replace(params, precision=f, formats=()), outcome.reason, outcome.hardware

@@ -540,25 +540,103 @@ def test_reports_of_two_compile_modes_are_never_pooled(tmp_path):
     ]
 
 
-def test_a_sweep_says_which_format_stopped_a_session_and_which_were_not_measured(
-    tmp_path, monkeypatch
-):
-    def swap(decoder):  # NF4's replays part from its eager step beyond a tie
-        if decoder.label == "NF4":
+def _refusing(monkeypatch, *labels):
+    """The graphs step of these formats parts from its eager step beyond a near tie: the
+    regime refuses them when it prepares them."""
+
+    def swap(decoder):
+        if decoder.label in labels:
             decoder._chosen.index_copy_(1, decoder._step_index, (decoder._token + 1) % 512)
 
     _swapping_step(monkeypatch, "graphs", swap)
-    flags = {"tokens": str(TOKENS), "iterations": "2", "warmup": "0", "idle_seconds": "0.2",
-             "decode": "graphs", "quiet": True}  # fmt: skip
+
+
+_GRAPHS = {"tokens": str(TOKENS), "iterations": "2", "warmup": "0", "idle_seconds": "0.2",
+           "decode": "graphs", "quiet": True}  # fmt: skip
+
+
+def test_a_format_the_regime_refuses_leaves_the_session_and_the_others_are_measured(
+    tmp_path, monkeypatch
+):
+    """The compiled map on an H200 lost whole sessions (FP16, NF4 and INT4 compiled, then
+    INT8's token check refused it): a refusal while preparing, before any window, now
+    leaves that format out; the sweep's row for it says why, the others answer."""
+    _refusing(monkeypatch, "NF4")
     backend = StandInQuantBackend()
-    sweep(["synthetic:tiny-test"], ["NF4", "INT4"], tmp_path / "sw", options=flags,
+    sweep(["synthetic:tiny-test"], ["NF4", "INT4"], tmp_path / "sw", options=_GRAPHS,
           progress=Progress(quiet=True), machine=fake_machine(backend=lambda: backend))  # fmt: skip
-    runs = {
-        r["precision"]: r for r in json.loads((tmp_path / "sw" / "sweep.json").read_text())["runs"]
-    }
-    assert runs["NF4"]["error"].startswith("the graphs decode regime cannot measure NF4: ")
-    assert runs["INT4"]["error"].startswith(
-        "not measured: the session stopped when NF4 failed (the graphs decode regime cannot "
-        "measure NF4: the replayed graph chose other tokens than the eager step"
+    doc = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    runs = {r["precision"]: r for r in doc["runs"]}
+    assert runs["NF4"]["report"] is None
+    assert runs["NF4"]["error"].startswith(
+        "not measured: the graphs decode regime cannot measure NF4: the replayed graph chose "
+        "other tokens than the eager step"
     )
-    assert runs["INT4"]["report"] is None
+    assert runs["INT4"]["error"] is None and runs["INT4"]["report"]
+    report = json.loads((tmp_path / "sw" / runs["INT4"]["report"]).read_text())
+    assert energy_report_problems(report) == []
+    session = report["measurement"]["session"]
+    assert session["formats"] == ["INT4"] and session["siblings"] == {}
+    assert list(session["refused"]) == ["NF4"]
+    assert session["refused"]["NF4"].startswith("the graphs decode regime cannot measure NF4")
+    assert {t["format"] for t in report["results"]["trials"]} == {"FP16", "INT4"}
+
+
+@pytest.mark.parametrize("refused", [("FP16",), ("NF4", "INT4")])
+def test_a_refused_fp16_or_every_format_still_stops_the_session(tmp_path, monkeypatch, refused):
+    _refusing(monkeypatch, *refused)
+    machine = fake_machine(backend=StandInQuantBackend)
+    sweep(["synthetic:tiny-test"], ["NF4", "INT4"], tmp_path / "sw", options=_GRAPHS,
+          progress=Progress(quiet=True), machine=machine)  # fmt: skip
+    runs = json.loads((tmp_path / "sw" / "sweep.json").read_text())["runs"]
+    assert [r["report"] for r in runs] == [None, None]
+    first = refused[0]
+    for r in runs:
+        assert f"the graphs decode regime cannot measure {first}: " in r["error"]
+
+
+def test_the_command_line_writes_the_measured_formats_and_exits_1_naming_the_refused(
+    tmp_path, monkeypatch, capsys
+):
+    """energy_estimate --precision NF4,INT4,INT8: NF4 refused. INT4's and INT8's reports
+    are written as one; an earlier NF4 report stays as it was; the summary has a
+    refused line; the one error line names the refused format and what was written;
+    exit 1 (the run did not do all it was asked)."""
+    from ecocompute.cli import main
+
+    from ..fakes import install_fakes
+
+    _refusing(monkeypatch, "NF4")
+    install_fakes(monkeypatch.setattr, FakeTelemetry, CpuAccelerator(), StandInQuantBackend)
+    out = tmp_path / "out"
+    (out / "NF4").mkdir(parents=True)
+    (out / "NF4" / "energy.json").write_text("an earlier report")
+    flags = [f"--{k}={v}" for k, v in _GRAPHS.items() if k != "quiet"]
+    status = main(["energy_estimate", "--model", "synthetic:tiny-test", "--precision",
+                   "NF4,INT4,INT8", *flags, "--output_dir", str(out), "-q"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert status == 1
+    assert (out / "NF4" / "energy.json").read_text() == "an earlier report"
+    written = [out / f / "energy.json" for f in ("INT4", "INT8")]
+    for path in written:
+        doc = json.loads(path.read_text())
+        assert energy_report_problems(doc) == []
+        assert doc["measurement"]["session"]["formats"] == ["INT4", "INT8"]
+        assert list(doc["measurement"]["session"]["refused"]) == ["NF4"]
+    assert "  refused    NF4: not measured, no report: the graphs decode regime" in captured.out
+    (line,) = [x for x in captured.err.splitlines() if x.startswith("ecocompute:")]
+    assert "NF4 not measured (the graphs decode regime cannot measure NF4" in line
+    assert all(str(p) in line for p in written)
+
+
+def test_the_api_answers_for_the_measured_formats_and_names_the_refused(monkeypatch):
+    import ecocompute
+
+    _refusing(monkeypatch, "INT4")
+    machine = fake_machine(backend=StandInQuantBackend)
+    options = {"tokens": TOKENS, "iterations": 2, "warmup": 0, "idle_seconds": 0.2}
+    answer = ecocompute.estimate("synthetic:tiny-test", "NF4,INT4", machine=machine,
+                                 decode="graphs", **options)  # fmt: skip
+    assert [f.format for f in answer.formats] == ["NF4"]
+    assert list(answer.refused) == ["INT4"]
+    assert answer.refused["INT4"].startswith("the graphs decode regime cannot measure INT4")
