@@ -201,7 +201,7 @@ def estimate(
     call .write(folder). Raises InputError (naming the field), RunError, ReportInvalid."""
     from ecocompute.report.build import build_report
     from ecocompute.report.write import report_text
-    from ecocompute.task.run import run_session
+    from ecocompute.task.run import run_session, session_refusals
 
     params = _params(model, precision, options)
     outcomes = run_session(params, Progress(quiet=not progress), machine=machine)
@@ -210,8 +210,7 @@ def estimate(
         report = build_report(outcome, None)
         report_text(report)  # checked as every report the command line writes
         results.append(_format_result(report))
-    session = getattr(outcomes[0], "session", None)
-    return Estimate(tuple(results), dict(session.refused) if session is not None else {})
+    return Estimate(tuple(results), dict(session_refusals(outcomes)))
 
 
 def sweep(

@@ -23,7 +23,7 @@ from ecocompute.report.schema import require_validator
 from ecocompute.report.session_summary import render_session
 from ecocompute.report.write import REPORT_NAME, report_text
 from ecocompute.task.machine import Machine
-from ecocompute.task.run import run_session
+from ecocompute.task.run import run_session, session_refusals
 
 
 @dataclass(frozen=True)
@@ -74,8 +74,7 @@ class SessionJob:
         reports = [build_report(outcome, command) for outcome in outcomes]
         texts = [report_text(report) for report in reports]  # every one validated first
         paths = [self.targets[str(o.params.spec())] for o in outcomes]  # refused: none
-        session = getattr(outcomes[0], "session", None)
-        refused = session.refused if session is not None else ()
+        refused = session_refusals(outcomes)
         summary = render_session(reports, [printable(p) for p in paths])  # any bytes print
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)

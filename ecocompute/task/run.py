@@ -5,6 +5,7 @@ its reason, and then the published path answers, labelled with that reason."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import CannotMeasure, InputError
@@ -63,6 +64,13 @@ def run_session(
         )
         for f in params.session_formats
     ]
+
+
+def session_refusals(outcomes: Sequence[Outcome]) -> tuple[tuple[str, str], ...]:
+    """The formats a measured session's regime refused, and why (run_session gave them
+    no outcome); none for the published path."""
+    session = outcomes[0].session if isinstance(outcomes[0], MeasuredRun) else None
+    return session.refused if session is not None else ()
 
 
 def check_model_name(model_name: str) -> None:
