@@ -11,6 +11,7 @@ and /dev/full exist on every Linux.
 from __future__ import annotations
 
 import os
+import select
 import stat
 import subprocess
 import sys
@@ -56,16 +57,34 @@ def test_dev_full_is_one_line_saying_part_may_have_reached_it(reports, capsys):
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
+def _read_until_closed(fd: int, received: list[bytes]) -> None:
+    """Everything a writer puts into the FIFO read end fd (opened before the writer came,
+    non-blocking), until the writer closes it: select waits for the writer's data or its
+    close, so a reader that opened first never mistakes "no writer yet" for the end."""
+    chunks = []
+    while True:
+        select.select([fd], [], [], 30)
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    received.append(b"".join(chunks))
+
+
 def test_a_fifo_with_a_reader_gets_the_table(reports, tmp_path, capsys):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     received: list[bytes] = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    # the reader is there before the command looks (a thread's own blocking open could
+    # come after it: the command then rightly finds no reader, a flaky test)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    reader = threading.Thread(target=_read_until_closed, args=(fd, received))
     reader.start()
     try:
         assert main(["aggregate", str(reports), "-o", str(fifo)]) == 0
     finally:
         reader.join(timeout=30)
+        os.close(fd)
     assert received and received[0].decode().startswith(HEADER)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
