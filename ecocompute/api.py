@@ -210,7 +210,7 @@ def estimate(
         report = build_report(outcome, None)
         report_text(report)  # checked as every report the command line writes
         results.append(_format_result(report))
-    return Estimate(tuple(results), dict(session_refusals(outcomes)))
+    return Estimate(tuple(results), session_refusals(outcomes))
 
 
 def sweep(

@@ -14,6 +14,7 @@ from ecocompute.cli.flags import (
     recorded_command,
     run_flags_given,
 )
+from ecocompute.errors import FormatsRefused
 from ecocompute.params import RunParams
 
 # -- energy_estimate ---------------------------------------------------------------------
@@ -86,7 +87,5 @@ def _energy_session(args: argparse.Namespace, params: RunParams) -> int:
     )
     status = print_after_write(written.summary, [str(p) for p in written.paths])
     if written.refused:  # the others' reports are in place; the run did not do all it was asked
-        from ecocompute.errors import FormatsRefused
-
-        raise FormatsRefused(dict(written.refused), written.paths)
+        raise FormatsRefused(written.refused, written.paths)
     return status

@@ -8,7 +8,8 @@ report), so an interrupt is described truthfully.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ecocompute.boundary.progress import Progress
@@ -31,7 +32,7 @@ class SessionWritten:
     reports: tuple[Written, ...]  # one per format measured, in the order given
     summary: str  # the session's summary, already rendered (and encodable)
     # the formats the regime refused (none written for them), and why
-    refused: tuple[tuple[str, str], ...] = ()
+    refused: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def paths(self) -> list[Path]:

@@ -181,7 +181,7 @@ class CompiledDecoder(GraphDecoder):
         *args: Any,
         compile_batch: str = "static",
         compile_scope: str = "step",
-        compile_mode: str = MODE,
+        compile_mode: str | None = None,
         fresh_cache_dir: str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -190,9 +190,9 @@ class CompiledDecoder(GraphDecoder):
             raise ValueError(f"compile_batch {compile_batch!r}: one of {COMPILE_BATCH}")
         if compile_scope not in COMPILE_SCOPE:
             raise ValueError(f"compile_scope {compile_scope!r}: one of {COMPILE_SCOPE}")
-        if compile_mode not in COMPILE_MODES:
+        if compile_mode is not None and compile_mode not in COMPILE_MODES:
             raise ValueError(f"compile_mode {compile_mode!r}: one of {COMPILE_MODES}")
-        self.compile_mode = compile_mode
+        self.compile_mode = compile_mode or MODE  # None: the regime's own
         self.compile_batch = compile_batch
         self.compile_scope = compile_scope
         self._layers: list[tuple[Any, Callable[..., Any]]] = []  # (layer, its compiled call)

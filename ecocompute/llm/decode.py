@@ -123,7 +123,7 @@ def make_decoder(
             check_tokens=check_tokens,
             compile_batch=compile_batch,
             compile_scope=compile_scope,
-            **({} if compile_mode is None else {"compile_mode": compile_mode}),
+            compile_mode=compile_mode,
             fresh_cache_dir=fresh_cache_dir,
         )
     return GraphDecoder(*args, capture=capture, check_tokens=check_tokens)

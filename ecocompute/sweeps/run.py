@@ -10,7 +10,7 @@ import gc
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ecocompute.boundary.interrupts import check as check_interrupt
@@ -82,21 +82,18 @@ def run_point(
     error: str | None = None
     failed: str | None = None  # the format a capture failure named
     answers: list[Written | None] = []  # one per format, None where not written
-    refused: dict[str, str] = {}  # formats the session's regime refused, and why
+    refused: Mapping[str, str] = {}  # formats the session's regime refused, and why
     try:
         if len(singles) > 1:
             job = SessionJob(params)
             done = job.run(Progress(params.quiet), machine=machine, command=argv)
-            refused = dict(done.refused)
-            by_target = {w.path: w for w in done.reports}
-            answers = [by_target.get(target) for target in job.targets.values()]
+            refused, answers = done.refused, _by_target(job, done.reports)
         else:
             one = ReportJob(params).run(Progress(params.quiet), machine=machine, command=argv)
             answers = [one]
     except SessionPartlyWritten as exc:  # some of its reports are in place
         error = str(exc)
-        by_path = {w.path: w for w in exc.reports}
-        answers = [by_path.get(target) for target in job.targets.values()]
+        answers = _by_target(job, exc.reports)
     except EcoComputeError as exc:  # this point failed; the others still answer
         error = str(exc)
         answers = [None] * len(singles)
@@ -116,6 +113,12 @@ def run_point(
             answered(p.model_name, str(p.precision), report, root, {"elapsed_s": elapsed})
         )
     return records
+
+
+def _by_target(job: SessionJob, written: Sequence[Written]) -> list[Written | None]:
+    """A session's written reports in the order of its formats, None where none was."""
+    by_path = {w.path: w for w in written}
+    return [by_path.get(target) for target in job.targets.values()]
 
 
 def _format_error(error: str | None, precision: str, failed: str | None) -> str | None:

@@ -226,8 +226,7 @@ def _session(specs: Sequence[FormatSpec], refused: Mapping[Precision, str]) -> S
     if len(specs) < 2:
         return None
     keys = tuple(spec.key for spec in specs if spec.precision not in refused)
-    no = tuple((spec.key, refused[spec.precision]) for spec in specs if spec.precision in refused)
-    return Session(keys, no)
+    return Session(keys, {s.key: refused[s.precision] for s in specs if s.precision in refused})
 
 
 def _bandwidth_gbs(telemetry: GpuTelemetry, used: Sequence[DeviceMatch]) -> float | None:

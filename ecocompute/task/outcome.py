@@ -38,7 +38,7 @@ class Session:
     # ...); each report lies in <output_dir>/<key>/
     # formats the regime refused while preparing them (before any window), and why: the
     # session measured the others (task/measured_path.py)
-    refused: tuple[tuple[str, str], ...] = ()
+    refused: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)

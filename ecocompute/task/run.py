@@ -5,7 +5,7 @@ its reason, and then the published path answers, labelled with that reason."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import CannotMeasure, InputError
@@ -52,7 +52,7 @@ def run_session(
     if len(params.session_formats) < 2:
         return [outcome]
     if isinstance(outcome, MeasuredRun):
-        refused = {key for key, _ in outcome.session.refused} if outcome.session else set()
+        refused = outcome.session.refused if outcome.session else {}
         return [
             outcome.for_format(f)
             for f in params.session_formats
@@ -66,11 +66,11 @@ def run_session(
     ]
 
 
-def session_refusals(outcomes: Sequence[Outcome]) -> tuple[tuple[str, str], ...]:
+def session_refusals(outcomes: Sequence[Outcome]) -> Mapping[str, str]:
     """The formats a measured session's regime refused, and why (run_session gave them
     no outcome); none for the published path."""
     session = outcomes[0].session if isinstance(outcomes[0], MeasuredRun) else None
-    return session.refused if session is not None else ()
+    return session.refused if session is not None else {}
 
 
 def check_model_name(model_name: str) -> None:
