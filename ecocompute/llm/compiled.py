@@ -13,7 +13,7 @@ Compiled kernels round differently from eager ones (fused, reordered reductions)
 greedy decode may part from the eager one where two tokens' logits are all but tied.
 The check therefore requires the eager step's tokens, and where a row parts from them it
 asks the model itself, eagerly, on the prefix both agree on: a parting where the two
-tokens' logits lie within graphs.NEAR_TIE_STD_FRACTION of the logits' spread is a near tie
+tokens' logits lie within --near_tie_std of the logits' spread is a near tie
 (recorded, and that row is compared no further); any other is a failure.
 
 Inductor's cache: TORCHINDUCTOR_CACHE_DIR, when set before the compile, is used as it

@@ -24,6 +24,7 @@ from typing import Any
 
 from ecocompute.errors import InputError
 from ecocompute.llm.decoder import REGIMES, Decoder
+from ecocompute.params.run_params import NEAR_TIE_STD_FRACTION
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ def make_decoder(
     compile_batch: str = "static",
     compile_scope: str = "step",
     compile_mode: str | None = None,
+    near_tie_std: float | None = None,
 ) -> Decoder:
     """The decoder for `regime`, not yet prepared.
 
@@ -99,7 +101,8 @@ def make_decoder(
     compile per batch size; dynamic, the batch dimension compiled as a symbol.
     compile_scope ("compiled"): step, the whole step one graph; layer, each decoder layer
     compiled on its own. compile_mode ("compiled"): inductor's mode (None: the regime's
-    own, compiled.MODE).
+    own, compiled.MODE). near_tie_std (graphs, compiled): the check's near tie as a
+    fraction of the logits' standard deviation (None: NEAR_TIE_STD_FRACTION).
     fresh_cache_dir: for "compiled", an empty folder inductor caches this compile in (one
     of --compiles N; see reset_compiles()).
 
@@ -116,17 +119,19 @@ def make_decoder(
     from ecocompute.llm.graphs import GraphDecoder
 
     args = (model, input_ids, attention_mask, tokens, label)
+    tie = near_tie_std or NEAR_TIE_STD_FRACTION
     if regime == "compiled":
         return CompiledDecoder(
             *args,
             capture=capture,
             check_tokens=check_tokens,
+            near_tie_std=tie,
             compile_batch=compile_batch,
             compile_scope=compile_scope,
             compile_mode=compile_mode,
             fresh_cache_dir=fresh_cache_dir,
         )
-    return GraphDecoder(*args, capture=capture, check_tokens=check_tokens)
+    return GraphDecoder(*args, capture=capture, check_tokens=check_tokens, near_tie_std=tie)
 
 
 def on_input_device(model: Any, input_ids: Any, attention_mask: Any) -> tuple[Any, Any]:

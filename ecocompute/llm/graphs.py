@@ -31,8 +31,12 @@ tokens. The replayed kernels are the eager step's, but not always its rounding: 
 eager step at new token 6-8 of 8 for NF4 and FP8 (cuBLAS may choose another algorithm,
 another reduction order, on the capture's stream). Where a row parts, the model itself
 is asked, eagerly, on the prefix both agree on: a parting where the two tokens' logits
-lie within NEAR_TIE_STD_FRACTION of the logits' spread is a near tie (recorded in
-token_check, and that row is compared no further); any other is a failure. The compiled
+lie within near_tie_std (--near_tie_std, default NEAR_TIE_STD_FRACTION, 0.05) of the
+logits' standard deviation is a near tie (recorded in token_check with the regime's
+token's rank among the eager logits, and that row is compared no further); any other is
+a failure. A wrong capture (a stale mask, position or cache) chooses tokens far down the
+eager ranking, several standard deviations below its choice, which any tie of at most
+one standard deviation refuses. The compiled
 regime (compiled.py) checks its step the same way.
 """
 
@@ -52,6 +56,7 @@ from ecocompute.llm.graph_rules import (
     eos_ids,
     refuse_uncapturable,
 )
+from ecocompute.params.run_params import NEAR_TIE_STD_FRACTION
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +66,6 @@ log = logging.getLogger(__name__)
 WARMUP_STEPS = 3
 
 _MASK_IMPLEMENTATIONS = ("sdpa", "eager")  # attention that takes a 4D mask as given
-# Two tokens whose eager logits differ by at most this fraction of the logits' standard
-# deviation are a near tie: rounding, not a wrong capture or compile, may choose between
-# them.
-NEAR_TIE_STD_FRACTION = 0.05
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class NearTie:
     new_token: int  # 1-based, as the check counts
     margin: float  # the two tokens' eager logits apart (float32)
     tolerance: float
+    rank: int  # the regime's token's place in the eager step's logits (1: its own choice)
 
 
 class GraphDecoder(Decoder):
@@ -93,8 +95,12 @@ class GraphDecoder(Decoder):
         *,
         capture: bool,
         check_tokens: int,
+        near_tie_std: float = NEAR_TIE_STD_FRACTION,
     ) -> None:
         super().__init__(input_ids, tokens, label)
+        if not 0 < near_tie_std <= 1:
+            raise ValueError(f"near_tie_std {near_tie_std!r}: above 0 and at most 1")
+        self.near_tie_std = near_tie_std
         self.model = model
         self.attention_mask = attention_mask
         self.capture = capture
@@ -158,6 +164,7 @@ class GraphDecoder(Decoder):
         return {
             "tokens_checked": self._checked,
             "rows": self.batch,
+            "near_tie_std": self.near_tie_std,
             "rows_parted_at_a_near_tie": len(self._ties),
             "first_near_tie": (
                 {
@@ -165,6 +172,7 @@ class GraphDecoder(Decoder):
                     "new_token": first.new_token,
                     "logits_apart": round(first.margin, 6),
                     "tolerance": round(first.tolerance, 6),
+                    "rank": first.rank,
                 }
                 if first
                 else None
@@ -403,16 +411,18 @@ class GraphDecoder(Decoder):
             at = int(parted[0])
             new_token = at - self.prompt_len + 1
             eager_id, other_id = int(stepped[row, at]), int(other[row, at])
-            margin, tolerance = self._margin(row, stepped[row, :at], eager_id, other_id)
+            margin, tolerance, rank = self._margin(row, stepped[row, :at], eager_id, other_id)
             if not abs(margin) <= tolerance:
                 raise DecodeCaptureFailed(
                     self.label,
                     f"{self.parts_from_eager} chose other tokens than the eager step (row "
                     f"{row}, from new token {new_token} of the {tokens} checked; their "
-                    f"logits are {margin:.3g} apart, beyond a near tie's {tolerance:.3g})",
+                    f"logits are {margin:.3g} apart, beyond a near tie's {tolerance:.3g} "
+                    f"(--near_tie_std {self.near_tie_std:g}); its token was the eager "
+                    f"step's choice {rank})",
                     self.regime,
                 )
-            self._ties.append(NearTie(row, new_token, margin, tolerance))
+            self._ties.append(NearTie(row, new_token, margin, tolerance, rank))
             log.info(
                 "%s: row %d parts from eager at a near tie (new token %d)",
                 self.label,
@@ -420,9 +430,12 @@ class GraphDecoder(Decoder):
                 new_token,
             )
 
-    def _margin(self, row: int, prefix: Any, eager_id: int, other_id: int) -> tuple[float, float]:
+    def _margin(
+        self, row: int, prefix: Any, eager_id: int, other_id: int
+    ) -> tuple[float, float, int]:
         """The eager model's logit of eager_id minus other_id after `prefix` (one row,
-        one plain forward), and the near-tie tolerance for that row's logits."""
+        one plain forward), the near-tie tolerance for that row's logits, and other_id's
+        rank among them (1: the largest)."""
         import torch
 
         mask = torch.ones_like(prefix)[None]
@@ -430,7 +443,8 @@ class GraphDecoder(Decoder):
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
         out = self.model(input_ids=prefix[None], attention_mask=mask, position_ids=positions)
         logits = out.logits[0, -1].to(torch.float32)
+        rank = int((logits > logits[other_id]).sum()) + 1
         if self._eos is not None and other_id in self._eos.tolist():
-            return float("inf"), 0.0  # end-of-sequence is never a greedy choice here
+            return float("inf"), 0.0, rank  # end-of-sequence is never a greedy choice here
         margin = float(logits[eager_id] - logits[other_id])
-        return margin, NEAR_TIE_STD_FRACTION * float(logits.std())
+        return margin, self.near_tie_std * float(logits.std()), rank

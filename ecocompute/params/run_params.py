@@ -70,6 +70,10 @@ STRIPPED = (
 )  # text, not a path
 POSITIVE = "must be a positive whole number"
 MAX_COMPILES = 8  # each compile of a 7B model's step takes a minute or more on an H200
+# The token check's default near tie (--near_tie_std): two tokens whose eager logits
+# differ by at most this fraction of the logits' standard deviation; rounding, not a wrong
+# capture or compile, may choose between them.
+NEAR_TIE_STD_FRACTION = 0.05
 # Typed values only (text is read before: from_text), no NaN or infinity, no unknown name.
 _CONFIG = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
 
@@ -213,6 +217,15 @@ class RunParams:
         "kernels for every matmul and fused kernel (the longer compile), default takes "
         "inductor's heuristics and cuBLAS (a shorter compile, perhaps slower kernels); the "
         "CUDA graph is the tool's own in both", flag="{max-autotune-no-cudagraphs,default}")
+    near_tie_std: float = _f(NEAR_TIE_STD_FRACTION,
+        "with --decode graphs or compiled: the token check's near tie. Where the regime's "
+        "decode parts from the eager step, the two tokens' eager logits may lie at most "
+        "this fraction of the logits' standard deviation apart (a rounding difference); "
+        "any wider parting refuses the format. Formats that quantize activations (FP8, "
+        "LLM.int8()) round further from their eager step when compiled; a wider tie is a "
+        "stated choice, recorded in the report's token_check (a broken step's token lies "
+        "several standard deviations below the eager choice)",
+        "must be a number above 0", gt=0, le=1, flag="FRACTION")
     ci_target_pts: float | None = _f(None,
         "stop on precision: after --iterations rounds, keep running paired rounds until "
         "the 95% interval of the delta is at most this many points wide on each side "
@@ -418,6 +431,9 @@ class RunParams:
         if self.compile_mode != "max-autotune-no-cudagraphs" and self.decode != "compiled":
             why = "needs --decode compiled (only a compiled step has a compile mode)"
             raise InputError("compile_mode", self.compile_mode, why)
+        if self.near_tie_std != NEAR_TIE_STD_FRACTION and self.decode == "eager":
+            why = "needs --decode graphs or compiled (only a replayed step is checked)"
+            raise InputError("near_tie_std", self.near_tie_std, why)
         if self.phases == "apart" and self.tokens < 2:
             why = "needs --tokens 2 or more (the first new token is the prefill's)"
             raise InputError("phases", self.phases, why)

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecocompute.monitor.conditions import throttle_words
+from ecocompute.params.run_params import NEAR_TIE_STD_FRACTION
 from ecocompute.published.figures import is_project_card
 from ecocompute.report.labels import NO_FIGURE_LEAD, card_with_arch, formats_on_gpus, gpu_list
 from ecocompute.report.model import Measurement, Report, Software, Workload
@@ -267,14 +268,26 @@ def energy_lines(precision: str, res: Results) -> list[str]:
 
 
 def protocol_words(measurement: Measurement) -> str:
-    regime = measurement.decode.regime
+    regime = measurement.decode.regime + " decode" + _widened_tie(measurement)
     stopping = measurement.stopping
     if stopping is None:
-        return f"{regime} decode"
-    text = f"{regime} decode; {stopping.rounds} rounds ({stopping.rule}"
+        return regime
+    text = f"{regime}; {stopping.rounds} rounds ({stopping.rule}"
     if stopping.target_ci_pts is not None and stopping.rule == "ci_target":
         text += f", target +-{stopping.target_ci_pts:g} pts"
     return f"{text}): stopped on {stopping.stopped_because}"
+
+
+def _widened_tie(measurement: Measurement) -> str:
+    """Where the token check's near tie was not the default (--near_tie_std), say so."""
+    fractions = {
+        float(d.token_check["near_tie_std"])
+        for d in (measurement.decode.per_format or {}).values()
+        if d.token_check and d.token_check.get("near_tie_std") is not None
+    } - {NEAR_TIE_STD_FRACTION}
+    if not fractions:
+        return ""
+    return f" (token check's near tie widened to {max(fractions):g} of the logits' spread)"
 
 
 def compile_words(measurement: Measurement) -> str:

@@ -395,6 +395,7 @@ def _phase(
             compile_batch=p.compile_batch,
             compile_scope=p.compile_scope,
             compile_mode=p.compile_mode,
+            near_tie_std=p.near_tie_std,
         )
         if p.decode != "eager":
             s.progress(

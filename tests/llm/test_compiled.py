@@ -96,6 +96,7 @@ def test_the_compiled_step_gives_generates_greedy_tokens(llama, batch):
     assert record["token_check"] == {
         "tokens_checked": 8,
         "rows": batch,
+        "near_tie_std": 0.05,
         "rows_parted_at_a_near_tie": 0,
         "first_near_tie": None,
     }
@@ -252,6 +253,70 @@ def test_parting_at_a_near_tie_is_recorded_not_refused(monkeypatch, regime):
     assert tie["row"] == 0 and tie["new_token"] == k + 1
     assert abs(tie["logits_apart"]) <= tie["tolerance"] and tie["tolerance"] > 0
     assert "1 row(s) parted at a near tie" in decoder.prepared_note()
+    assert tie["rank"] == 1 and check["near_tie_std"] == 0.05  # an exact tie shares the top
+
+
+def _runner_up(model, fraction):
+    """A token the eager step ranks just below its own choice at new token k+1, its logit
+    `fraction` of that step's logits' standard deviation below: (k, tied, twin). The twin's
+    head row is the chosen token's, scaled (the tiny model's head has no bias), so the
+    eager decode is unchanged."""
+    tokens = generated(model, 1)[0, PROMPT_LEN:].tolist()
+    k = next(i for i in range(2, 8) if tokens[i] not in tokens[:i])
+    tied, twin = tokens[k], 511
+    with torch.no_grad():
+        prefix = generated(model, 1)[0, : PROMPT_LEN + k]
+        logits = model(input_ids=prefix[None]).logits[0, -1].float()
+        assert logits[tied] > 0
+        scale = 1 - fraction * float(logits.std()) / float(logits[tied])
+        model.lm_head.weight[twin] = model.lm_head.weight[tied] * scale
+    assert generated(model, 1)[0, PROMPT_LEN:].tolist() == tokens
+    return k, tied, twin
+
+
+@pytest.mark.parametrize("regime", ["compiled", "graphs"])
+def test_a_wider_near_tie_is_a_stated_choice_recorded_with_the_tokens_rank(monkeypatch, regime):
+    """--near_tie_std: a parting 0.2 of the logits' spread wide is refused at the default
+    0.05 (the message gives the flag and the regime's token's rank) and recorded as a near
+    tie at 0.5, with the fraction and the rank in token_check (issue 32: compiled FP8 and
+    INT8 part from their eager steps 0.1-0.25 of the spread wide at 7B)."""
+    model = tiny_model()
+    k, tied, twin = _runner_up(model, 0.2)
+
+    def swap(decoder):
+        if int(decoder._chosen[0, int(decoder._step_index)]) == tied:
+            decoder._token.fill_(twin)
+            decoder._chosen.index_fill_(1, decoder._step_index, twin)
+
+    _swapping_step(monkeypatch, regime, swap)
+    ids, mask = prompt(1)
+    with pytest.raises(DecodeCaptureFailed) as caught:
+        make_decoder(model, ids, mask, TOKENS, regime, capture=False, label="FP8").prepare()
+    message = str(caught.value)
+    assert f"from new token {k + 1} of the 8" in message
+    assert "(--near_tie_std 0.05); its token was the eager step's choice " in message
+    wide = make_decoder(
+        model, ids, mask, TOKENS, regime, capture=False, label="FP8", near_tie_std=0.5
+    )
+    wide.prepare()
+    check = wide.record()["token_check"]
+    tie = check["first_near_tie"]
+    assert check["near_tie_std"] == 0.5 and check["rows_parted_at_a_near_tie"] == 1
+    assert tie["new_token"] == k + 1 and tie["rank"] >= 2
+    assert 0.05 * 4 * 0.9 < tie["logits_apart"] / (tie["tolerance"] / 0.5) < 0.2 * 1.1
+
+
+def test_near_tie_std_is_the_replayed_regimes_alone_and_within_one_spread():
+    from ecocompute.errors import InputError
+    from ecocompute.params import RunParams
+
+    with pytest.raises(InputError, match=r"^invalid near_tie_std 0.5: needs --decode graphs"):
+        RunParams(near_tie_std=0.5, decode="eager")
+    for bad in (0.0, 1.5, -0.1):
+        with pytest.raises(InputError, match=r"^invalid near_tie_std"):
+            RunParams(near_tie_std=bad, decode="compiled")
+    assert RunParams(near_tie_std=0.5, decode="graphs").near_tie_std == 0.5
+    assert RunParams().near_tie_std == 0.05
 
 
 @pytest.mark.parametrize(
@@ -303,7 +368,7 @@ def test_a_session_of_several_formats_in_the_compiled_regime(tmp_path):
         assert decode["compile_s"] == pytest.approx(sum(each), abs=2e-3)
         assert decode["compiler"]["mode"] == "max-autotune-no-cudagraphs"
         assert "compile_s" not in doc["results"]  # never beside the measured figures
-    assert "compiled decode" in written.summary
+    assert "compiled decode;" in written.summary and "widened" not in written.summary
     assert "compile    FP16 " in written.summary and "INT4 " in written.summary
 
 
@@ -538,6 +603,23 @@ def test_reports_of_two_compile_modes_are_never_pooled(tmp_path):
         f"{TOKENS} tok, batch 1, compiled",
         f"{TOKENS} tok, batch 1, compiled (mode default)",
     ]
+
+
+def test_a_widened_near_tie_is_in_every_report_and_in_the_summary(tmp_path):
+    machine = fake_machine(lambda: FakeTelemetry(), CpuAccelerator(), StandInQuantBackend)
+    params = _params(tmp_path, decode="graphs", near_tie_std="0.5")
+    written = SessionJob(params).run(Progress(quiet=True), machine=machine)
+    for w in written.reports:
+        assert energy_report_problems(w.document) == []
+        per_format = w.document["measurement"]["decode"]["per_format"]
+        assert {f: d["token_check"]["near_tie_std"] for f, d in per_format.items()} == {
+            "FP16": 0.5,
+            w.document["workload"]["precision"]: 0.5,
+        }
+    assert (
+        "graphs decode (token check's near tie widened to 0.5 of the logits' spread); "
+        in written.summary
+    )
 
 
 def _refusing(monkeypatch, *labels):
