@@ -7,8 +7,6 @@ that makes a report; it is not yet checked or written (report/write.py).
 from __future__ import annotations
 
 import datetime as _dt
-import platform
-import socket
 
 from ecocompute import __version__
 from ecocompute.core.precision import Precision
@@ -21,6 +19,7 @@ from ecocompute.params import RunParams, nominal_params_b
 from ecocompute.published.figures import ORIGIN_PUBLISHED, dataset_dois
 from ecocompute.published.site_curves import SITE_CURVES, SITE_FILE
 from ecocompute.report import derive
+from ecocompute.report.host import this_host
 from ecocompute.report.labels import NO_FIGURE_LEAD, format_gpus_note
 from ecocompute.report.model import (
     BENCHMARK,
@@ -178,8 +177,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
     return Report(
         **_envelope(p),  # type: ignore[arg-type]
         system_under_test=SystemUnderTest(
-            host=platform.platform(),
-            hostname=socket.gethostname(),
+            **this_host(),
             gpu=hw.names or "unnamed GPU",
             gpu_arch=run.arch,  # type: ignore[arg-type]
             gpu_arch_source=f"NVML product name '{hw.gpu_name}'",
@@ -498,8 +496,7 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
     return Report(
         **_envelope(p),  # type: ignore[arg-type]
         system_under_test=SystemUnderTest(
-            host=platform.platform(),
-            hostname=socket.gethostname(),
+            **this_host(),
             gpu=hw.names or "none: no local GPU (the figure is derived)",
             gpu_arch=run.arch.arch,  # type: ignore[arg-type]
             gpu_arch_source=run.arch.source,

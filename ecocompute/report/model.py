@@ -107,10 +107,28 @@ class Gpu(Strict):
     )
 
 
+class HostCpu(Strict):
+    """The host's CPU, as the operating system names it (report/host.py): the eager
+    regime's speed follows it."""
+
+    OMIT_NULL = ("model", "logical_cpus", "usable_cpus")
+    model: str | None = Field(None, description="the first processor's model name")
+    logical_cpus: Index | None = Field(None, description="logical CPUs the host has")
+    usable_cpus: Index | None = Field(
+        None, description="logical CPUs this process may run on (its affinity)"
+    )
+
+
 class SystemUnderTest(Strict):
-    OMIT_NULL = ("local_accelerator_count", "accelerator_count_note", "memory_bandwidth_gbs")
+    OMIT_NULL = (
+        "local_accelerator_count",
+        "accelerator_count_note",
+        "memory_bandwidth_gbs",
+        "host_cpu",
+    )
     host: str | None = None
     hostname: str | None = None
+    host_cpu: HostCpu | None = None
     gpu: Annotated[str, Field(min_length=1)] = Field(
         description="the measured GPU's product name; without a local GPU, a phrase saying so"
     )

@@ -1,0 +1,59 @@
+"""system_under_test.host_cpu: the host's CPU, which the eager regime's speed follows
+(two H200 hosts: FP16 45.0 and 33.9 tokens/s eager, NF4 +5.9% and +33.1%)."""
+
+from __future__ import annotations
+
+import os
+
+from ecocompute.boundary.progress import Progress
+from ecocompute.params import resolve
+from ecocompute.report.host import host_cpu
+from ecocompute.report.read import validation_errors
+
+from ..fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
+
+X86 = """processor\t: 0
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC 9654 96-Core Processor
+processor\t: 1
+model name\t: AMD EPYC 9654 96-Core Processor
+"""
+ARM = """processor\t: 0
+BogoMIPS\t: 2000.00
+CPU implementer\t: 0x41
+
+Model\t\t: Raspberry Pi 4 Model B Rev 1.4
+"""
+
+
+def test_the_cpu_model_is_read_from_cpuinfo_on_x86_and_arm(tmp_path):
+    for text, model in ((X86, "AMD EPYC 9654 96-Core Processor"),
+                        (ARM, "Raspberry Pi 4 Model B Rev 1.4")):  # fmt: skip
+        (tmp_path / "cpuinfo").write_text(text)
+        cpu = host_cpu(str(tmp_path / "cpuinfo"))
+        assert cpu.model == model
+        assert cpu.logical_cpus == os.cpu_count()
+        assert cpu.usable_cpus == len(os.sched_getaffinity(0))
+
+
+def test_without_cpuinfo_the_model_is_the_platforms_or_absent(tmp_path, monkeypatch):
+    monkeypatch.setattr("platform.processor", lambda: "")
+    assert host_cpu(str(tmp_path / "missing")).model is None
+    (tmp_path / "empty").write_text("processor\t: 0\nmodel name\t:   \n")
+    assert host_cpu(str(tmp_path / "empty")).model is None
+    monkeypatch.setattr("platform.processor", lambda: "x86_64")
+    assert host_cpu(str(tmp_path / "missing")).model == "x86_64"
+
+
+def test_a_measured_report_names_the_hosts_cpu(tmp_path, monkeypatch):
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+    params = resolve(None, {"model_name": "synthetic:tiny-test", "precision": "NF4",
+                            "tokens": "4", "iterations": "2", "warmup": "0",
+                            "idle_seconds": "0.2", "quiet": True,
+                            "output_dir": str(tmp_path / "out")})  # fmt: skip
+    report = estimate_report(params, Progress(quiet=True), open_telemetry=FakeTelemetry,
+                             accelerator=CpuAccelerator(), backend=StandInQuantBackend())  # fmt: skip
+    assert report["results"]["basis"] == "measured" and validation_errors(report) == []
+    cpu = report["system_under_test"]["host_cpu"]
+    assert cpu == host_cpu().model_dump(exclude_none=True)
+    assert cpu["logical_cpus"] == os.cpu_count() >= 1
