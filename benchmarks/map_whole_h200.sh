@@ -47,7 +47,10 @@
 #   eager      the published protocol at batch 1 and 16 for every format (5 rounds at
 #              most: eager rounds are slow and noisy). A round of 5 formats is ~45 s at
 #              batch 1 and ~110 s at 16, so the two sizes are two calls: BATCHES=1, then
-#              BATCHES=16 (with fewer rounds, MAX_ROUNDS=4).
+#              BATCHES=16 (with fewer rounds, MAX_ROUNDS=3). On the third session's host
+#              a round at batch 1 took 80-113 s and the first call's fourth round was cut
+#              by the timeout (nothing written): no round starts after MAX_MINUTES (4)
+#              of trials (--max_minutes), so the point is written before the timeout.
 #
 # Afterwards, here: `ecocompute sweep --fit_only` is not needed (each part writes its own
 # sweep.json); benchmarks/validation_summary.py reads the reports; the compiled map's
@@ -123,8 +126,8 @@ case "$PART" in
   eager)
     run eager 540 sweep --models "$MODEL" --precisions "${FORMATS_GIVEN:-NF4,INT4,FP8,INT8}" \
       --llm_int8_threshold 0 --batch_sizes "${BATCHES_GIVEN:-1,16}" --iterations 3 \
-      --ci_target_pts 2 --max_rounds "${MAX_ROUNDS:-5}" --warmup 1 --no_quality_probe \
-      "${EXTRA[@]}" --output_dir "$WORK" ;;
+      --ci_target_pts 2 --max_rounds "${MAX_ROUNDS:-5}" --max_minutes "${MAX_MINUTES:-4}" \
+      --warmup 1 --no_quality_probe "${EXTRA[@]}" --output_dir "$WORK" ;;
   *) echo "unknown part $PART"; exit 2 ;;
 esac
 for f in "$OUT"/*.log; do
