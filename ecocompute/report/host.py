@@ -16,7 +16,10 @@ import platform
 import socket
 from typing import TypedDict
 
+from ecocompute.core.printable import printable
 from ecocompute.report.model import HostCpu
+
+MAX_MODEL_CHARS = 200  # a model name is a line of text, printed as one
 
 
 class Host(TypedDict):
@@ -32,8 +35,9 @@ def this_host() -> Host:
 
 def host_cpu(cpuinfo: str = "/proc/cpuinfo") -> HostCpu:
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    model = _cpu_model(cpuinfo) or platform.processor()
     return HostCpu(
-        model=_cpu_model(cpuinfo) or platform.processor() or None,
+        model=printable(model)[:MAX_MODEL_CHARS] if model else None,
         logical_cpus=os.cpu_count(),
         usable_cpus=len(usable) if usable is not None else None,
     )

@@ -43,6 +43,9 @@ def test_without_cpuinfo_the_model_is_the_platforms_or_absent(tmp_path, monkeypa
     assert host_cpu(str(tmp_path / "empty")).model is None
     monkeypatch.setattr("platform.processor", lambda: "x86_64")
     assert host_cpu(str(tmp_path / "missing")).model == "x86_64"
+    (tmp_path / "odd").write_bytes(b"model name\t: Odd\x1b[31m \xff CPU" + b"x" * 300 + b"\n")
+    odd = host_cpu(str(tmp_path / "odd")).model  # one printable line, whatever the kernel says
+    assert odd.startswith("Odd\\x1b[31m \ufffd CPUx") and odd.isprintable() and len(odd) == 200
 
 
 def test_a_measured_report_names_the_hosts_cpu(tmp_path, monkeypatch):
@@ -51,8 +54,13 @@ def test_a_measured_report_names_the_hosts_cpu(tmp_path, monkeypatch):
                             "tokens": "4", "iterations": "2", "warmup": "0",
                             "idle_seconds": "0.2", "quiet": True,
                             "output_dir": str(tmp_path / "out")})  # fmt: skip
-    report = estimate_report(params, Progress(quiet=True), open_telemetry=FakeTelemetry,
-                             accelerator=CpuAccelerator(), backend=StandInQuantBackend())  # fmt: skip
+    report = estimate_report(
+        params,
+        Progress(quiet=True),
+        open_telemetry=FakeTelemetry,
+        accelerator=CpuAccelerator(),
+        backend=StandInQuantBackend(),
+    )
     assert report["results"]["basis"] == "measured" and validation_errors(report) == []
     cpu = report["system_under_test"]["host_cpu"]
     assert cpu == host_cpu().model_dump(exclude_none=True)
