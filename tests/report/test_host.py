@@ -1,16 +1,12 @@
 """system_under_test.host_cpu: the host's CPU, which the eager regime's speed follows
-(two H200 hosts: FP16 45.0 and 33.9 tokens/s eager, NF4 +5.9% and +33.1%)."""
+(two H200 hosts: FP16 45.0 and 33.9 tokens/s eager, NF4 +5.9% and +33.1%). That a
+measured report holds it: tests/task/test_measure_cpu.py."""
 
 from __future__ import annotations
 
 import os
 
-from ecocompute.boundary.progress import Progress
-from ecocompute.params import resolve
 from ecocompute.report.host import host_cpu
-from ecocompute.report.read import validation_errors
-
-from ..fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
 
 X86 = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -46,22 +42,3 @@ def test_without_cpuinfo_the_model_is_the_platforms_or_absent(tmp_path, monkeypa
     (tmp_path / "odd").write_bytes(b"model name\t: Odd\x1b[31m \xff CPU" + b"x" * 300 + b"\n")
     odd = host_cpu(str(tmp_path / "odd")).model  # one printable line, whatever the kernel says
     assert odd.startswith("Odd\\x1b[31m \ufffd CPUx") and odd.isprintable() and len(odd) == 200
-
-
-def test_a_measured_report_names_the_hosts_cpu(tmp_path, monkeypatch):
-    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
-    params = resolve(None, {"model_name": "synthetic:tiny-test", "precision": "NF4",
-                            "tokens": "4", "iterations": "2", "warmup": "0",
-                            "idle_seconds": "0.2", "quiet": True,
-                            "output_dir": str(tmp_path / "out")})  # fmt: skip
-    report = estimate_report(
-        params,
-        Progress(quiet=True),
-        open_telemetry=FakeTelemetry,
-        accelerator=CpuAccelerator(),
-        backend=StandInQuantBackend(),
-    )
-    assert report["results"]["basis"] == "measured" and validation_errors(report) == []
-    cpu = report["system_under_test"]["host_cpu"]
-    assert cpu == host_cpu().model_dump(exclude_none=True)
-    assert cpu["logical_cpus"] == os.cpu_count() >= 1

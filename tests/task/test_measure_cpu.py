@@ -3,10 +3,13 @@ configs, a fake NVML at the telemetry seam, a CPU stand-in for CUDA."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.params import resolve
+from ecocompute.report.host import host_cpu
 from ecocompute.report.read import validation_errors
 from ecocompute.report.summary import render
 
@@ -177,6 +180,9 @@ def test_a_model_spread_over_two_gpus_sums_both_counters():
     assert validation_errors(report) == []
     assert report["system_under_test"]["accelerator_count"] == 2
     assert [g["nvml_index"] for g in report["system_under_test"]["gpus"]] == [0, 1]
+    # and the host's CPU, which the eager regime's speed follows (report/host.py)
+    assert report["system_under_test"]["host_cpu"] == host_cpu().model_dump(exclude_none=True)
+    assert report["system_under_test"]["host_cpu"]["logical_cpus"] == os.cpu_count()
     for trial in report["results"]["trials"]:
         first, second = trial["per_gpu_energy_joules"]
         assert trial["energy_joules"] == pytest.approx(first + second, abs=1e-3)
