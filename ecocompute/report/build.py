@@ -249,6 +249,7 @@ def _measurement(run: MeasuredRun) -> Measurement:
             measure_s=t.measure_s,
             session_s=t.load_s + t.prepare_s + t.measure_s,
             reused_models=t.reused_models,
+            measure_cpu_steal_pct=t.measure_cpu_steal_pct,
             note="; ".join(notes) or None,
         )
     edges = run.counter_edges

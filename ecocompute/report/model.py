@@ -226,11 +226,18 @@ class Session(Strict):
 class Timing(Strict):
     """Seconds per stage on the host's monotonic clock, outside every measured window."""
 
+    OMIT_NULL = ("measure_cpu_steal_pct",)
     load_s: NonNegative
     prepare_s: NonNegative
     measure_s: NonNegative
     session_s: NonNegative
     reused_models: bool
+    measure_cpu_steal_pct: Annotated[float, Field(ge=0, le=100)] | None = Field(
+        None,
+        description="of the host's CPU time over the measure stage, the share a hypervisor "
+        "gave to other guests (steal, /proc/stat): a shared host's, which the eager "
+        "regime's speed follows",
+    )
     note: str | None = None
 
 

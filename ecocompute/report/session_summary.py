@@ -25,6 +25,7 @@ from ecocompute.report.summary import (
     context_lines,
     data_from_line,
     freed_words,
+    host_lines,
     local_gpu,
     phase_lines,
     protocol_words,
@@ -61,6 +62,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     ]
     if first.results.basis == "measured":
         lines.append(f"  protocol   {protocol_words(first.measurement)}")
+        lines.extend(host_lines(first.measurement))
         per = {
             fmt: d for r in reports for fmt, d in (r.measurement.decode.per_format or {}).items()
         }

@@ -175,6 +175,7 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
         lines.extend(phase_lines(work.precision, res))
         lines.extend(energy_lines(work.precision, res))
         lines.append(f"  protocol   {protocol_words(report.measurement)}")
+        lines.extend(host_lines(report.measurement))
         if decode.per_format and decode.compile_s is not None:
             lines.append(f"  compile    {compile_words(report.measurement)}")
         if res.between_compiles is not None:
@@ -276,6 +277,21 @@ def protocol_words(measurement: Measurement) -> str:
     if stopping.target_ci_pts is not None and stopping.rule == "ci_target":
         text += f", target +-{stopping.target_ci_pts:g} pts"
     return f"{text}): stopped on {stopping.stopped_because}"
+
+
+STEAL_SAID_PCT = 1.0  # a hypervisor's share below this is not worth a line
+
+
+def host_lines(measurement: Measurement) -> list[str]:
+    """A line where other guests of a shared host took a share of its CPU while the
+    formats were measured (timing.measure_cpu_steal_pct)."""
+    steal = measurement.timing.measure_cpu_steal_pct if measurement.timing else None
+    if steal is None or steal < STEAL_SAID_PCT:
+        return []
+    return [
+        f"  host       {steal:.1f}% of the host's CPU time went to other guests while "
+        "measuring (a shared host; eager decoding's speed follows the host's)"
+    ]
 
 
 def _widened_tie(measurement: Measurement) -> str:

@@ -15,6 +15,7 @@ from ecocompute.errors import InputError
 from ecocompute.sweeps.batch_axis import BatchPoint, crossover, first_crossing, map_words
 from ecocompute.sweeps.plan import split_batches
 from ecocompute.sweeps.sweep import sweep
+from ecocompute.task.timing import read_cpu_times
 
 from ..conftest import REPO
 from ..fakes import StandInQuantBackend, fake_machine
@@ -137,6 +138,10 @@ def test_a_sweep_over_batch_sizes_on_the_cpu(tmp_path, monkeypatch):
         True,
         True,
     ]
+    steal = [r["measurement"]["timing"].get("measure_cpu_steal_pct") for r in reports]
+    assert all(s is None or 0 <= s <= 100 for s in steal)  # /proc/stat's, where it reads
+    if read_cpu_times() is not None:  # Linux: the measure stage's share is in every report
+        assert None not in steal
     assert {e["precision"] for e in doc["batch_axis"]} == {"NF4", "INT4"}
     for entry in doc["batch_axis"]:
         assert [p["batch_size"] for p in entry["points"]] == [1, 2, 4]
