@@ -154,7 +154,9 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("energy.json")):
             f"{res['vs_fp16_energy_pct']:+.1f}% [{ci[0]:+.1f}, {ci[1]:+.1f}] "
             f"{res['throughput_tokens_per_s']:.0f} tok/s (FP16 {res['fp16_energy_per_token_mj']:.1f} "
             f"mJ/token, {res['per_format']['FP16']['throughput_tokens_per_s']:.0f} tok/s), "
-            f"session {timing.get('session_s', 0):.0f} s")
+            f"session {timing.get('session_s', 0):.0f} s, host CPU steal "
+            f"{timing.get('measure_cpu_steal_pct', float('nan')):.1f}% "
+            f"({(r['system_under_test'].get('host_cpu') or {}).get('model')})")
     sessions[path.parent.parent if m.get("session") else path.parent] = timing.get("session_s", 0)
     ph = res.get("phases")
     if ph:
