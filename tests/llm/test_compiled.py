@@ -103,6 +103,7 @@ def test_the_compiled_step_gives_generates_greedy_tokens(llama, batch):
     assert json.loads(json.dumps(record)) == record
 
 
+@pytest.mark.e2e  # a real compile, 20-30 s on a 2-core CPU: .ci/run's e2e step
 def test_a_second_run_of_the_same_model_and_format_reuses_inductors_cache(
     llama, tmp_path, monkeypatch
 ):
@@ -372,6 +373,7 @@ def test_a_session_of_several_formats_in_the_compiled_regime(tmp_path):
     assert "compile    FP16 " in written.summary and "INT4 " in written.summary
 
 
+@pytest.mark.e2e  # a real compile, 20-30 s on a 2-core CPU: .ci/run's e2e step
 def test_a_sweep_over_batch_sizes_in_the_compiled_regime(tmp_path):
     backend = StandInQuantBackend()
     flags = {
@@ -523,6 +525,7 @@ def test_compile_batch_is_the_compiled_regimes_alone():
     assert RunParams(compile_batch="dynamic", decode="compiled").compile_batch == "dynamic"
 
 
+@pytest.mark.e2e  # a real compile, 20-30 s on a 2-core CPU: .ci/run's e2e step
 def test_a_compiled_sweep_with_a_dynamic_batch_compiles_at_its_first_size_only(tmp_path):
     """Through the sweep, as the H200 map runs it: the models stay loaded, the second
     batch size compiles nothing (each point's report says so per format), and the phases
@@ -553,6 +556,7 @@ def test_a_compiled_sweep_with_a_dynamic_batch_compiles_at_its_first_size_only(t
 
 
 # -- inductor's mode (--compile_mode) -----------------------------------------------------
+@pytest.mark.e2e  # a real compile, 20-30 s on a 2-core CPU: .ci/run's e2e step
 def test_a_compile_in_inductors_default_mode_decodes_generates_tokens_and_says_its_mode(
     llama, monkeypatch
 ):
