@@ -91,12 +91,18 @@ class DecodeCaptureFailed(RunError):
     compile, its capture, or the check of the first replays failed. Never answered by a
     silent fall back to another regime: the formats of a run must share one regime."""
 
-    def __init__(self, label: str, reason: str, regime: str = "graphs") -> None:
+    def __init__(
+        self, label: str, reason: str, regime: str = "graphs", *, parted: bool = False
+    ) -> None:
         self.label = label  # the format, e.g. "INT8"
         self.reason = reason  # one line
         self.regime = regime  # the regime that failed
         other = "--decode graphs or --decode eager" if regime == "compiled" else "--decode eager"
-        super().__init__(f"{self.refusal}. Measure it with {other} instead; no report was written.")
+        # parted: the token check refused it, where a stated wider near tie may admit it
+        wider = ", or state a wider near tie (--near_tie_std, at most 1)" if parted else ""
+        super().__init__(
+            f"{self.refusal}. Measure it with {other} instead{wider}; no report was written."
+        )
 
     @property
     def refusal(self) -> str:

@@ -421,6 +421,7 @@ class GraphDecoder(Decoder):
                     f"(--near_tie_std {self.near_tie_std:g}); its token was the eager "
                     f"step's choice {rank})",
                     self.regime,
+                    parted=True,
                 )
             self._ties.append(NearTie(row, new_token, margin, tolerance, rank))
             log.info(

@@ -337,6 +337,9 @@ def test_parting_from_the_eager_tokens_beyond_a_tie_is_refused(llama, monkeypatc
         in message
     )
     assert "beyond a near tie's" in message and "\n" not in message
+    assert message.endswith(
+        "instead, or state a wider near tie (--near_tie_std, at most 1); no report was written."
+    )
 
 
 # -- through the protocol: sessions, the sweep and its batch axis ----------------------
