@@ -86,7 +86,7 @@ def make_decoder(
     compile_batch: str = "static",
     compile_scope: str = "step",
     compile_mode: str | None = None,
-    near_tie_std: float | None = None,
+    near_tie_std: float = NEAR_TIE_STD_FRACTION,
 ) -> Decoder:
     """The decoder for `regime`, not yet prepared.
 
@@ -102,7 +102,7 @@ def make_decoder(
     compile_scope ("compiled"): step, the whole step one graph; layer, each decoder layer
     compiled on its own. compile_mode ("compiled"): inductor's mode (None: the regime's
     own, compiled.MODE). near_tie_std (graphs, compiled): the check's near tie as a
-    fraction of the logits' standard deviation (None: NEAR_TIE_STD_FRACTION).
+    fraction of the logits' standard deviation.
     fresh_cache_dir: for "compiled", an empty folder inductor caches this compile in (one
     of --compiles N; see reset_compiles()).
 
@@ -119,19 +119,20 @@ def make_decoder(
     from ecocompute.llm.graphs import GraphDecoder
 
     args = (model, input_ids, attention_mask, tokens, label)
-    tie = near_tie_std or NEAR_TIE_STD_FRACTION
     if regime == "compiled":
         return CompiledDecoder(
             *args,
             capture=capture,
             check_tokens=check_tokens,
-            near_tie_std=tie,
+            near_tie_std=near_tie_std,
             compile_batch=compile_batch,
             compile_scope=compile_scope,
             compile_mode=compile_mode,
             fresh_cache_dir=fresh_cache_dir,
         )
-    return GraphDecoder(*args, capture=capture, check_tokens=check_tokens, near_tie_std=tie)
+    return GraphDecoder(
+        *args, capture=capture, check_tokens=check_tokens, near_tie_std=near_tie_std
+    )
 
 
 def on_input_device(model: Any, input_ids: Any, attention_mask: Any) -> tuple[Any, Any]:

@@ -62,7 +62,7 @@ from ecocompute.task.protocol import (
     run_phase,
 )
 from ecocompute.task.quality import ScoreSheet
-from ecocompute.task.timing import Stopwatch, read_cpu_times
+from ecocompute.task.timing import Stopwatch
 from ecocompute.telemetry.base import Capabilities, GpuTelemetry
 from ecocompute.telemetry.mapping import DeviceMappingError, DeviceMatch, match_devices
 
@@ -437,10 +437,8 @@ def _phase(
         rotate=rotate,
         prefill_window_s=p.prefill_window_s if p.phases == "apart" else None,
     )
-    since, cpu = time.monotonic(), read_cpu_times()
-    result = _traced_phase(s, residents, plan)
-    s.clock.add("measure", since)
-    s.clock.add_cpu(cpu, read_cpu_times())
+    with s.clock.measuring():
+        result = _traced_phase(s, residents, plan)
     shared = {k: v for k, v in next(iter(records.values())).items() if k not in per_format_keys}
     per_format = {
         fmt: {k: record[k] for k in per_format_keys if k in record}

@@ -13,6 +13,8 @@ slow or shared."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 PROC_STAT = "/proc/stat"
@@ -56,22 +58,32 @@ class Stopwatch:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {"load": 0.0, "prepare": 0.0, "measure": 0.0}
         self.reused = False
-        self._ticks = [0, 0]  # the measure stage's (total, steal), summed over its phases
+        # the measure stage's CPU ticks, all and stolen, summed over its phases
+        self._total_ticks = self._steal_ticks = 0
         self._unread = False  # a read of /proc/stat failed at one of the stage's ends
 
     def add(self, stage: str, since: float) -> None:
         self.seconds[stage] += time.monotonic() - since
+
+    @contextmanager
+    def measuring(self) -> Iterator[None]:
+        """The block as (a phase of) the measure stage: its seconds, and the host's CPU
+        times read at its two ends (outside the block, so outside every window in it)."""
+        since, before = time.monotonic(), read_cpu_times()
+        yield
+        self.add("measure", since)
+        self.add_cpu(before, read_cpu_times())
 
     def add_cpu(self, before: CpuTimes | None, after: CpuTimes | None) -> None:
         """The host's CPU times at the two ends of one measure phase."""
         if before is None or after is None:
             self._unread = True
             return
-        self._ticks[0] += after.total - before.total
-        self._ticks[1] += after.steal - before.steal
+        self._total_ticks += after.total - before.total
+        self._steal_ticks += after.steal - before.steal
 
     def timing(self) -> Timing:
         s = self.seconds
-        total, steal = self._ticks
+        total, steal = self._total_ticks, self._steal_ticks
         pct = None if self._unread or total <= 0 else 100.0 * max(steal, 0) / total
         return Timing(s["load"], s["prepare"], s["measure"], self.reused, pct)

@@ -224,6 +224,18 @@ def _swapping_step(monkeypatch, regime, swap):
         )
 
 
+def _taking(twin, *, instead_of):
+    """A swap for _swapping_step: where the eager step chose `instead_of`, the regime's
+    step takes `twin` (and decodes on from it)."""
+
+    def swap(decoder):
+        if int(decoder._chosen[0, int(decoder._step_index)]) == instead_of:
+            decoder._token.fill_(twin)
+            decoder._chosen.index_fill_(1, decoder._step_index, twin)
+
+    return swap
+
+
 def checked(model, regime, *, label):
     ids, mask = prompt(1)
     decoder = make_decoder(model, ids, mask, TOKENS, regime, capture=False, label=label)
@@ -241,12 +253,7 @@ def test_parting_at_a_near_tie_is_recorded_not_refused(monkeypatch, regime):
     with torch.no_grad():  # the twin's logit equals the tied token's: an exact tie
         model.lm_head.weight[twin] = model.lm_head.weight[tied]
 
-    def swap(decoder):  # where the eager step chose `tied`, the "compiled" one takes its twin
-        if int(decoder._chosen[0, int(decoder._step_index)]) == tied:
-            decoder._token.fill_(twin)
-            decoder._chosen.index_fill_(1, decoder._step_index, twin)
-
-    _swapping_step(monkeypatch, regime, swap)
+    _swapping_step(monkeypatch, regime, _taking(twin, instead_of=tied))
     decoder = checked(model, regime, label="NF4")
     check = decoder.record()["token_check"]
     assert check["rows_parted_at_a_near_tie"] == 1
@@ -284,12 +291,7 @@ def test_a_wider_near_tie_is_a_stated_choice_recorded_with_the_tokens_rank(monke
     model = tiny_model()
     k, tied, twin = _runner_up(model, 0.2)
 
-    def swap(decoder):
-        if int(decoder._chosen[0, int(decoder._step_index)]) == tied:
-            decoder._token.fill_(twin)
-            decoder._chosen.index_fill_(1, decoder._step_index, twin)
-
-    _swapping_step(monkeypatch, regime, swap)
+    _swapping_step(monkeypatch, regime, _taking(twin, instead_of=tied))
     ids, mask = prompt(1)
     with pytest.raises(DecodeCaptureFailed) as caught:
         make_decoder(model, ids, mask, TOKENS, regime, capture=False, label="FP8").prepare()
