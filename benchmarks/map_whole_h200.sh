@@ -39,11 +39,15 @@
 #              (--near_tie_std) widens the check's near tie for every format of the
 #              session: compiled FP8 and INT8 parted 0.24 and 0.11 of the logits'
 #              spread from their eager steps at 7B; recorded in each report.
-#              The third session measured inductor's default mode (COMPILE_MODE=default)
-#              compiling in a third of max-autotune's time: the compiled map's budget
-#              is `COMPILE_MODE=default NEAR_TIE_STD=0.5 FORMATS=NF4,INT4,FP8,INT8
-#              SIZES_N=1,4` then `SIZES_N=16,64` (two sizes a call, if FP8 compiles as
-#              fast as the others).
+#              The compiled map on its budget, measured (fourth session, 1,168 s of
+#              timing.session_s): inductor's default mode, batch 1 static, then 4-64
+#              with the batch a symbol, one compile per format for the three sizes:
+#                COMPILE_MODE=default NEAR_TIE_STD=0.5 FORMATS=NF4,INT4,FP8,INT8 SIZES_N=1
+#                COMPILE_BATCH=dynamic (the same) SIZES_N=4,16,64
+#              (a static size took 332 s of session at batch 1; the dynamic batch-4 session
+#              472 s with its five cold compiles, and the part's 540 s cut batch 16: give
+#              it SIZES_N=4, then SIZES_N=16,64 on the still warm machine, whose inductor
+#              cache holds the dynamic steps).
 #   eager      the published protocol at batch 1 and 16 for every format (5 rounds at
 #              most: eager rounds are slow and noisy). A round of 5 formats is ~45 s at
 #              batch 1 and ~110 s at 16, so the two sizes are two calls: BATCHES=1, then
