@@ -19,6 +19,9 @@
 #              PROBE_DIMS="static mode-default": inductor's default mode against its
 #              max-autotune (--compile_mode default: no kernel tuning, the shorter compile;
 #              the layer scope was not much shorter, docs/validation/h200-map-whole).
+#              PROBE_DIMS="dynamic-default mode-default": in the default mode, the batch
+#              a symbol against static shapes, on one unit (the compiled map's budget
+#              path compiles 4-64 dynamic: are its kernels as fast there?).
 #   compiled1  compiled at batch 1: FP16 vs FORMATS (default NF4, INT4, INT8), one session
 #              (4 compiles of ~45-100 s cold; the inductor cache starts cold on a fresh
 #              machine).
@@ -91,6 +94,9 @@ BATCHES_GIVEN=${BATCHES:-}
 SIZES=${BATCHES_GIVEN:-$SIZES_GIVEN}
 NAME=$PART${FORMATS_GIVEN:+-${FORMATS_GIVEN//,/-}}${SIZES:+-b${SIZES//,/-}}${COMPILE_SCOPE:+-$COMPILE_SCOPE}${COMPILE_MODE:+-$COMPILE_MODE}${NEAR_TIE_STD:+-tie$NEAR_TIE_STD}
 WORK=${REHEARSAL:+$ECOCOMPUTE_CACHE}/tmp/ecocompute-map-whole/$NAME
+# WORK_IN_OUT=1: reports written straight into $OUT, so that a call its device time cuts
+# still brings back every report written before the cut (no tarball then).
+if [ -n "${WORK_IN_OUT:-}" ]; then WORK=$OUT/$NAME; fi
 rm -rf "$WORK"; mkdir -p "$WORK"
 STOP=(--iterations 3 --ci_target_pts 2 --max_rounds 6 --warmup 1 --no_quality_probe)
 run() {  # name seconds args...: one command, timed, logged to $OUT/<name>.log
@@ -109,6 +115,7 @@ case "$PART" in
       case "$dim" in  # layer: static shapes, each decoder layer compiled on its own
         layer) how=(--compile_batch static --compile_scope layer) ;;
         mode-default) how=(--compile_batch static --compile_mode default) ;;
+        dynamic-default) how=(--compile_batch dynamic --compile_mode default) ;;
         *) how=(--compile_batch "$dim") ;;
       esac
       run "probe-$dim" $([ "$dim" = static ] && echo 290 || echo 270) energy_estimate --model "$MODEL" --precision NF4 --decode compiled \
@@ -172,7 +179,9 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("energy.json")):
     print(line + (f" | {compiles}" if compiles else ""))
 print(f"{len(sessions)} session(s): {sum(sessions.values()):.0f} s of timing.session_s in all")
 PY
-cp "$OUT"/*.log "$WORK"/ 2>/dev/null
-tar -czf "$OUT/map-whole-$NAME.tar.gz" -C "$WORK" .
+if [ -z "${WORK_IN_OUT:-}" ]; then
+  cp "$OUT"/*.log "$WORK"/ 2>/dev/null
+  tar -czf "$OUT/map-whole-$NAME.tar.gz" -C "$WORK" .
+fi
 echo "wall $((SECONDS - START)) s"
 if [ -n "${REHEARSAL:-}" ]; then rm -rf "$ECOCOMPUTE_CACHE"; fi
