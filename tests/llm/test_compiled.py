@@ -514,6 +514,20 @@ def test_a_dynamic_batch_is_compiled_once_for_every_batch_of_two_or_more(llama):
 
 
 @pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
+def test_a_dynamic_batch_from_batch_1_compiles_twice_for_the_whole_map(llama):
+    """The map in one sweep (docs/map.md): batch 1's graph is specialized to size 1, the
+    next size compiles the one graph every later size reuses: two compiles, not one per
+    size."""
+    torch._dynamo.reset()
+    records = []
+    for batch in (1, 2, 3):
+        decoder = compiled(llama, batch, compile_batch="dynamic")
+        assert torch.equal(decoder.run(), generated(llama, batch))
+        records.append(decoder.record())
+    assert [r["dynamo_graphs"] for r in records] == [1, 1, 0]
+
+
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
 def test_a_static_batch_compiles_again_for_each_batch_size(llama):
     torch._dynamo.reset()
     first, second = compiled(llama, 2), compiled(llama, 3)
