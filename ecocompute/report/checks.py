@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from ecocompute.published.archs import UNKNOWN, arch_from_product_name
 from ecocompute.report import derive
-from ecocompute.report.compare import compare, rounding_bounds
+from ecocompute.report.compare import compare, compare_rounded
 from ecocompute.report.derived_checks import (
     close,
     delta_from_energies,
@@ -80,13 +80,7 @@ def measured_problems(report: Report, exact: bool) -> list[str]:
     again = derive.derive_results(inputs, res.note or "")
     if exact:
         return compare(res, again) + thermal_problems(report)
-    # an older format: most figures lie within their own rounding of the figure derived
-    # again; only where one does not, is the rounding of what it derives from worked out
-    first = compare(res, again, {})
-    if not first:
-        return []
-    paths = frozenset(problem.split(": ", 1)[0] for problem in first)
-    return compare(res, again, rounding_bounds(inputs, again, paths), only=paths)
+    return compare_rounded(res, again, inputs)  # an older format: within its rounding
 
 
 def thermal_problems(report: Report) -> list[str]:

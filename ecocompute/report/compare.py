@@ -51,16 +51,19 @@ def _signs(trials: Sequence[Trial], pattern: str) -> list[int]:
     return out
 
 
-def _moved(t: Trial, fields: Sequence[str], step: float) -> Trial:
-    """The trial with these readings moved by step, derived again."""
-    update: dict[str, Any] = {}
+def _moved(t: Trial, fields: Sequence[str], step: float, *, conditions: bool = True) -> Trial:
+    """The trial with these readings moved by step, derived again; without its windows'
+    conditions where conditions is False (nothing a bound reads derives from them)."""
+    readings = derive.readings_of(t)
     for name in fields:
-        value = getattr(t, name)
+        value = readings[name]
         if isinstance(value, list):
-            update[name] = [v + step for v in value]
+            readings[name] = [v + step for v in value]
         elif value is not None:
-            update[name] = max(value + step, 1e-12) if name == "duration_s" else value + step
-    return derive.rederived(t.model_copy(update=update))
+            readings[name] = max(value + step, 1e-12) if name == "duration_s" else value + step
+    if not conditions:
+        readings["conditions"] = ()
+    return derive.trial(**readings)
 
 
 def _shift(
@@ -201,7 +204,7 @@ def _local_bounds(
             trials = {}
             for i in wanted:
                 if (i, signs[i]) not in cache:
-                    cache[i, signs[i]] = _moved(m.trials[i], fields, signs[i] * h)
+                    cache[i, signs[i]] = _moved(m.trials[i], fields, signs[i] * h, conditions=False)
                 trials[i] = cache[i, signs[i]]
             add(trials, m)
     own = {i: m.trials[i] for i in wanted}
@@ -232,28 +235,32 @@ def _number_at(results: Results, path: str) -> float | None:
     return float(x)
 
 
-def compare(
-    stored: Results,
-    again: Results,
-    bounds: dict[str, float] | None = None,
-    only: frozenset[str] | None = None,
-) -> list[str]:
+def compare(stored: Results, again: Results, bounds: dict[str, float] | None = None) -> list[str]:
     """Every figure of stored that differs from the same figure derived again: exactly
     (bounds None: format 2.0), or beyond its own rounding plus the bound of what it
-    derives from (an older format; a figure it did not record is not compared); only
-    at these JSON paths where given (the ones a first comparison found)."""
+    derives from (an older format; a figure it did not record is not compared)."""
     if bounds is None and stored == again:
         return []  # the common case, decided without a walk
     problems: list[str] = []
-    keep = None if only is None else _with_prefixes(only)
     _walk(
-        stored.model_dump(mode="json"),
-        again.model_dump(mode="json"),
-        bounds,
-        "$.results",
-        problems,
-        keep,
+        stored.model_dump(mode="json"), again.model_dump(mode="json"), bounds, "$.results", problems
     )
+    return problems
+
+
+def compare_rounded(stored: Results, again: Results, m: derive.Measured) -> list[str]:
+    """An older format's results against the same derived again from its rounded inputs
+    m: most figures lie within their own rounding of the figure derived again; only
+    where one does not is the rounding of what it derives from worked out (rounding_bounds),
+    and those figures compared again. Each side is dumped once for both comparisons."""
+    s, a = stored.model_dump(mode="json"), again.model_dump(mode="json")
+    first: list[str] = []
+    _walk(s, a, {}, "$.results", first)
+    if not first:
+        return []
+    paths = frozenset(problem.split(": ", 1)[0] for problem in first)
+    problems: list[str] = []
+    _walk(s, a, rounding_bounds(m, again, paths), "$.results", problems, _with_prefixes(paths))
     return problems
 
 

@@ -186,6 +186,11 @@ def rederived_prefill(w: PrefillWindow) -> PrefillWindow:
     return prefill_window(**_readings(w, prefill_window))
 
 
+def readings_of(t: Trial) -> dict[str, Any]:
+    """A trial's own raw readings, as trial() takes them."""
+    return _readings(t, trial)
+
+
 def rederived(t: Trial) -> Trial:
     """The same trial derived again from its own readings (a reader's check)."""
     return trial(**_readings(t, trial))
