@@ -8,8 +8,10 @@ Its interval is a parametric bootstrap: each point's delta is redrawn from its o
 paired Student-t interval (mean + se * t(n-1)), and the crossover found again. A draw
 in which the sign never changes puts the crossover beyond the largest batch measured
 (or below the smallest, if the smallest already changed sign): then that end of the
-interval is open, said so, never closed at the edge of the sizes measured. Batch sizes
-are never pooled: each point is one session's report.
+interval is open, said so, never closed at the edge of the sizes measured. Where no
+draw crosses at all, the interval is "outside lo..hi": a sign that never changes says
+no crossover lies among the sizes, not on which side one would. Batch sizes are never
+pooled: each point is one session's report.
 """
 
 from __future__ import annotations
@@ -127,7 +129,7 @@ def crossover(
         status=status,
         ci95=[None if math.isinf(v) else round(v, 3) for v in (low, high)],
         draws=Draws(n=n_boot, no_crossing_beyond=beyond, no_crossing_below=below),
-        ci95_text=_end(low, lo_b, hi_b) if low == high and math.isinf(low) else text,
+        ci95_text=f"outside {lo_b}..{hi_b}" if low == high and math.isinf(low) else text,
         ci_note="parametric bootstrap over each point's paired t interval, the delta taken "
         "as log2-linear between measured sizes (the interval holds the points' noise, not "
         "the curve's shape between them); an open end (below / beyond) means the draws put "

@@ -53,7 +53,7 @@ def test_no_crossing_inside_the_sizes_is_said_and_the_interval_left_open():
     cross = crossover(int8, n_boot=2000)
     assert cross.batch_size is None and cross.status == "outside"
     assert "saves at every batch size measured (1..64)" in (cross.note or "")
-    assert cross.ci95 == [None, None] and cross.ci95_text == "beyond 64"
+    assert cross.ci95 == [None, None] and cross.ci95_text == "outside 1..64"  # no side
     noisy = pts((1, -0.5, 3.0, 3, "inconclusive"), (4, -3.0, 0.5, 10, "saves"))
     cross = crossover(noisy, n_boot=2000)
     assert cross.ci95 is not None and cross.ci95[1] is None
@@ -172,6 +172,23 @@ def test_the_batch_plot_draws_a_line_per_format_and_break_even(tmp_path):
     title = ax.get_title()
     assert "NVIDIA H200" in title and "synthetic:llama-2-7b" in title and "graphs" in title
     assert "synthetic weights" in title
+
+
+@pytest.mark.slow
+def test_the_batch_plot_names_a_compile_unlike_the_regimes_own():
+    """The default-mode, dynamic-batch compiled map (docs/validation/h200-map-whole) is
+    not the max-autotune one: its title says so."""
+    pytest.importorskip("matplotlib")
+    from ecocompute.plots.batch_plot import build_batch_figure
+    from ecocompute.results.collect import read_reports
+
+    folder = REPO / "docs/validation/h200-map-whole"
+    reports, invalid = read_reports([folder / "compiled-dynamic-b4"])
+    assert not invalid and len(reports) == 4
+    title = build_batch_figure(reports).axes[0].get_title()
+    assert "compiled decode (dynamic batch, mode default)," in title
+    tuned, _ = read_reports([folder / "compiled-b4"])
+    assert "compiled decode, synthetic weights" in build_batch_figure(tuned).axes[0].get_title()
 
 
 def test_the_published_path_never_borrows_a_figure_for_formats_it_never_measured(tmp_path, capsys):
