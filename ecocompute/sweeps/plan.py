@@ -200,3 +200,28 @@ def plan(
                 }
                 runs.append(resolve(parameters_file, values))
     return Plan(out, tuple(runs), batch_sizes is not None and len(batch_sizes) > 1)
+
+
+def compiles_ahead(the_plan: Plan) -> str | None:
+    """What a compiled sweep of several points will compile, in a line for its progress
+    (None where it compiles nothing, or one point's formats only): static shapes compile
+    every format, FP16 with them, once per batch size; a dynamic batch once for batch 1
+    and once for every batch of 2 or more (llm/compiled.py)."""
+    runs = [r for r in the_plan.runs if r.decode == "compiled"]
+    if len(runs) < 2:
+        return None
+    static = sum(1 + len(r.session_formats) for r in runs)
+    classes = {(r.model_name, r.batch_size == 1): 1 + len(r.session_formats)
+               for r in runs}  # fmt: skip
+    dynamic = sum(classes.values())
+    each = "30 s to 3 minutes each at 7B on an H200, docs/map.md"
+    if runs[0].compile_batch == "dynamic":
+        return (
+            f"compiled, dynamic batch: {dynamic} compiles ahead, FP16's and each format's "
+            f"step for batch 1 and for every batch of 2 or more ({each})"
+        )
+    hint = f"; --compile_batch dynamic compiles {dynamic}" if dynamic < static else ""
+    return (
+        f"compiled: {static} compiles ahead, FP16's and each format's step at every batch "
+        f"size ({each}){hint}"
+    )

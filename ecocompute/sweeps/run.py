@@ -22,7 +22,7 @@ from ecocompute.llm.resident import ResidentModels
 from ecocompute.params import RunParams
 from ecocompute.results.collect import read_reports
 from ecocompute.sweeps.document import RunRecord
-from ecocompute.sweeps.plan import SWEEP_FORMATS, Plan
+from ecocompute.sweeps.plan import SWEEP_FORMATS, Plan, compiles_ahead
 from ecocompute.sweeps.records import answered, new_record, written_record
 from ecocompute.task.machine import Machine
 
@@ -45,6 +45,9 @@ def run_sweep(
     shared = dataclasses.replace(base, backend=resident)
     records: list[RunRecord] = []
     total = len(the_plan.runs)
+    ahead = compiles_ahead(the_plan)
+    if ahead:
+        progress(ahead)
     try:
         for i, params in enumerate(the_plan.runs, 1):
             check_interrupt()  # a safe point: between points

@@ -197,3 +197,27 @@ def test_measured_sweep_end_to_end_on_the_cpu(tmp_path, monkeypatch):
     assert backend.loads == ["FP16", "NF4", "INT8"]
     assert all(f["status"] == "skipped" and "3 or more sizes" in f["reason"] for f in doc["fits"])
     assert doc["card"] == "NVIDIA H200"
+
+
+def test_a_compiled_sweep_says_how_many_compiles_lie_ahead(tmp_path):
+    """A static compile per format (FP16's too) and batch size; a dynamic batch one for
+    batch 1 and one for every batch of 2 or more: the count the compiled map's budget
+    rests on (docs/map.md), said before the first point."""
+    from ecocompute.sweeps.plan import compiles_ahead, plan
+
+    formats = "NF4,INT4,FP8,INT8"
+    static = plan(["m-7b"], formats, {"decode": "compiled"}, tmp_path, batch_sizes=[1, 4, 16, 64])
+    line = compiles_ahead(static)
+    assert line is not None and line.startswith("compiled: 20 compiles ahead")
+    assert line.endswith("; --compile_batch dynamic compiles 10")
+    dynamic = plan(
+        ["m-7b"], formats, {"decode": "compiled", "compile_batch": "dynamic"}, tmp_path,
+        batch_sizes=[1, 4, 16, 64],
+    )  # fmt: skip
+    assert (compiles_ahead(dynamic) or "").startswith("compiled, dynamic batch: 10 compiles")
+    no_one = plan(["m-7b"], "NF4", {"decode": "compiled", "compile_batch": "dynamic"}, tmp_path,
+                  batch_sizes=[4, 16])  # fmt: skip
+    assert (compiles_ahead(no_one) or "").startswith("compiled, dynamic batch: 2 compiles")
+    assert compiles_ahead(plan(["m-7b"], formats, {}, tmp_path, batch_sizes=[1, 4])) is None
+    one = plan(["m-7b"], formats, {"decode": "compiled"}, tmp_path)
+    assert compiles_ahead(one) is None  # one point: its own progress says each compile
