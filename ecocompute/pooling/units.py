@@ -230,7 +230,10 @@ def render_units(pools: Sequence[UnitPool]) -> str:
 
 def pooled_words(r: RandomEffects, what: str) -> str:
     """ "pooled over 8 units: -14.4% [-17.2, -11.6]; between-unit sd 3.0 points;
-    a new unit: [-22.3, -6.5]" """
+    a new unit: [-22.3, -6.5]"; one unit is no pool: its figure is that card's, and one
+    unit measures no spread between units (not a spread of 0)."""
+    if r.k == 1:
+        return f"one unit: {r.mu:+.2f}%, that card's; no spread between units measured"
     of = f" ({what})" if what else ""
     text = f"pooled over {r.k} unit{'s' if r.k != 1 else ''}{of}: {r.mu:+.2f}%"
     if r.ci95 is not None:

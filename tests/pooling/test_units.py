@@ -115,6 +115,9 @@ def test_reports_of_one_unit_are_one_unit_never_several(tmp_path):
     assert g.prediction_interval() is None  # no spread between units can be seen
     (p,) = pool_units([g])
     assert p.pooled.k == 1
+    text = render_units([p])  # one unit is that card's figure, with no spread to give
+    assert "one unit: -12.40%, that card's; no spread between units measured" in text
+    assert "card model" not in text and "between-unit sd" not in text
 
 
 def test_units_pool_with_their_spread_and_the_board_part_that_separates_them(tmp_path):
