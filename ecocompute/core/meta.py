@@ -35,7 +35,9 @@ TOLERANCE = 1e-12
 
 @dataclass(frozen=True)
 class RandomEffects:
-    """The pooled estimate of k units (their means y_i, variances v_i)."""
+    """The pooled estimate of k units (their means y_i, variances v_i). With k == 1,
+    tau2 is 0.0 by convention, not a measurement: one unit measures no spread between
+    units (read k; the renderings say so)."""
 
     k: int
     mu: float
