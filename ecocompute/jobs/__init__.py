@@ -3,5 +3,6 @@ API do it: run the task (task/), build each report (report/build.py), check and 
 everything before the first file is written, then write atomically, and say afterwards,
 from the files themselves, what was written.
 
-May import: task, report, params, boundary, core, errors. Nothing above it.
+May import: summary (the words it renders before writing), task, report, params, boundary,
+core, errors. Nothing above it.
 """

@@ -28,9 +28,9 @@ from ecocompute.report.build import build_report
 from ecocompute.report.model import Prefetch, Report, SiteAnchor, SiteAnswer
 from ecocompute.report.schema import require_validator
 from ecocompute.report.share import SHARE_FILE, with_share_url
-from ecocompute.report.summary import render
 from ecocompute.report.trace_block import trace_files
 from ecocompute.report.write import REPORT_NAME, report_text
+from ecocompute.summary.report import render
 from ecocompute.task.machine import Machine
 from ecocompute.task.outcome import MeasuredRun
 from ecocompute.task.published_path import PublishedRun

@@ -21,8 +21,8 @@ from ecocompute.params import RunParams, check_output_dir
 from ecocompute.report.atomic import file_identity, write_texts_atomic
 from ecocompute.report.build import build_report
 from ecocompute.report.schema import require_validator
-from ecocompute.report.session_summary import render_session
 from ecocompute.report.write import REPORT_NAME, report_text
+from ecocompute.summary.session import render_session
 from ecocompute.task.machine import Machine
 from ecocompute.task.run import run_session, session_refusals
 

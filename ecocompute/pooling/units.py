@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ecocompute.core.meta import RandomEffects, fixed_effect, pool
-from ecocompute.report.summary import unit_tail
+from ecocompute.report.labels import unit_tail
 from ecocompute.results.collect import Report
 
 

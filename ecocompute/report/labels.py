@@ -4,11 +4,15 @@ a list of GPUs, which format sits on which GPUs."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ecocompute.report.model import Report
 
 # The lead of a derived report's note where no figure is claimed (basis unavailable);
 # the summary reads what follows it as the reason.
 NO_FIGURE_LEAD = "No figure is claimed, and none was measured on this machine"
+UUID_TAIL = 12  # characters of the UUID's last group: enough to tell units apart
 
 
 def card_with_arch(card: str | None, arch: str | None) -> str:
@@ -17,17 +21,6 @@ def card_with_arch(card: str | None, arch: str | None) -> str:
     if arch is None or f"[{arch}" in text:
         return text
     return f"{text} [{arch}]"
-
-
-def local_gpu(report: Mapping[str, Any]) -> str | None:
-    """The GPU of the machine that wrote the report, None when it had none. Where no
-    GPU was found, 1.1's gpu field holds a phrase instead: this format's
-    local_accelerator_count says so, and a 1.1 report's measurement_source."""
-    sut = report["system_under_test"]
-    local = sut.get("local_accelerator_count")
-    if local is None and "no local GPU" in str(report.get("measurement_source", "")):
-        local = 0 if report["results"].get("basis") != "measured" else None
-    return None if local == 0 else sut.get("gpu")
 
 
 def gpu_list(indices: Sequence[int]) -> str:
@@ -55,3 +48,23 @@ def format_gpus_note(format_gpus: Mapping[Any, Sequence[int]], held: bool = Fals
             "each format charged the idle draw of the GPUs it left idle."
         )
     return note
+
+
+def uuid_tail(uuid: str | None) -> str | None:
+    """ "GPU-1af0ae31-...-bebcef2e2e82" -> "bebcef2e2e82" """
+    return None if not uuid else uuid.rsplit("-", 1)[-1][-UUID_TAIL:]
+
+
+def unit_tail(unit: str) -> str:
+    """A unit's name for people: its GPUs' UUID tails, joined by "+" as the unit is."""
+    return "+".join(uuid_tail(u) or u for u in unit.split("+"))
+
+
+def local_gpu(report: Report) -> str | None:
+    """The GPU of the machine that wrote the report, None when it had none (a derived
+    report's gpu field then holds a phrase: its local_accelerator_count says so)."""
+    sut = report.system_under_test
+    local = sut.local_accelerator_count
+    if local is None and "no local GPU" in (report.measurement_source or ""):
+        local = 0 if not report.measured else None
+    return None if local == 0 else sut.gpu

@@ -26,6 +26,7 @@ from ecocompute.formats.table import format_key
 from ecocompute.llm.compiled import MODE as COMPILE_MODE
 from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
+from ecocompute.report.labels import local_gpu
 from ecocompute.report.model import FORMAT, Software
 from ecocompute.report.model import Report as ReportModel
 from ecocompute.report.read import parse_report
@@ -36,7 +37,6 @@ from ecocompute.report.software import (
     stack_in_words,
     version_of,
 )
-from ecocompute.report.summary import local_gpu
 
 MEASURED, DERIVED, ILLUSTRATIVE = "measured", "derived", "illustrative"
 OURS = "ecocompute"

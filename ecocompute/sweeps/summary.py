@@ -11,7 +11,7 @@ from ecocompute import __version__
 from ecocompute.errors import InputError, RunError
 from ecocompute.plots.size_plot import FitLine, plot_reports
 from ecocompute.report.build import SCOPE, utc_now
-from ecocompute.report.summary import uuid_tail
+from ecocompute.report.labels import uuid_tail
 from ecocompute.results.collect import Report, read_one
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
 from ecocompute.sweeps.document import OK, PLOT_NAME, Fit, RunRecord, Sweep

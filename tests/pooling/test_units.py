@@ -21,8 +21,8 @@ from ecocompute.monitor.conditions import window_conditions
 from ecocompute.params import resolve
 from ecocompute.pooling.aggregate import group_reports
 from ecocompute.pooling.units import pool_units, render_units
-from ecocompute.report.summary import render
 from ecocompute.results.collect import read_reports
+from ecocompute.summary.report import render
 from ecocompute.telemetry.base import ClockSample, EdgeState
 from ecocompute.telemetry.nvml import NvmlTelemetry
 

@@ -137,7 +137,7 @@ def test_a_measured_run_at_the_core_settings_is_protocol_conformant():
 
 def test_the_summary_says_the_temperatures_and_whether_they_settled(warming_report):
     from ecocompute.report.read import parse_report
-    from ecocompute.report.summary import unit_lines
+    from ecocompute.summary.report import unit_lines
 
     report, problems = parse_report(copy.deepcopy(warming_report))
     assert report is not None, problems

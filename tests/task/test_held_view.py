@@ -21,7 +21,7 @@ from ecocompute.llm.loading import ModelBackend
 from ecocompute.params import resolve
 from ecocompute.report.read import energy_report_problems
 from ecocompute.report.read import energy_report_problems as consistency_problems
-from ecocompute.report.summary import render
+from ecocompute.summary.report import render
 
 from ..fake_gpus import FakeGpus
 from ..fakes import FakeTelemetry, estimate_report, fake_devices, fake_machine

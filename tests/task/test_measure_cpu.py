@@ -11,7 +11,7 @@ from ecocompute.boundary.progress import Progress
 from ecocompute.params import resolve
 from ecocompute.report.host import host_cpu
 from ecocompute.report.read import validation_errors
-from ecocompute.report.summary import render
+from ecocompute.summary.report import render
 
 from ..conftest import derived_source
 from ..fakes import (

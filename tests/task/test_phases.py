@@ -246,7 +246,7 @@ def test_each_round_pairs_the_workload_figure_of_its_two_trials():
 
 
 def test_the_summary_gives_each_phase_and_the_deciding_one(drawing):
-    from ecocompute.report.summary import render
+    from ecocompute.summary.report import render
 
     text = render(_report(drawing, precision="NF4"), "out/energy.json")
     assert "  phase      prefill: " in text and "mJ/prompt token" in text

@@ -8,7 +8,7 @@ import pytest
 from ecocompute.params import resolve
 from ecocompute.report.build import build_report
 from ecocompute.report.read import energy_report_problems
-from ecocompute.report.summary import render
+from ecocompute.summary.report import render
 from ecocompute.task.hardware import Hardware
 from ecocompute.task.published_path import FallbackReason, published_run
 

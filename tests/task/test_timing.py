@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecocompute.report.summary import render
+from ecocompute.summary.report import render
 from ecocompute.task.timing import CpuTimes, Stopwatch, read_cpu_times
 
 from ..made_reports import measured

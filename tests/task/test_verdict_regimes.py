@@ -14,8 +14,8 @@ from ecocompute.monitor.meter import WindowReading
 from ecocompute.params import resolve
 from ecocompute.pooling.aggregate import group_reports
 from ecocompute.report.read import validation_errors
-from ecocompute.report.summary import render
 from ecocompute.results.collect import read_reports
+from ecocompute.summary.report import render
 from ecocompute.task.protocol import Stopping
 from ecocompute.task.trials import Trial
 

@@ -1,6 +1,6 @@
-"""The human summary of a report (printed on stdout after energy.json is written), and of
-a session of several formats: rendered from the report model itself, so a summary can
-never say more than the file. Pure functions: text in, nothing printed here."""
+"""The human summary of one report (printed on stdout after energy.json is written),
+rendered from the report model itself, so a summary can never say more than the file.
+Pure functions: text in, nothing printed here (summary/session.py: a session's)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from typing import Any
 from ecocompute.monitor.conditions import throttle_words
 from ecocompute.params.run_params import NEAR_TIE_STD_FRACTION
 from ecocompute.published.figures import is_project_card
-from ecocompute.report.labels import NO_FIGURE_LEAD, card_with_arch, formats_on_gpus, gpu_list
+from ecocompute.report.labels import (
+    NO_FIGURE_LEAD,
+    card_with_arch,
+    formats_on_gpus,
+    gpu_list,
+    local_gpu,
+    uuid_tail,
+)
 from ecocompute.report.model import Measurement, Report, Software, Workload
 from ecocompute.report.results_model import (
     BetweenCompiles,
@@ -30,7 +37,6 @@ _BASIS_WORDS = {
 }
 SCOPE = "  scope      GPU-package energy only (not wall power); not a certified result"
 HELD_LEAD = "the figures above: the GPUs each model used; 'held' below adds the GPUs a format freed"
-UUID_TAIL = 12  # characters of the UUID's last group: enough to tell units apart
 
 
 def basis_words(basis: str, reference_card: str | None) -> str:
@@ -89,16 +95,6 @@ def data_from_line(reports: Sequence[Report]) -> list[str]:
         return []
     whose = "this project's" if is_project_card(card) else "published"
     return [f"  data from  {whose} {card} measurements"]
-
-
-def local_gpu(report: Report) -> str | None:
-    """The GPU of the machine that wrote the report, None when it had none (a derived
-    report's gpu field then holds a phrase: its local_accelerator_count says so)."""
-    sut = report.system_under_test
-    local = sut.local_accelerator_count
-    if local is None and "no local GPU" in (report.measurement_source or ""):
-        local = 0 if not report.measured else None
-    return None if local == 0 else sut.gpu
 
 
 def _mj(value: float | None, unit: str = " mJ/token") -> str:
@@ -357,16 +353,6 @@ def software_words(sw: Software) -> str:
 
 
 # -- the unit and the state it was in ---------------------------------------------------
-
-
-def uuid_tail(uuid: str | None) -> str | None:
-    """ "GPU-1af0ae31-...-bebcef2e2e82" -> "bebcef2e2e82" """
-    return None if not uuid else uuid.rsplit("-", 1)[-1][-UUID_TAIL:]
-
-
-def unit_tail(unit: str) -> str:
-    """A unit's name for people: its GPUs' UUID tails, joined by "+" as the unit is."""
-    return "+".join(uuid_tail(u) or u for u in unit.split("+"))
 
 
 def unit_lines(report: Report) -> list[str]:

@@ -1,19 +1,19 @@
 """The summary of a session of several formats: what they share once, then a line per
-format, the held-GPU view, every report's path (report/summary.py renders one report)."""
+format, the held-GPU view, every report's path (summary/report.py renders one report)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecocompute.report.labels import card_with_arch, gpu_list
+from ecocompute.report.labels import card_with_arch, gpu_list, local_gpu
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import (
     Conditions,
     FormatConditions,
     Results,
 )
-from ecocompute.report.summary import (
+from ecocompute.summary.report import (
     HELD_LEAD,
     SCOPE,
     _mj,
@@ -26,7 +26,6 @@ from ecocompute.report.summary import (
     data_from_line,
     freed_words,
     host_lines,
-    local_gpu,
     phase_lines,
     protocol_words,
     size_words,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ecocompute.report.summary import render
+from ecocompute.summary.report import render
 
 from ..made_reports import measured
 
@@ -49,7 +49,7 @@ def test_reference_summary_has_no_cross_check():
 def _session(formats: str, **flags: str) -> str:
     from ecocompute.params import resolve
     from ecocompute.report.build import build_report
-    from ecocompute.report.session_summary import render_session
+    from ecocompute.summary.session import render_session
     from ecocompute.task.hardware import Hardware
     from ecocompute.task.published_path import FallbackReason, published_run
 
