@@ -85,9 +85,9 @@ else
       --target /tmp/site .whl/*.whl || { echo "the carried wheels did not install"; exit 1; }
   fi
   export PYTHONPATH=/tmp/site:$PWD
-  EC=(python3 -m ecocompute); MODEL=synthetic:llama-2-7b
+  EC=(python3 -m ecocompute); MODEL=${MODEL:-synthetic:llama-2-7b}
   PROMPTS=${PROMPTS:-128,1024}; SIZES_N=${SIZES_N:-4}; FORMATS=${FORMATS:-NF4,INT4,INT8}
-  EXTRA=(--tokens 256 --context_length 4096)
+  EXTRA=(--tokens 256 --context_length "${CONTEXT:-4096}")
   nvidia-smi -L
 fi
 BATCHES_GIVEN=${BATCHES:-}
