@@ -205,13 +205,16 @@ def plan(
 def compiles_ahead(the_plan: Plan) -> str | None:
     """What a compiled sweep of several points will compile, in a line for its progress
     (None where it compiles nothing, or one point's formats only): static shapes compile
-    every format, FP16 with them, once per batch size; a dynamic batch once for batch 1
-    and once for every batch of 2 or more (llm/compiled.py)."""
+    every format, FP16 with them, once per batch size (and prompt length); a dynamic batch
+    once for batch 1 and once for every batch of 2 or more (llm/compiled.py), per prompt
+    length."""
     runs = [r for r in the_plan.runs if r.decode == "compiled"]
     if len(runs) < 2:
         return None
     static = sum(1 + len(r.session_formats) for r in runs)
-    classes = {(r.model_name, r.batch_size == 1): 1 + len(r.session_formats)
+    # the cache's length (prompt + new tokens) is a shape of the step too: a compile per
+    # prompt length, whatever the batch
+    classes = {(r.model_name, r.prompt_tokens, r.batch_size == 1): 1 + len(r.session_formats)
                for r in runs}  # fmt: skip
     dynamic = sum(classes.values())
     each = "30 s to 3 minutes each at 7B on an H200, docs/map.md"

@@ -3,6 +3,7 @@ from the model), the fit of measured points only."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -219,5 +220,13 @@ def test_a_compiled_sweep_says_how_many_compiles_lie_ahead(tmp_path):
                   batch_sizes=[4, 16])  # fmt: skip
     assert (compiles_ahead(no_one) or "").startswith("compiled, dynamic batch: 2 compiles")
     assert compiles_ahead(plan(["m-7b"], formats, {}, tmp_path, batch_sizes=[1, 4])) is None
+    prompts = [  # the prompt axis: one plan of both lengths' points (sweeps/sweep.py)
+        r
+        for n in (128, 1024)
+        for r in plan(["m-7b"], "NF4", {"decode": "compiled", "compile_batch": "dynamic",
+                      "prompt_tokens": n}, tmp_path / str(n), batch_sizes=[4, 16]).runs
+    ]  # fmt: skip
+    both = dataclasses.replace(dynamic, runs=tuple(prompts))
+    assert (compiles_ahead(both) or "").startswith("compiled, dynamic batch: 4 compiles")
     one = plan(["m-7b"], formats, {"decode": "compiled"}, tmp_path)
     assert compiles_ahead(one) is None  # one point: its own progress says each compile
