@@ -64,6 +64,11 @@ def fakes_process(out: Path, cache: Path, *extra: str, env: dict[str, str] | Non
             *[a for a in MEASURE if a != "--quiet"],
             "--precision",
             "NF4",
+            # windows of ~0.3 s, not MEASURE's ~0.04 s: the real sampler's thread, late by
+            # one tick on a loaded CPU, would leave one of ~2 reads due and the window be
+            # refused (fewer than half of its reads), which is not what these tests test
+            "--tokens",
+            "64",
             *extra,
             "--output_dir",
             str(out),
