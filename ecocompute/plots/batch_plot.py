@@ -5,7 +5,6 @@ card, the model(s), the regime and the weights. Needs matplotlib (ecocompute[plo
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,11 +35,6 @@ def batch_points(reports: Sequence[Report]) -> dict[tuple[str, str], list[Report
     return lines
 
 
-# How a compile departs from the compiled regime's own, as the protocol says it
-# (results/record.py): a mode, a dynamic batch, layers compiled on their own.
-_COMPILE_QUALIFIERS = re.compile(r"\((dynamic batch|layers compiled|mode [\w-]+)\)")
-
-
 def _title(reports: Sequence[Report]) -> str:
     cards = sorted({card_with_arch(r.card, r.arch) for r in reports})
     models = sorted({r.model for r in reports})
@@ -48,7 +42,7 @@ def _title(reports: Sequence[Report]) -> str:
     weights = sorted({r.weights or "?" for r in reports})
     phased = any("phases apart" in r.protocol for r in reports)
     window = " (the decode window; prefill apart)" if phased else ""
-    compiled = sorted({q for r in reports for q in _COMPILE_QUALIFIERS.findall(r.protocol)})
+    compiled = sorted({note for r in reports for note in r.compile_notes})
     how = f" ({', '.join(compiled)})" if compiled else ""
     return (
         f"{'; '.join(cards)} - {', '.join(models)}\n"

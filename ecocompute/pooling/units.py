@@ -235,7 +235,7 @@ def pooled_words(r: RandomEffects, what: str) -> str:
     if r.k == 1:
         return f"one unit: {r.mu:+.2f}%, that card's; no spread between units measured"
     of = f" ({what})" if what else ""
-    text = f"pooled over {r.k} unit{'s' if r.k != 1 else ''}{of}: {r.mu:+.2f}%"
+    text = f"pooled over {r.k} units{of}: {r.mu:+.2f}%"
     if r.ci95 is not None:
         text += f" {_ci(r.ci95)}"
     text += f"; between-unit sd {r.tau:.2f} points"

@@ -193,7 +193,7 @@ def readings_of(t: Trial) -> dict[str, Any]:
 
 def rederived(t: Trial) -> Trial:
     """The same trial derived again from its own readings (a reader's check)."""
-    return trial(**_readings(t, trial))
+    return trial(**readings_of(t))
 
 
 # -- the facts a report's figures derive from, besides its trials ---------------------

@@ -26,6 +26,7 @@ from ecocompute.formats.table import format_key
 from ecocompute.llm.compiled import MODE as COMPILE_MODE
 from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
+from ecocompute.report.decode_model import Compiler
 from ecocompute.report.labels import local_gpu
 from ecocompute.report.model import FORMAT, Software
 from ecocompute.report.model import Report as ReportModel
@@ -98,6 +99,7 @@ class Report:
     curve: DeltaCurve | None = None  # a derived figure: the curve that gave it
     batch_size: int = 1  # sequences decoded at once
     regime: str = "eager"  # the decode regime of a measurement
+    compile_notes: tuple[str, ...] = ()  # how its compile departs from the regime's own
     weights: str | None = None  # pretrained | synthetic (ours), None where not said
     library: str | None = None  # the library that made the format (ours: quantization)
     format_key: str = ""  # the precision, with the library where not its default
@@ -229,19 +231,27 @@ def _protocol(report: ReportModel, published: bool, kind: str) -> str:
     regime = None if published else meas.decode.regime
     if regime not in (None, "eager"):
         text += f", {regime}"
-    compiler = None if published else meas.decode.compiler
-    if compiler is not None and compiler.batch_dim == "dynamic":
-        text += " (dynamic batch)"
-    if compiler is not None and compiler.scope == "layer":
-        text += " (layers compiled)"
-    if compiler is not None and compiler.mode != COMPILE_MODE:
-        text += f" (mode {compiler.mode})"
+    if not published:
+        text += "".join(f" ({note})" for note in compile_notes(meas.decode.compiler))
     if not published and work.prompt_source == "prompt_tokens":
         text += f", prompt {work.prompt_tokens}"
     if not published and meas.decode.phases == "apart":
         text += ", phases apart"
     gpus = report.system_under_test.accelerator_count
     return f"{text}, {gpus} GPUs" if gpus > 1 else text
+
+
+def compile_notes(compiler: Compiler | None) -> tuple[str, ...]:
+    """How a compile departs from the compiled regime's own: a dynamic batch, layers
+    compiled on their own, another mode of inductor's (none for any other regime)."""
+    if compiler is None:
+        return ()
+    notes = ["dynamic batch"] if compiler.batch_dim == "dynamic" else []
+    if compiler.scope == "layer":
+        notes.append("layers compiled")
+    if compiler.mode != COMPILE_MODE:
+        notes.append(f"mode {compiler.mode}")
+    return tuple(notes)
 
 
 def _ours_only(report: ReportModel) -> dict[str, Any]:
@@ -259,6 +269,7 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         "trial_cv_pct": None if stats is None else stats.cv_pct,
         "curve": _curve(report) if res.basis != "measured" else None,
         "regime": report.measurement.decode.regime,
+        "compile_notes": compile_notes(report.measurement.decode.compiler),
         "weights": work.weights,
         "library": library,
         "format_key": format_key(work.precision, library),

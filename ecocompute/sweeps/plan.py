@@ -211,12 +211,15 @@ def compiles_ahead(the_plan: Plan) -> str | None:
     runs = [r for r in the_plan.runs if r.decode == "compiled"]
     if len(runs) < 2:
         return None
-    static = sum(1 + len(r.session_formats) for r in runs)
+    steps = [1 + len(r.session_formats) for r in runs]  # FP16's and each format's
+    static = sum(steps)
     # the cache's length (prompt + new tokens) is a shape of the step too: a compile per
     # prompt length, whatever the batch
-    classes = {(r.model_name, r.prompt_tokens, r.batch_size == 1): 1 + len(r.session_formats)
-               for r in runs}  # fmt: skip
-    dynamic = sum(classes.values())
+    shapes = {
+        (r.model_name, r.prompt_tokens, r.batch_size == 1): n
+        for r, n in zip(runs, steps, strict=True)
+    }
+    dynamic = sum(shapes.values())
     each = "30 s to 3 minutes each at 7B on an H200, docs/map.md"
     if runs[0].compile_batch == "dynamic":
         return (
