@@ -95,9 +95,11 @@ SIZES=${BATCHES_GIVEN:-$SIZES_GIVEN}
 NAME=$PART${FORMATS_GIVEN:+-${FORMATS_GIVEN//,/-}}${SIZES:+-b${SIZES//,/-}}${COMPILE_SCOPE:+-$COMPILE_SCOPE}${COMPILE_MODE:+-$COMPILE_MODE}${NEAR_TIE_STD:+-tie$NEAR_TIE_STD}
 WORK=${REHEARSAL:+$ECOCOMPUTE_CACHE}/tmp/ecocompute-map-whole/$NAME
 # WORK_IN_OUT=1: reports written straight into $OUT, so that a call its device time cuts
-# still brings back every report written before the cut (no tarball then).
-if [ -n "${WORK_IN_OUT:-}" ]; then WORK=$OUT/$NAME; fi
-rm -rf "$WORK"; mkdir -p "$WORK"
+# still brings back every report written before the cut (no tarball then). $OUT itself,
+# not a folder in it: a call brings back no file more than two folders below $OUT, and a
+# sweep's reports lie two below its output folder (<model>-b<batch>/<format>/energy.json).
+if [ -n "${WORK_IN_OUT:-}" ]; then WORK=$OUT; else rm -rf "$WORK"; fi
+mkdir -p "$WORK"
 STOP=(--iterations 3 --ci_target_pts 2 --max_rounds 6 --warmup 1 --no_quality_probe)
 run() {  # name seconds args...: one command, timed, logged to $OUT/<name>.log
   local name=$1 seconds=$2; shift 2
