@@ -40,3 +40,22 @@ def test_reading_many_reports_puts_the_garbage_collector_back_as_it_was():
             assert gc.isenabled() is was_on
         finally:
             gc.enable()
+
+
+def test_reading_many_reports_leaves_nothing_frozen_and_a_callers_frozen_objects_frozen():
+    """What was read goes to the oldest generation through a freeze that is undone at
+    once; where the caller froze objects of its own, it is not done at all (an unfreeze
+    would thaw the caller's)."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    reports, _ = read_reports([DOCS / "validation" / "h200-units"])
+    assert reports and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        read_reports([DOCS / "validation" / "h200-units"])
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
