@@ -51,9 +51,10 @@ def _signs(trials: Sequence[Trial], pattern: str) -> list[int]:
     return out
 
 
-def _moved(t: Trial, fields: Sequence[str], step: float, *, conditions: bool = True) -> Trial:
-    """The trial with these readings moved by step, derived again; without its windows'
-    conditions where conditions is False (nothing a bound reads derives from them)."""
+def _moved(t: Trial, fields: Sequence[str], step: float) -> Trial:
+    """The trial with these readings moved by step, derived again, without its windows'
+    conditions: only results.conditions derives from them, and no bound is worked out
+    for it (_RAW)."""
     readings = derive.readings_of(t)
     for name in fields:
         value = readings[name]
@@ -61,8 +62,7 @@ def _moved(t: Trial, fields: Sequence[str], step: float, *, conditions: bool = T
             readings[name] = [v + step for v in value]
         elif value is not None:
             readings[name] = max(value + step, 1e-12) if name == "duration_s" else value + step
-    if not conditions:
-        readings["conditions"] = ()
+    readings["conditions"] = ()
     return derive.trial(**readings)
 
 
@@ -204,7 +204,7 @@ def _local_bounds(
             trials = {}
             for i in wanted:
                 if (i, signs[i]) not in cache:
-                    cache[i, signs[i]] = _moved(m.trials[i], fields, signs[i] * h, conditions=False)
+                    cache[i, signs[i]] = _moved(m.trials[i], fields, signs[i] * h)
                 trials[i] = cache[i, signs[i]]
             add(trials, m)
     own = {i: m.trials[i] for i in wanted}
