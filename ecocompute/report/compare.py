@@ -15,7 +15,7 @@ from typing import Any
 
 from ecocompute.report import derive
 from ecocompute.report.derived_checks import close, decimals_of
-from ecocompute.report.results_model import Results, Trial
+from ecocompute.report.results_model import FormatStats, Results, Trial
 
 # The rounding an older format applied to what its figures derive from (report/legacy.py):
 # a trial's joules and seconds to 4 decimals, watts and MiB to 3 and 1, bandwidth to 1.
@@ -51,19 +51,71 @@ def _signs(trials: Sequence[Trial], pattern: str) -> list[int]:
     return out
 
 
+def _move(name: str, value: Any, step: float) -> Any:
+    """A reading moved by step (each value of a list; a duration kept above zero)."""
+    if isinstance(value, list):
+        return [v + step for v in value]
+    if value is None:
+        return None
+    return max(value + step, 1e-12) if name == "duration_s" else value + step
+
+
 def _moved(t: Trial, fields: Sequence[str], step: float) -> Trial:
     """The trial with these readings moved by step, derived again, without its windows'
     conditions: only results.conditions derives from them, and no bound is worked out
     for it (_RAW)."""
     readings = derive.readings_of(t)
     for name in fields:
-        value = readings[name]
-        if isinstance(value, list):
-            readings[name] = [v + step for v in value]
-        elif value is not None:
-            readings[name] = max(value + step, 1e-12) if name == "duration_s" else value + step
+        readings[name] = _move(name, readings[name], step)
     readings["conditions"] = ()
     return derive.trial(**readings)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _MovedReadings:
+    """A trial's readings moved by their rounding and its figures derived from them
+    again (derive.trial_figures, as derive.trial does): what _local_bounds reads of a
+    moved trial, without building one."""
+
+    format: str
+    duration_s: float
+    tokens: int
+    energy_joules: float
+    counter_energy_joules: float | None
+    sampled_energy_joules: float
+    idle_gpus_energy_joules: list[float] | None
+    figures: derive.TrialFigures
+
+    @property
+    def energy_per_token_mj(self) -> float:
+        return self.figures.energy_per_token_mj
+
+    def number(self, field: str) -> object:
+        """The figure or reading of a Trial's field of this name (None: neither)."""
+        if field in derive.TrialFigures._fields:
+            return getattr(self.figures, field)
+        return getattr(self, field, None) if field != "figures" else None
+
+
+def _moved_readings(t: Trial, fields: Sequence[str], step: float) -> _MovedReadings:
+    """_moved's readings and figures alone."""
+
+    def at(name: str, value: Any) -> Any:
+        return _move(name, value, step) if name in fields else value
+
+    duration, energy = at("duration_s", t.duration_s), at("energy_joules", t.energy_joules)
+    counter = at("counter_energy_joules", t.counter_energy_joules)
+    sampled = at("sampled_energy_joules", t.sampled_energy_joules)
+    idle = at("idle_gpus_energy_joules", t.idle_gpus_energy_joules)
+    figures = derive.trial_figures(
+        duration_s=duration,
+        tokens=t.tokens,
+        energy_joules=energy,
+        counter_energy_joules=counter,
+        sampled_energy_joules=sampled,
+        idle_gpus_energy_joules=idle,
+    )
+    return _MovedReadings(t.format, duration, t.tokens, energy, counter, sampled, idle, figures)
 
 
 def _shift(
@@ -185,29 +237,33 @@ def _local_bounds(
     wanted = {k for k, _, _ in where.values() if k is not None}
     wanted |= {i for i, t in enumerate(m.trials) if t.format in formats}
 
-    def add(trials: dict[int, Trial], moved: derive.Measured) -> None:
-        stats: dict[str, object] = {
+    def add(trials: dict[int, _MovedReadings], moved: derive.Measured) -> None:
+        stats: dict[str, FormatStats] = {
             fmt: derive.format_stats(
                 [t for i, t in sorted(trials.items()) if t.format == fmt], moved.facts[fmt], moved
             )
             for fmt in formats
         }
         for path, (k, fmt, field) in where.items():
-            x = getattr(trials[k] if k is not None else stats.get(fmt or ""), field, None)
+            x = (
+                trials[k].number(field)
+                if k is not None
+                else getattr(stats.get(fmt or ""), field, None)
+            )
             if isinstance(x, (int, float)) and not isinstance(x, bool):
                 total[path] += SAFETY * abs(float(x) - base[path])
 
     signs_by_pattern = [_signs(m.trials, pattern) for pattern in PATTERNS]
     for fields, h in _trial_groups(m):
-        cache: dict[tuple[int, int], Trial] = {}
+        cache: dict[tuple[int, int], _MovedReadings] = {}
         for signs in signs_by_pattern:
             trials = {}
             for i in wanted:
                 if (i, signs[i]) not in cache:
-                    cache[i, signs[i]] = _moved(m.trials[i], fields, signs[i] * h)
+                    cache[i, signs[i]] = _moved_readings(m.trials[i], fields, signs[i] * h)
                 trials[i] = cache[i, signs[i]]
             add(trials, m)
-    own = {i: m.trials[i] for i in wanted}
+    own = {i: _moved_readings(m.trials[i], (), 0.0) for i in wanted}
     for moved in _other_inputs_moved(m):
         add(own, moved)
     return total

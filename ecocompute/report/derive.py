@@ -16,7 +16,7 @@ import inspect
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from ecocompute.core.stats import (
     summarise,
@@ -101,12 +101,6 @@ def trial(
     prefill: PrefillWindow | None = None,
 ) -> Trial:
     """A trial from its readings, with the figures that derive from them."""
-    counter = counter_energy_joules
-    held = (
-        None
-        if idle_gpus_energy_joules is None
-        else energy_joules + math.fsum(idle_gpus_energy_joules)
-    )
     return Trial.model_construct(
         index=index,
         pair=pair,
@@ -115,7 +109,7 @@ def trial(
         tokens=tokens,
         energy_joules=energy_joules,
         energy_source=energy_source,  # type: ignore[arg-type]
-        counter_energy_joules=counter,
+        counter_energy_joules=counter_energy_joules,
         sampled_energy_joules=sampled_energy_joules,
         samples=samples,
         dropped_samples=dropped_samples,
@@ -127,6 +121,48 @@ def trial(
         else list(idle_gpus_energy_joules),
         conditions=[c.model_copy(update={"throttles": window_throttles(c)}) for c in conditions],
         prefill=None if prefill is None else rederived_prefill(prefill),
+        **trial_figures(
+            duration_s=duration_s,
+            tokens=tokens,
+            energy_joules=energy_joules,
+            counter_energy_joules=counter_energy_joules,
+            sampled_energy_joules=sampled_energy_joules,
+            idle_gpus_energy_joules=idle_gpus_energy_joules,
+        )._asdict(),
+    )
+
+
+class TrialFigures(NamedTuple):
+    """The figures of a trial that derive from its readings (Trial's fields of these
+    names)."""
+
+    energy_per_token_mj: float
+    avg_power_watts: float
+    throughput_tokens_per_s: float
+    sampled_vs_counter_pct: float | None
+    held_energy_joules: float | None
+    held_energy_per_token_mj: float | None
+
+
+def trial_figures(
+    *,
+    duration_s: float,
+    tokens: int,
+    energy_joules: float,
+    counter_energy_joules: float | None,
+    sampled_energy_joules: float,
+    idle_gpus_energy_joules: Sequence[float] | None,
+) -> TrialFigures:
+    """The figures of a trial that derive from its readings: trial() builds them into
+    the model; a reader's rounding bounds (report/compare.py) read them under moved
+    readings without one."""
+    counter = counter_energy_joules
+    held = (
+        None
+        if idle_gpus_energy_joules is None
+        else energy_joules + math.fsum(idle_gpus_energy_joules)
+    )
+    return TrialFigures(
         energy_per_token_mj=energy_per_token_mj(energy_joules, tokens),
         avg_power_watts=energy_joules / duration_s,
         throughput_tokens_per_s=tokens / duration_s,
@@ -249,7 +285,23 @@ def _idle_of(gpus: Sequence[int], idle_by_gpu: Mapping[int, float] | None) -> fl
     return math.fsum(idle_by_gpu[i] for i in gpus)
 
 
-def format_stats(trials: Sequence[Trial], facts: FormatFacts, m: Measured) -> FormatStats:
+class TrialReadings(Protocol):
+    """What a format's statistics read of each of its trials (a Trial, or the moved
+    readings of one that report/compare.py bounds a rounding with)."""
+
+    @property
+    def energy_joules(self) -> float: ...
+    @property
+    def duration_s(self) -> float: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def sampled_energy_joules(self) -> float: ...
+    @property
+    def energy_per_token_mj(self) -> float: ...
+
+
+def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measured) -> FormatStats:
     s = summarise([t.energy_per_token_mj for t in trials])
     total_j = math.fsum(t.energy_joules for t in trials)
     total_s = math.fsum(t.duration_s for t in trials)
