@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Issue 27: one H200 UNIT per call. Each call may land on another H200; that is the data.
+# It runs as is on an H100 (the H100 kind: docs/validation/h100-units, 2026-12-02).
 # Synthetic llama-2-7b, graphs regime, batch 1, 256 tokens: FP16 against NF4, INT4 and
 # FP8 in one session (order rotated), at least 3 rounds, then until every delta's 95%
 # half-width is <= 1 point (at most MAX_ROUNDS), 1 warm-up, 2 s of idle with the models
