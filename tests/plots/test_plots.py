@@ -133,9 +133,15 @@ def test_user_fit_and_crossover_are_drawn(hopper_reports):
 
 
 def test_committed_validation_reports_plot(tmp_path):
+    """The committed reports hold two cards (H200s and, since the units of 2026-12-02,
+    H100s): plot asks for one, and plots each."""
     out = tmp_path / "c.png"
-    assert main(["plot", str(REPO / "docs" / "validation"), "-o", str(out)]) == 0
-    assert out.stat().st_size > 10_000
+    assert main(["plot", str(REPO / "docs" / "validation"), "-o", str(out)]) == 2
+    assert not out.exists()
+    for card in ("NVIDIA H200", "NVIDIA H100 80GB HBM3"):
+        argv = ["plot", str(REPO / "docs" / "validation"), "--card", card, "-o", str(out)]
+        assert main(argv) == 0
+        assert out.stat().st_size > 10_000
 
 
 def test_without_matplotlib_plot_says_so_and_exits_1(tmp_path, monkeypatch, capsys):
@@ -238,7 +244,7 @@ def test_every_legend_stays_inside_the_figure():
     """Issue 29: with many groups (the committed reports) the legend below a panel ran
     past the figure's edges."""
     reports = read_reports([REPO / "docs" / "validation"])[0]
-    fig = build_figure(reports)
+    fig = build_figure(reports, card="NVIDIA H200")
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     box = fig.bbox
