@@ -12,6 +12,7 @@
 #   2. the synthetic checkpoint, built once on this machine (~30 s);
 #   3. the session (~90-110 s: loads ~25 s, 4-8 rounds of ~9 s);
 #   4. everything into one tarball named by the unit's UUID tail.
+# EAGER=1: the same session in the eager regime (docs/validation/h200-eager-units).
 # Estimate ~150 s a call. Every step runs under its own `timeout` from one deadline
 # (BUDGET_S, 280 s). Rehearsal on the CPU (fakes, tiny model, no wheels):
 #   REHEARSAL=1 PY=.venv/bin/python OUT=/tmp/u benchmarks/units_h200.sh
@@ -64,6 +65,8 @@ fi
 cat "$WORK/setup.log"
 if [ -n "${COMPILES:-}" ]; then  # the compiled regime: a fixed count under each compile
   REGIME=(--decode compiled --compiles "$COMPILES" --iterations "${ITERATIONS:-4}")
+elif [ -n "${EAGER:-}" ]; then  # the eager regime (the no-GPU path's figures are eager ones)
+  REGIME=(--decode eager --iterations 3 --ci_target_pts 1 --max_rounds "$MAX_ROUNDS")
 else
   REGIME=(--decode graphs --iterations 3 --ci_target_pts 1 --max_rounds "$MAX_ROUNDS")
 fi
