@@ -23,7 +23,8 @@ from typing import Any
 from ecocompute.report.files import UNSEARCHABLE, files_under, read_document
 from ecocompute.report.finding import find_files
 from ecocompute.report.write import REPORT_NAME
-from ecocompute.results.identity import repeats
+from ecocompute.results.identity import content_key, repeats
+from ecocompute.results.in_parallel import map_files
 from ecocompute.results.record import Report, software_fingerprint, software_title, to_record
 
 __all__ = [
@@ -88,26 +89,34 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _read_keyed(path: Path) -> tuple[Report | Invalid, str]:
+    """read_one, with the content key of a valid report's document (identity.py)."""
+    document, problems = read_document(path)
+    if document is None:
+        return Invalid(str(path), problems), ""
+    one = record_of(path, document)
+    return one, "" if isinstance(one, Invalid) else content_key(document)
+
+
 def read_reports(
     paths: Iterable[str | os.PathLike[str]],
 ) -> tuple[list[Report], list[Invalid]]:
     """Every valid report under paths, each once, and every file that is not one (with
-    why; a copy of a report read before is listed as such)."""
+    why; a copy of a report read before is listed as such). A large folder's files are
+    read in worker processes (in_parallel.py), with the same result."""
     with _collector_paused():
         reports: list[Report] = []
-        documents: list[tuple[Path, Mapping[str, Any]]] = []
+        keys: list[tuple[Path, str]] = []
         found = find_files(paths, (REPORT_NAME,))  # each file once, however it was named
         invalid = [
             Invalid(f"{f.path}/", [f"{UNSEARCHABLE}: {f.reason}"]) for f in found.unsearchable
         ]
-        for file in found.files:
-            document, problems = read_document(file)
-            one = Invalid(str(file), problems) if document is None else record_of(file, document)
+        for one, key in map_files(_read_keyed, found.files):
             if isinstance(one, Invalid):
                 invalid.append(one)
             else:
                 reports.append(one)
-                documents.append((one.path, document or {}))
-        repeated = repeats(documents)  # each report once, too
+                keys.append((one.path, key))
+        repeated = repeats(keys)  # each report once, too
         invalid += [Invalid(str(reports[k].path), [why]) for k, why in repeated.items()]
         return [r for k, r in enumerate(reports) if k not in repeated], invalid

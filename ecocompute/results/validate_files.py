@@ -24,6 +24,7 @@ from ecocompute.report.read import sweep_problems
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.collect import Invalid, Report, record_of
+from ecocompute.results.in_parallel import map_files
 
 _LISTED = 5
 
@@ -91,7 +92,6 @@ def validate_paths(paths: Iterable[str]) -> list[FileCheck]:
             checks.append(FileCheck(given, (f"no {REPORT_NAME} or {SWEEP_NAME} in this folder",)))
         for path in found.files:
             files.add(path)  # one file named two ways is checked once
-    for path in files.files:
-        problems, note = _check_one(path)
+    for path, (problems, note) in zip(files.files, map_files(_check_one, files.files), strict=True):
         checks.append(FileCheck(str(path), tuple(problems), "" if problems else note))
     return checks
