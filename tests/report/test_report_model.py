@@ -25,7 +25,7 @@ BENDS = (None, "x", -1, 1.5, True, [], {})
 
 def test_the_committed_schema_is_the_models():
     committed = (REPO / "schema" / ENERGY_SCHEMA).read_text()
-    assert committed == schema_text(), "run: python -m ecocompute.report.schema > schema/..."
+    assert committed == schema_text(), "run: python -m ecocompute.cli.schema_command > schema/..."
 
 
 @functools.lru_cache(maxsize=1)
