@@ -15,7 +15,7 @@ import functools
 import inspect
 import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from ecocompute.core.stats import (
@@ -301,6 +301,14 @@ class TrialReadings(Protocol):
     def energy_per_token_mj(self) -> float: ...
 
 
+def _mean(values: Iterable[float]) -> float:
+    """statistics.fmean to the bit (the same compensated sum over the count), without its
+    generator bookkeeping: a format's statistics are derived again many times over when an
+    older report's rounding bounds are worked out (compare.py)."""
+    listed = list(values)
+    return math.fsum(listed) / len(listed)
+
+
 def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measured) -> FormatStats:
     s = summarise([t.energy_per_token_mj for t in trials])
     total_j = math.fsum(t.energy_joules for t in trials)
@@ -309,7 +317,7 @@ def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measure
     idle_w = _idle_of(facts.nvml_indices, idle_by_gpu_w(m.idle_window))
     above = share = None
     if idle_w is not None:
-        above = statistics.fmean(
+        above = _mean(
             energy_per_token_mj(t.energy_joules - idle_w * t.duration_s, t.tokens) for t in trials
         )
         share = 100.0 * idle_w * total_s / total_j if total_j > 0 else None
@@ -331,7 +339,7 @@ def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measure
         avg_power_watts=total_j / total_s,
         total_energy_joules=total_j,
         tokens_generated=tokens,
-        sampled_energy_per_token_mj=statistics.fmean(
+        sampled_energy_per_token_mj=_mean(
             energy_per_token_mj(t.sampled_energy_joules, t.tokens) for t in trials
         ),
         idle_power_watts=idle_w,
