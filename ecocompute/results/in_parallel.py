@@ -27,6 +27,7 @@ from typing import TypeVar
 log = logging.getLogger(__name__)
 
 PARALLEL_FROM = 128  # fewer files read in well under a second here
+MOST_PROCESSES = 64  # whatever the environment asks for
 ENV = "ECOCOMPUTE_READ_PROCESSES"
 
 Item = TypeVar("Item")
@@ -50,7 +51,7 @@ def processes_for(n_items: int) -> int:
         return 1
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
-    return min(count, n_items)
+    return min(count, n_items, MOST_PROCESSES)
 
 
 def _ignore_interrupts() -> None:

@@ -84,6 +84,8 @@ def test_processes_for_reads_here_below_the_threshold_or_when_told(monkeypatch):
     monkeypatch.setenv(ENV, "3")
     assert processes_for(2) == 2  # never more processes than files
     assert processes_for(50) == 3  # told: below the threshold too
+    monkeypatch.setenv(ENV, "100000")
+    assert processes_for(10_000) == in_parallel.MOST_PROCESSES
 
 
 def test_a_process_with_other_threads_is_never_forked(monkeypatch):
