@@ -7,7 +7,11 @@
 # resident; every report records the unit (UUID, board part, VBIOS, idle power before the
 # session) and each window's conditions (temperatures, clocks, throttling, power against
 # the limit) and the kernels' fingerprint of each format's captured step.
-#   1. setup: the carried wheels (.whl/), nvidia-smi -q (the board as the driver says it),
+#   1. setup: the carried wheels (.whl/: bitsandbytes, torchao and this tool's own
+#      dependencies the GPU machine lacks, made here with
+#      ../shared/tools/device-wheels.sh pydantic pydantic_core annotated-types
+#      typing-inspection jsonschema jsonschema-specifications referencing rpds-py attrs
+#      fastjsonschema), nvidia-smi -q (the board as the driver says it),
 #      with PROBE=1 benchmarks/unit_probe.py (the NVML reads' cost, a small graph's DOT);
 #   2. the synthetic checkpoint, built once on this machine (~30 s);
 #   3. the session (~90-110 s: loads ~25 s, 4-8 rounds of ~9 s);
