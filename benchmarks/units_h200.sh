@@ -7,11 +7,8 @@
 # resident; every report records the unit (UUID, board part, VBIOS, idle power before the
 # session) and each window's conditions (temperatures, clocks, throttling, power against
 # the limit) and the kernels' fingerprint of each format's captured step.
-#   1. setup: the carried wheels (.whl/: bitsandbytes, torchao and this tool's own
-#      dependencies the GPU machine lacks, made here with
-#      ../shared/tools/device-wheels.sh pydantic pydantic_core annotated-types
-#      typing-inspection jsonschema jsonschema-specifications referencing rpds-py attrs
-#      fastjsonschema), nvidia-smi -q (the board as the driver says it),
+#   1. setup: the carried wheels (.whl/, made by `bash benchmarks/device_wheels.sh`:
+#      bitsandbytes, torchao and this tool's own dependencies the GPU machine lacks), nvidia-smi -q (the board as the driver says it),
 #      with PROBE=1 benchmarks/unit_probe.py (the NVML reads' cost, a small graph's DOT);
 #   2. the synthetic checkpoint, built once on this machine (~30 s);
 #   3. the session (~90-110 s: loads ~25 s, 4-8 rounds of ~9 s);
@@ -44,7 +41,7 @@ if [ -n "${REHEARSAL:-}" ]; then
   echo "rehearsal: fakes, no GPU" > "$WORK/setup.log"
 else
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || { echo "no wheels here: carry .whl"; exit 1; }
+    --target /tmp/site .whl/*.whl || { echo "no wheels here: bash benchmarks/device_wheels.sh, then carry .whl"; exit 1; }
   export PYTHONPATH=/tmp/site:$PWD
   EC=(python3 -m ecocompute); PYTHON=(python3)
   MODEL=synthetic:llama-2-7b; EXTRA=(--idle_seconds 2)

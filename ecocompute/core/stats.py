@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ecocompute.core.units import pct_change
@@ -81,6 +81,14 @@ class Summary:
     cv_pct: float | None
 
 
+def mean(values: Iterable[float]) -> float:
+    """statistics.fmean to the bit (one compensated sum over the count), without its
+    generator bookkeeping: a report's figures are derived again many times over when an
+    older report's rounding bounds are worked out (report/compare.py)."""
+    listed = list(values)
+    return math.fsum(listed) / len(listed)
+
+
 def summarise(values: Sequence[float]) -> Summary:
     """n, mean, sample sd and CV (sd over |mean|, in percent). Raises ValueError on none.
     Two-pass, with compensated sums (math.fsum): as exact as statistics.stdev for any
@@ -88,11 +96,11 @@ def summarise(values: Sequence[float]) -> Summary:
     if not values:
         raise ValueError("no values")
     n = len(values)
-    mean = math.fsum(values) / n
+    centre = mean(values)
     if n < 2:
-        return Summary(n, mean, None, None)
-    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
-    return Summary(n, mean, sd, sd / abs(mean) * 100.0 if mean else None)
+        return Summary(n, centre, None, None)
+    sd = math.sqrt(math.fsum((v - centre) ** 2 for v in values) / (n - 1))
+    return Summary(n, centre, sd, sd / abs(centre) * 100.0 if centre else None)
 
 
 def summarise_known(values: Sequence[float | None]) -> Summary | None:

@@ -14,13 +14,10 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from ecocompute.core.stats import (
-    summarise,
-)
+from ecocompute.core.stats import mean, summarise
 from ecocompute.core.units import energy_per_token_mj, pct_change
 from ecocompute.monitor.conditions import MIN_THROTTLED_S
 from ecocompute.report.conditions import conditions_of
@@ -301,14 +298,6 @@ class TrialReadings(Protocol):
     def energy_per_token_mj(self) -> float: ...
 
 
-def _mean(values: Iterable[float]) -> float:
-    """statistics.fmean to the bit (the same compensated sum over the count), without its
-    generator bookkeeping: a format's statistics are derived again many times over when an
-    older report's rounding bounds are worked out (compare.py)."""
-    listed = list(values)
-    return math.fsum(listed) / len(listed)
-
-
 def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measured) -> FormatStats:
     s = summarise([t.energy_per_token_mj for t in trials])
     total_j = math.fsum(t.energy_joules for t in trials)
@@ -317,7 +306,7 @@ def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measure
     idle_w = _idle_of(facts.nvml_indices, idle_by_gpu_w(m.idle_window))
     above = share = None
     if idle_w is not None:
-        above = _mean(
+        above = mean(
             energy_per_token_mj(t.energy_joules - idle_w * t.duration_s, t.tokens) for t in trials
         )
         share = 100.0 * idle_w * total_s / total_j if total_j > 0 else None
@@ -339,7 +328,7 @@ def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measure
         avg_power_watts=total_j / total_s,
         total_energy_joules=total_j,
         tokens_generated=tokens,
-        sampled_energy_per_token_mj=_mean(
+        sampled_energy_per_token_mj=mean(
             energy_per_token_mj(t.sampled_energy_joules, t.tokens) for t in trials
         ),
         idle_power_watts=idle_w,
@@ -361,9 +350,9 @@ def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | 
         per[fmt] = HeldFormatStats.model_construct(
             n_trials=len(trials),
             idle_nvml_indices=idle_gpus,
-            energy_per_token_mj=statistics.fmean(t.held_energy_per_token_mj or 0.0 for t in trials),
+            energy_per_token_mj=mean(t.held_energy_per_token_mj or 0.0 for t in trials),
             total_energy_joules=math.fsum(t.held_energy_joules or 0.0 for t in trials),
-            idle_gpus_energy_per_token_mj=statistics.fmean(
+            idle_gpus_energy_per_token_mj=mean(
                 energy_per_token_mj(j, t.tokens) for j, t in zip(idle_j, trials, strict=True)
             ),
             idle_gpus_power_watts=math.fsum(idle_j) / math.fsum(t.duration_s for t in trials),
@@ -428,7 +417,7 @@ def derive_results(m: Measured, note: str) -> Results:
         if idle is None
         else math.fsum(idle.energy_joules_by_gpu) / idle.duration_s,
         vs_fp16_above_idle_pct=above,
-        sampled_vs_counter_pct=statistics.fmean(vs) if vs else None,
+        sampled_vs_counter_pct=mean(vs) if vs else None,
         sampled_vs_counter_max_abs_pct=max(abs(x) for x in vs) if vs else None,
         dropped_samples=sum(t.dropped_samples for t in m.trials),
         per_format=per,
