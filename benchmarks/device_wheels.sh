@@ -10,6 +10,8 @@
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 grep -qxF '/.whl/' "$root/.git/info/exclude" 2>/dev/null || echo '/.whl/' >> "$root/.git/info/exclude"
+# A fresh folder: wheels left from an older pin would give pip two versions of one package.
+rm -rf "$root/.whl"
 mkdir -p "$root/.whl"
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
@@ -17,7 +19,7 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   --platform manylinux2014_x86_64 -d "$root/.whl" \
   bitsandbytes==0.50.2 torchao==0.18.0 \
   jsonschema==4.26.0 jsonschema-specifications==2025.9.1 referencing==0.37.0 rpds-py==0.30.0 \
-  fastjsonschema==2.21.2 \
+  fastjsonschema==2.21.2 attrs==26.1.0 \
   pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 \
   typing-extensions==4.16.0
 ls -la "$root/.whl"

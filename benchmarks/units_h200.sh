@@ -71,6 +71,13 @@ elif [ -n "${EAGER:-}" ]; then  # the eager regime (the no-GPU path's figures ar
 else
   REGIME=(--decode graphs --iterations 3 --ci_target_pts 1 --max_rounds "$MAX_ROUNDS")
 fi
+if [ -z "${COMPILES:-}" ]; then
+  # Rounds past the third stop once the trials have run this long, so that the session
+  # writes its report before the `timeout` below: ~100 s of loading and warm-up plus one
+  # more round (up to ~90 s in eager on a slow unit) must fit after it. Without it, one
+  # unit was killed in its fourth round and left no report at all (2026-12-03).
+  REGIME+=(--max_minutes "$(awk -v s=$(( $(left) - 210 )) 'BEGIN { printf "%.2f", (s > 30 ? s : 30) / 60 }')")
+fi
 ARGS=(energy_estimate --model "$MODEL" --precision "$FORMATS" "${REGIME[@]}" --warmup 1
       "${EXTRA[@]}" --output_dir "$WORK/session")
 LOG=$WORK/session.log
