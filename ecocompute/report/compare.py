@@ -15,7 +15,7 @@ from typing import Any
 
 from ecocompute.report import derive
 from ecocompute.report.derived_checks import close, decimals_of
-from ecocompute.report.results_model import FormatStats, Results, Trial
+from ecocompute.report.results_model import Results, Trial
 
 # The rounding an older format applied to what its figures derive from (report/legacy.py):
 # a trial's joules and seconds to 4 decimals, watts and MiB to 3 and 1, bandwidth to 1.
@@ -238,18 +238,17 @@ def _local_bounds(
     wanted |= {i for i, t in enumerate(m.trials) if t.format in formats}
 
     def add(trials: dict[int, _MovedReadings], moved: derive.Measured) -> None:
-        stats: dict[str, FormatStats] = {
-            fmt: derive.format_stats(
+        stats = {
+            fmt: derive.FormatFigures(
                 [t for i, t in sorted(trials.items()) if t.format == fmt], moved.facts[fmt], moved
             )
             for fmt in formats
         }
         for path, (k, fmt, field) in where.items():
-            x = (
-                trials[k].number(field)
-                if k is not None
-                else getattr(stats.get(fmt or ""), field, None)
-            )
+            if k is not None:
+                x = trials[k].number(field)
+            else:
+                x = stats[fmt].figure(field) if fmt in stats else None
             if isinstance(x, (int, float)) and not isinstance(x, bool):
                 total[path] += SAFETY * abs(float(x) - base[path])
 

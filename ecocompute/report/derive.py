@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from ecocompute.core.stats import mean, summarise
+from ecocompute.core.stats import Summary, mean, summarise
 from ecocompute.core.units import energy_per_token_mj, pct_change
 from ecocompute.monitor.conditions import MIN_THROTTLED_S
 from ecocompute.report.conditions import conditions_of
@@ -298,45 +298,116 @@ class TrialReadings(Protocol):
     def energy_per_token_mj(self) -> float: ...
 
 
-def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measured) -> FormatStats:
-    s = summarise([t.energy_per_token_mj for t in trials])
-    total_j = math.fsum(t.energy_joules for t in trials)
-    total_s = math.fsum(t.duration_s for t in trials)
-    tokens = sum(t.tokens for t in trials)
-    idle_w = _idle_of(facts.nvml_indices, idle_by_gpu_w(m.idle_window))
-    above = share = None
-    if idle_w is not None:
-        above = mean(
-            energy_per_token_mj(t.energy_joules - idle_w * t.duration_s, t.tokens) for t in trials
+class FormatFigures:
+    """A format's statistics from its trials, each worked out when first read: format_stats
+    reads them all, and report/compare.py only those a rounding bound is needed for (the
+    same arithmetic, so the same figures to the bit)."""
+
+    def __init__(self, trials: Sequence[TrialReadings], facts: FormatFacts, m: Measured):
+        self.trials, self.facts, self.m = trials, facts, m
+
+    @functools.cached_property
+    def _summary(self) -> Summary:
+        return summarise([t.energy_per_token_mj for t in self.trials])
+
+    @functools.cached_property
+    def total_energy_joules(self) -> float:
+        return math.fsum(t.energy_joules for t in self.trials)
+
+    @functools.cached_property
+    def total_duration_s(self) -> float:
+        return math.fsum(t.duration_s for t in self.trials)
+
+    @functools.cached_property
+    def tokens_generated(self) -> int:
+        return sum(t.tokens for t in self.trials)
+
+    @functools.cached_property
+    def idle_power_watts(self) -> float | None:
+        return _idle_of(self.facts.nvml_indices, idle_by_gpu_w(self.m.idle_window))
+
+    @functools.cached_property
+    def energy_above_idle_per_token_mj(self) -> float | None:
+        idle_w = self.idle_power_watts
+        if idle_w is None:
+            return None
+        return mean(
+            energy_per_token_mj(t.energy_joules - idle_w * t.duration_s, t.tokens)
+            for t in self.trials
         )
-        share = 100.0 * idle_w * total_s / total_j if total_j > 0 else None
-    throughput = tokens / total_s
-    limit = pct = None
-    if m.batch_size == 1 and facts.weights_mib and m.bandwidth_gbs:
-        limit = m.bandwidth_gbs * 1e9 / (facts.weights_mib * 2**20)
-        pct = 100.0 * throughput / limit
-    return FormatStats.model_construct(
-        format=facts.format,
-        library=facts.library,
-        nvml_indices=list(facts.nvml_indices),
-        weights_mib=facts.weights_mib,
-        n_trials=len(trials),
-        energy_per_token_mj=s.mean,
-        energy_per_token_mj_sd=s.sd,
-        cv_pct=s.cv_pct,
-        throughput_tokens_per_s=throughput,
-        avg_power_watts=total_j / total_s,
-        total_energy_joules=total_j,
-        tokens_generated=tokens,
-        sampled_energy_per_token_mj=mean(
-            energy_per_token_mj(t.sampled_energy_joules, t.tokens) for t in trials
-        ),
-        idle_power_watts=idle_w,
-        energy_above_idle_per_token_mj=above,
-        idle_share_pct=share,
-        bandwidth_limit_tokens_per_s=limit,
-        of_bandwidth_limit_pct=pct,
-    )
+
+    @functools.cached_property
+    def idle_share_pct(self) -> float | None:
+        idle_w, total_j = self.idle_power_watts, self.total_energy_joules
+        if idle_w is None or not total_j > 0:
+            return None
+        return 100.0 * idle_w * self.total_duration_s / total_j
+
+    @functools.cached_property
+    def throughput_tokens_per_s(self) -> float:
+        return self.tokens_generated / self.total_duration_s
+
+    @functools.cached_property
+    def avg_power_watts(self) -> float:
+        return self.total_energy_joules / self.total_duration_s
+
+    @functools.cached_property
+    def bandwidth_limit_tokens_per_s(self) -> float | None:
+        m, weights_mib = self.m, self.facts.weights_mib
+        if m.batch_size == 1 and weights_mib and m.bandwidth_gbs:
+            return m.bandwidth_gbs * 1e9 / (weights_mib * 2**20)
+        return None
+
+    @functools.cached_property
+    def of_bandwidth_limit_pct(self) -> float | None:
+        limit = self.bandwidth_limit_tokens_per_s
+        return None if limit is None else 100.0 * self.throughput_tokens_per_s / limit
+
+    @functools.cached_property
+    def sampled_energy_per_token_mj(self) -> float:
+        return mean(energy_per_token_mj(t.sampled_energy_joules, t.tokens) for t in self.trials)
+
+    def stats(self) -> FormatStats:
+        facts, s = self.facts, self._summary
+        return FormatStats.model_construct(
+            format=facts.format,
+            library=facts.library,
+            nvml_indices=list(facts.nvml_indices),
+            weights_mib=facts.weights_mib,
+            n_trials=len(self.trials),
+            energy_per_token_mj=s.mean,
+            energy_per_token_mj_sd=s.sd,
+            cv_pct=s.cv_pct,
+            throughput_tokens_per_s=self.throughput_tokens_per_s,
+            avg_power_watts=self.avg_power_watts,
+            total_energy_joules=self.total_energy_joules,
+            tokens_generated=self.tokens_generated,
+            sampled_energy_per_token_mj=self.sampled_energy_per_token_mj,
+            idle_power_watts=self.idle_power_watts,
+            energy_above_idle_per_token_mj=self.energy_above_idle_per_token_mj,
+            idle_share_pct=self.idle_share_pct,
+            bandwidth_limit_tokens_per_s=self.bandwidth_limit_tokens_per_s,
+            of_bandwidth_limit_pct=self.of_bandwidth_limit_pct,
+        )
+
+    def figure(self, field: str) -> object:
+        """One statistic by its FormatStats field name (None: not one of them)."""
+        if field in _SUMMARY_FIELDS:
+            return getattr(self._summary, _SUMMARY_FIELDS[field])
+        if field in type(self).__dict__ and not field.startswith("_"):
+            return getattr(self, field)
+        return getattr(self.stats(), field, None)
+
+
+_SUMMARY_FIELDS = {
+    "energy_per_token_mj": "mean",
+    "energy_per_token_mj_sd": "sd",
+    "cv_pct": "cv_pct",
+}
+
+
+def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measured) -> FormatStats:
+    return FormatFigures(trials, facts, m).stats()
 
 
 def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | None:

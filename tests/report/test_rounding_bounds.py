@@ -50,3 +50,19 @@ def test_local_bounds_are_the_whole_derivations_on_every_committed_older_report(
         assert _local_bounds(inputs, local, where) == _full_bounds(inputs, local), path
         compared += 1
     assert compared >= 20  # of the H200 reports of format 1.4 whose trial figures need bounds
+
+
+def test_a_formats_figures_one_at_a_time_are_its_statistics_to_the_bit():
+    checked = 0
+    for path, report in list(_older_measured_reports())[:6]:
+        res, work = report.results, report.workload
+        inputs = derive.measured_inputs(res, work.precision, work.batch_size,
+                                        report.system_under_test.memory_bandwidth_gbs,
+                                        work.prompt_tokens, work.max_new_tokens)  # fmt: skip
+        for fmt, trials in derive.by_format(inputs.trials).items():
+            whole = derive.format_stats(trials, inputs.facts[fmt], inputs)
+            for field in type(whole).model_fields:
+                one = derive.FormatFigures(trials, inputs.facts[fmt], inputs).figure(field)
+                assert one == getattr(whole, field), (path, fmt, field)
+                checked += 1
+    assert checked >= 100
