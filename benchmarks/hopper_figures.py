@@ -41,6 +41,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 REPORTS_ROOT = REPO / "docs" / "validation"
 FIGURES_JSON = REPO / "ecocompute" / "data" / "published_reference.json"
+UNITS_FOLDER = "h200-eager-units"  # the eager regime's unit spread (docs/units.md)
 
 CARD = "NVIDIA H200"
 TOKENS_PER_RUN = 256
@@ -269,8 +270,46 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
         },
         "delta_points_pct": delta_points,
         "delta_curves_pct": curves,
+        "unit_spread_pct": unit_spread(root / UNITS_FOLDER),
         "excluded": excluded,
     }
+
+
+def unit_spread(folder: Path) -> dict[str, Any]:
+    """How each format's delta varied between H200 units where this project measured
+    that (`aggregate --units` over the folder: a random-effects pool, REML with a
+    Hartung-Knapp interval): the figures above come from reports that predate the unit
+    fields and hold no spread of their own, so a derived report states this one."""
+    from ecocompute import api
+
+    formats: dict[str, dict[str, Any]] = {}
+    scope: dict[str, Any] = {}
+    for pool in api.pool_units(folder):
+        r, g = pool.pooled, pool.group
+        if r is None or r.ci95 is None or g.card != CARD:
+            continue
+        if any(rep.model_of is None or rep.model_of.workload.max_new_tokens != TOKENS_PER_RUN
+               for rep in g.reports):  # fmt: skip
+            continue
+        first = g.reports[0]
+        scope = {
+            "source": folder.relative_to(REPO).as_posix(),
+            "card": CARD,
+            "regime": first.regime,
+            "model_name": first.model,
+            "params_b": nominal_params_b(first.model),
+            "batch_size": first.batch_size,
+            "tokens_per_run": TOKENS_PER_RUN,
+        }
+        formats[g.precision] = {
+            "n_units": r.k,
+            "n_pairs": sum(rep.n_pairs or 0 for rep in g.reports),
+            "pooled_pct": round(r.mu, 3),
+            "ci95_pct": [round(x, 3) for x in r.ci95],
+            "between_unit_sd_pts": round(r.tau, 3),
+            "pi95_pct": None if r.pi95 is None else [round(x, 3) for x in r.pi95],
+        }
+    return {**scope, "formats": dict(sorted(formats.items()))}
 
 
 def _compact_number_lists(text: str) -> str:

@@ -26,11 +26,13 @@ from ecocompute.published.curves import (
 )
 from ecocompute.published.project import (
     MeasuredDelta,
+    UnitSpread,
     is_project_card,
     project_anchors,
     project_curve_for,
     project_measurements,
     project_points_for,
+    project_unit_spread,
 )
 from ecocompute.published.reference_data import dataset_dois, headline, published
 from ecocompute.published.site_curves import (
@@ -120,6 +122,8 @@ class PublishedFigure:
     # at a size the site's dataset measured: the mean of its anchors there, with the
     # site's band (then curve is None: the curve did not give the figure)
     anchors: AnchorFigure | None = None
+    # this project's own figure of a format: how its delta varied between units of the card
+    units: UnitSpread | None = None
 
 
 @dataclass(frozen=True)
@@ -316,4 +320,10 @@ def published_figure(arch: str, params_b: float, precision: str) -> PublishedFig
         method=method,
         curve=None if delta is None else delta.curve,
         anchors=None if delta is None else delta.anchors,
+        units=project_unit_spread(arch, precision)
+        if delta is not None
+        and delta.borrowed_from is None
+        and anchors.origin == ORIGIN_PROJECT
+        and not borrowed_anchors
+        else None,
     )

@@ -88,3 +88,53 @@ def project_points_for(arch: str, precision: str) -> tuple[MeasuredDelta, ...]:
         )
         for r in rows
     )
+
+
+@dataclass(frozen=True)
+class UnitSpread:
+    """How one format's delta vs FP16 varied between GPU units of the card model where
+    this project measured that (one model, batch size and regime; `aggregate --units`):
+    the pooled delta, its 95% interval, the between-unit sd and the 95% prediction
+    interval for a unit not yet measured."""
+
+    source: str  # the folder of the reports, in this repository
+    card: str
+    regime: str
+    model_name: str
+    params_b: float
+    batch_size: int
+    tokens_per_run: int
+    precision: str
+    n_units: int
+    n_pairs: int
+    pooled_pct: float
+    ci95_pct: tuple[float, float]
+    between_unit_sd_pts: float
+    pi95_pct: tuple[float, float] | None
+
+
+def project_unit_spread(arch: str, precision: str) -> UnitSpread | None:
+    """The between-unit spread of a format's delta in this project's own measurements
+    of an arch class (benchmarks/hopper_figures.py writes it), or None where none was
+    measured."""
+    block = (project_measurements(arch) or {}).get("unit_spread_pct") or {}
+    entry = block.get("formats", {}).get(precision)
+    if entry is None:
+        return None
+    pi = entry.get("pi95_pct")
+    return UnitSpread(
+        source=str(block["source"]),
+        card=str(block["card"]),
+        regime=str(block["regime"]),
+        model_name=str(block["model_name"]),
+        params_b=float(block["params_b"]),
+        batch_size=int(block["batch_size"]),
+        tokens_per_run=int(block["tokens_per_run"]),
+        precision=precision,
+        n_units=int(entry["n_units"]),
+        n_pairs=int(entry["n_pairs"]),
+        pooled_pct=float(entry["pooled_pct"]),
+        ci95_pct=(float(entry["ci95_pct"][0]), float(entry["ci95_pct"][1])),
+        between_unit_sd_pts=float(entry["between_unit_sd_pts"]),
+        pi95_pct=None if pi is None else (float(pi[0]), float(pi[1])),
+    )

@@ -16,8 +16,8 @@ from ecocompute.llm.prompt import describe as describe_prompt
 from ecocompute.llm.quality_probe import corpus_record
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
 from ecocompute.params import RunParams, nominal_params_b
-from ecocompute.published.figures import ORIGIN_PUBLISHED, dataset_dois
-from ecocompute.published.site_curves import SITE_CURVES, SITE_FILE
+from ecocompute.published.figures import dataset_dois
+from ecocompute.published.site_curves import SITE_FILE
 from ecocompute.report import derive
 from ecocompute.report.host import this_host
 from ecocompute.report.labels import NO_FIGURE_LEAD, format_gpus_note
@@ -47,12 +47,10 @@ from ecocompute.report.model import (
     Timing,
     Workload,
 )
+from ecocompute.report.references import reference_anchors, reference_curve, reference_units
 from ecocompute.report.results_model import (
     CI_METHOD_COMPILES,
     IdleWindow,
-    ReferenceAnchorPoint,
-    ReferenceAnchors,
-    ReferenceCurve,
     Results,
 )
 from ecocompute.report.software import software_block
@@ -491,6 +489,9 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
         note = (
             f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). {note}."
         )
+    units = reference_units(run)
+    if units is not None:
+        note += f" Between units: {units.words()}; one unit's delta is not the card model's."
     if p.decode != "eager":
         note += f" --decode {p.decode} was asked for, but {EAGER_NOTE}: this is eager's."
     delta = fig.vs_fp16_energy_pct
@@ -549,50 +550,11 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             reference_card=fig.reference_card,
             reference_curve=reference_curve(run),
             reference_anchors=reference_anchors(run),
+            reference_units=units,
             energy_per_token_mj=fig.energy_per_token_mj,
             fp16_energy_per_token_mj=fig.fp16_energy_per_token_mj,
             vs_fp16_energy_pct=None if delta is None else round(delta, 1),
             vs_fp16_energy_pct_exact=delta,
         ),
         provenance=provenance(command),
-    )
-
-
-def reference_anchors(run: PublishedRun) -> ReferenceAnchors | None:
-    """The site's anchors that gave a derived delta at a size its dataset measured."""
-    fig = run.figure.anchors
-    if fig is None or run.figure.vs_fp16_energy_pct is None:
-        return None
-    return ReferenceAnchors(
-        source=SITE_CURVES,
-        arch=fig.arch,
-        precision=fig.precision,
-        params_b=fig.params_b,
-        points=[
-            ReferenceAnchorPoint(gpu=pt.gpu, model=pt.model, delta_pct=pt.delta_pct, n=pt.n)
-            for pt in fig.points
-        ],
-        band_pct=list(fig.band_pct),
-    )
-
-
-def reference_curve(run: PublishedRun) -> ReferenceCurve | None:
-    """The curve that gave a derived delta, so that a reader can draw it under the point
-    and check the figure; None where none did (FP16, no figure)."""
-    fig = run.figure
-    curve = fig.curve
-    if curve is None or fig.vs_fp16_energy_pct is None:
-        return None
-    return ReferenceCurve(
-        source=SITE_CURVES if curve.origin == ORIGIN_PUBLISHED else "this project's own fit",
-        origin=curve.origin,  # type: ignore[arg-type]
-        arch=curve.arch,
-        precision=curve.precision,
-        A=curve.a_pct,
-        S=curve.s_pct,
-        Nstar=curve.nstar_b,
-        fitted_range_b=list(curve.fitted_range_b),
-        s_cap_pct=curve.s_cap_pct,
-        borrowed_from=curve.borrowed_from,
-        capped=curve.capped_at(fig.params_b),
     )

@@ -94,7 +94,32 @@ def derived_problems(report: Report, exact: bool) -> list[str]:
         + unnamed_curve_problems(report)
         + (anchor_problems(report) if exact else [])
         + anchors_problems(report, exact)
+        + units_problems(report)
     )
+
+
+def units_problems(report: Report) -> list[str]:
+    """A between-unit spread stands beside a figure of the same format from the same
+    card's measurements, and its intervals hold its pooled delta."""
+    res, u = report.results, report.results.reference_units
+    if u is None:
+        return []
+    where = "$.results.reference_units"
+    problems = []
+    if res.vs_fp16_energy_pct is None:
+        problems.append(f"{where}: present, but the report claims no delta vs FP16")
+    if u.precision != report.workload.precision:
+        problems.append(
+            f"{where}.precision: {u.precision!r}, but the report is of {report.workload.precision}"
+        )
+    if u.card != res.reference_card:
+        problems.append(f"{where}.card: {u.card!r}, but the figure is {res.reference_card!r}'s")
+    for name, (lo, hi) in (("ci95_pct", u.ci95_pct), ("pi95_pct", u.pi95_pct or u.ci95_pct)):
+        if not lo <= u.pooled_pct <= hi:
+            problems.append(
+                f"{where}.{name}: [{lo:g}, {hi:g}] does not hold pooled_pct {u.pooled_pct:g}"
+            )
+    return problems
 
 
 def anchors_problems(report: Report, exact: bool) -> list[str]:

@@ -376,6 +376,42 @@ class ReferenceAnchors(Strict):
     )
 
 
+class ReferenceUnits(Strict):
+    """A derived report from this project's own measurements of a card model: how the
+    same format's delta varied between GPU units of it, where the project measured that
+    (one model, batch size and regime; `aggregate --units`). The figure itself is no
+    unit's promise: a unit not yet measured may lie anywhere in pi95_pct there."""
+
+    source: str = Field(description="the reports' folder in the EcoCompute repository")
+    card: str
+    regime: str
+    model_name: str
+    params_b: float
+    batch_size: Index
+    tokens_per_run: Index
+    precision: str
+    n_units: Annotated[int, Field(ge=2)]
+    n_pairs: Index
+    pooled_pct: float = Field(description="random-effects pool (REML) over the units")
+    ci95_pct: Interval = Field(description="Hartung-Knapp interval, t on n_units - 1")
+    between_unit_sd_pts: NonNegative
+    pi95_pct: Interval | None = Field(
+        None, description="95% prediction interval for a unit not yet measured (t on n - 2)"
+    )
+
+    def words(self) -> str:
+        """The spread in one line (the note and the summary's units line)."""
+        lo, hi = self.ci95_pct
+        pi = self.pi95_pct
+        new = "" if pi is None else f", a unit not yet measured [{pi[0]:+.1f}, {pi[1]:+.1f}]"
+        return (
+            f"{self.precision} over {self.n_units} {self.card} units ({self.regime}, "
+            f"{self.model_name}, batch {self.batch_size}; {self.source}): pooled "
+            f"{self.pooled_pct:+.1f}% [{lo:+.1f}, {hi:+.1f}], between-unit sd "
+            f"{self.between_unit_sd_pts:.1f} points{new}"
+        )
+
+
 CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
 CI_METHOD_COMPILES = (
     "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
@@ -417,6 +453,7 @@ class Results(Strict):
     OMIT_NULL = (
         "reference_curve",
         "reference_anchors",
+        "reference_units",
         "idle_window",
         "held_gpus",
         "conditions",
@@ -447,6 +484,7 @@ class Results(Strict):
     reference_card: str | None = None
     reference_curve: ReferenceCurve | None = None
     reference_anchors: ReferenceAnchors | None = None
+    reference_units: ReferenceUnits | None = None
     # what was measured (raw)
     trials: list[Trial] = Field(default_factory=list)
     idle_window: IdleWindow | None = None

@@ -159,6 +159,8 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
                 f"  figure     the fitted {res.reference_curve.arch} curve at "
                 f"{work.params_b:g}B (no anchor measured at this size)"
             )
+    if res.reference_units is not None:
+        lines.append(f"  units      {res.reference_units.words()}")
     if res.verdict:
         lines.append(f"  verdict    {verdict_words(work.precision, res)}")
     lines.append(f"  basis      {res.basis}: {basis_words(res.basis, res.reference_card)}")

@@ -1,0 +1,79 @@
+"""A derived report's reference blocks: what gave its figure (this project's or the
+site's curve, or the site's anchors at a measured size) and, for this project's own
+figures, how they varied between units of the card (results.reference_*)."""
+
+from __future__ import annotations
+
+from ecocompute.published.curves import ORIGIN_PUBLISHED
+from ecocompute.published.site_curves import SITE_CURVES
+from ecocompute.report.results_model import (
+    ReferenceAnchorPoint,
+    ReferenceAnchors,
+    ReferenceCurve,
+    ReferenceUnits,
+)
+from ecocompute.task.published_path import PublishedRun
+
+
+def reference_anchors(run: PublishedRun) -> ReferenceAnchors | None:
+    """The site's anchors that gave a derived delta at a size its dataset measured."""
+    fig = run.figure.anchors
+    if fig is None or run.figure.vs_fp16_energy_pct is None:
+        return None
+    return ReferenceAnchors(
+        source=SITE_CURVES,
+        arch=fig.arch,
+        precision=fig.precision,
+        params_b=fig.params_b,
+        points=[
+            ReferenceAnchorPoint(gpu=pt.gpu, model=pt.model, delta_pct=pt.delta_pct, n=pt.n)
+            for pt in fig.points
+        ],
+        band_pct=list(fig.band_pct),
+    )
+
+
+def reference_units(run: PublishedRun) -> ReferenceUnits | None:
+    """How this project's own figure of the format varied between units of its card,
+    where the project measured that (published/project.py); None otherwise."""
+    u = run.figure.units
+    if u is None or run.figure.vs_fp16_energy_pct is None:
+        return None
+    return ReferenceUnits(
+        source=u.source,
+        card=u.card,
+        regime=u.regime,
+        model_name=u.model_name,
+        params_b=u.params_b,
+        batch_size=u.batch_size,
+        tokens_per_run=u.tokens_per_run,
+        precision=u.precision,
+        n_units=u.n_units,
+        n_pairs=u.n_pairs,
+        pooled_pct=u.pooled_pct,
+        ci95_pct=list(u.ci95_pct),
+        between_unit_sd_pts=u.between_unit_sd_pts,
+        pi95_pct=None if u.pi95_pct is None else list(u.pi95_pct),
+    )
+
+
+def reference_curve(run: PublishedRun) -> ReferenceCurve | None:
+    """The curve that gave a derived delta, so that a reader can draw it under the point
+    and check the figure; None where none did (FP16, no figure)."""
+    fig = run.figure
+    curve = fig.curve
+    if curve is None or fig.vs_fp16_energy_pct is None:
+        return None
+    return ReferenceCurve(
+        source=SITE_CURVES if curve.origin == ORIGIN_PUBLISHED else "this project's own fit",
+        origin=curve.origin,  # type: ignore[arg-type]
+        arch=curve.arch,
+        precision=curve.precision,
+        A=curve.a_pct,
+        S=curve.s_pct,
+        Nstar=curve.nstar_b,
+        fitted_range_b=list(curve.fitted_range_b),
+        s_cap_pct=curve.s_cap_pct,
+        borrowed_from=curve.borrowed_from,
+        capped=curve.capped_at(fig.params_b),
+    )
