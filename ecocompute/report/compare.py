@@ -237,13 +237,8 @@ def _local_bounds(
     wanted = {k for k, _, _ in where.values() if k is not None}
     wanted |= {i for i, t in enumerate(m.trials) if t.format in formats}
     of_format = {fmt: [i for i in sorted(wanted) if m.trials[i].format == fmt] for fmt in formats}
-    # Read once: which trial and field each path reads (a moved trial's figures by their
-    # place in TrialFigures), and which format's statistic.
-    at_trials = [
-        (path, k, derive.TrialFigures._fields.index(field) if field in _FIGURES else field)
-        for path, (k, _, field) in where.items()
-        if k is not None
-    ]
+    # Read once: which trial and field each path reads, and which format's statistic.
+    at_trials = [(path, k, field) for path, (k, _, field) in where.items() if k is not None]
     at_formats = [
         (path, fmt, field)
         for path, (k, fmt, field) in where.items()
@@ -252,8 +247,7 @@ def _local_bounds(
 
     def add(trials: dict[int, _MovedReadings], moved: derive.Measured) -> None:
         for path, k, field in at_trials:
-            t = trials[k]
-            x = t.figures[field] if isinstance(field, int) else t.number(field)
+            x = trials[k].number(field)
             if isinstance(x, (int, float)) and not isinstance(x, bool):
                 total[path] += SAFETY * abs(float(x) - base[path])
         stats = {
@@ -279,9 +273,6 @@ def _local_bounds(
     for moved in _other_inputs_moved(m):
         add(own, moved)
     return total
-
-
-_FIGURES = frozenset(derive.TrialFigures._fields)
 
 
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")

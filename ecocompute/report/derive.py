@@ -310,6 +310,18 @@ class FormatFigures:
     def _summary(self) -> Summary:
         return summarise([t.energy_per_token_mj for t in self.trials])
 
+    @property
+    def energy_per_token_mj(self) -> float:
+        return self._summary.mean
+
+    @property
+    def energy_per_token_mj_sd(self) -> float | None:
+        return self._summary.sd
+
+    @property
+    def cv_pct(self) -> float | None:
+        return self._summary.cv_pct
+
     @functools.cached_property
     def total_energy_joules(self) -> float:
         return math.fsum(t.energy_joules for t in self.trials)
@@ -368,16 +380,16 @@ class FormatFigures:
         return mean(energy_per_token_mj(t.sampled_energy_joules, t.tokens) for t in self.trials)
 
     def stats(self) -> FormatStats:
-        facts, s = self.facts, self._summary
+        facts = self.facts
         return FormatStats.model_construct(
             format=facts.format,
             library=facts.library,
             nvml_indices=list(facts.nvml_indices),
             weights_mib=facts.weights_mib,
             n_trials=len(self.trials),
-            energy_per_token_mj=s.mean,
-            energy_per_token_mj_sd=s.sd,
-            cv_pct=s.cv_pct,
+            energy_per_token_mj=self.energy_per_token_mj,
+            energy_per_token_mj_sd=self.energy_per_token_mj_sd,
+            cv_pct=self.cv_pct,
             throughput_tokens_per_s=self.throughput_tokens_per_s,
             avg_power_watts=self.avg_power_watts,
             total_energy_joules=self.total_energy_joules,
@@ -392,18 +404,9 @@ class FormatFigures:
 
     def figure(self, field: str) -> object:
         """One statistic by its FormatStats field name (None: not one of them)."""
-        if field in _SUMMARY_FIELDS:
-            return getattr(self._summary, _SUMMARY_FIELDS[field])
         if field in type(self).__dict__ and not field.startswith("_"):
             return getattr(self, field)
         return getattr(self.stats(), field, None)
-
-
-_SUMMARY_FIELDS = {
-    "energy_per_token_mj": "mean",
-    "energy_per_token_mj_sd": "sd",
-    "cv_pct": "cv_pct",
-}
 
 
 def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measured) -> FormatStats:

@@ -39,22 +39,9 @@ def reference_units(run: PublishedRun) -> ReferenceUnits | None:
     u = run.figure.units
     if u is None or run.figure.vs_fp16_energy_pct is None:
         return None
-    return ReferenceUnits(
-        source=u.source,
-        card=u.card,
-        regime=u.regime,
-        model_name=u.model_name,
-        params_b=u.params_b,
-        batch_size=u.batch_size,
-        tokens_per_run=u.tokens_per_run,
-        precision=u.precision,
-        n_units=u.n_units,
-        n_pairs=u.n_pairs,
-        pooled_pct=u.pooled_pct,
-        ci95_pct=list(u.ci95_pct),
-        between_unit_sd_pts=u.between_unit_sd_pts,
-        pi95_pct=None if u.pi95_pct is None else list(u.pi95_pct),
-    )
+    # the same fields (published/project.py's UnitSpread): its tuples become the lists
+    # of the model, which is why the check is not strict here
+    return ReferenceUnits.model_validate(u, from_attributes=True, strict=False)
 
 
 def reference_curve(run: PublishedRun) -> ReferenceCurve | None:
