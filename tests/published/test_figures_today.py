@@ -224,9 +224,10 @@ def test_hopper_figures_state_their_spread_between_units(tmp_path, capsys):
     assert units["between_unit_sd_pts"] == round(pool.pooled.tau, 3)
     assert units["source"] == "docs/validation/h200-eager-units"
     assert (units["regime"], units["batch_size"], units["precision"]) == ("eager", 1, "NF4")
-    assert "Between units: NF4 over 3 NVIDIA H200 units" in report["results"]["note"]
+    n = len(each)
+    assert f"Between units: NF4 over {n} NVIDIA H200 units" in report["results"]["note"]
     out = capsys.readouterr().out
-    assert "  units      NF4 over 3 NVIDIA H200 units (eager, synthetic:llama-2-7b" in out
+    assert f"  units      NF4 over {n} NVIDIA H200 units (eager, synthetic:llama-2-7b" in out
     assert f"a unit not yet measured [{new_lo:+.1f}, {new_hi:+.1f}]" in out
 
 
