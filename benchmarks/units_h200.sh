@@ -14,7 +14,7 @@
 #   3. the session (~90-110 s: loads ~25 s, 4-8 rounds of ~9 s);
 #   4. everything into one tarball named by the unit's UUID tail.
 # EAGER=1: the same session in the eager regime (docs/validation/h200-eager-units):
-#   EAGER=1 FORMATS=NF4,INT8 MAX_ROUNDS=5 BUDGET_S=470   # 368-383 s wall on H200s, ~90 s start
+#   EAGER=1 FORMATS=NF4,INT8 MAX_ROUNDS=5 BUDGET_S=470   # 334-407 s wall on six H200s, ~90 s start
 # Estimate ~150 s a call. Every step runs under its own `timeout` from one deadline
 # (BUDGET_S, 280 s). Rehearsal on the CPU (fakes, tiny model, no wheels):
 #   REHEARSAL=1 PY=.venv/bin/python OUT=/tmp/u benchmarks/units_h200.sh
