@@ -114,7 +114,11 @@ def units_problems(report: Report) -> list[str]:
         )
     if u.card != res.reference_card:
         problems.append(f"{where}.card: {u.card!r}, but the figure is {res.reference_card!r}'s")
-    for name, (lo, hi) in (("ci95_pct", u.ci95_pct), ("pi95_pct", u.pi95_pct or u.ci95_pct)):
+    intervals = {"ci95_pct": u.ci95_pct, "pi95_pct": u.pi95_pct}
+    for name, interval in intervals.items():
+        if interval is None:
+            continue  # no prediction interval: fewer than three units
+        lo, hi = interval
         if not lo <= u.pooled_pct <= hi:
             problems.append(
                 f"{where}.{name}: [{lo:g}, {hi:g}] does not hold pooled_pct {u.pooled_pct:g}"

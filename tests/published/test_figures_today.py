@@ -245,6 +245,7 @@ def test_only_this_projects_own_figure_of_a_format_states_a_unit_spread(tmp_path
         (lambda u: u.update(precision="INT8"), "reference_units.precision: 'INT8'"),
         (lambda u: u.update(pooled_pct=40.0), "reference_units.ci95_pct"),
         (lambda u: u.update(card="NVIDIA H100"), "reference_units.card"),
+        (lambda u: u.update(pi95_pct=[60.0, 70.0]), "reference_units.pi95_pct"),
     ],
 )
 def test_a_unit_spread_that_contradicts_its_report_is_invalid(tmp_path, edit, said):
@@ -255,3 +256,14 @@ def test_a_unit_spread_that_contradicts_its_report_is_invalid(tmp_path, edit, sa
     edit(report["results"]["reference_units"])
     problems = validation_errors(report)
     assert any(said in p for p in problems), problems
+
+
+def test_a_unit_spread_without_a_prediction_interval_is_checked_once(tmp_path):
+    from ecocompute.report.read import validation_errors
+
+    report = _dry_run(tmp_path, "hopper", 7, "NF4")
+    report["results"]["reference_units"].update(n_units=2, pi95_pct=None)
+    assert validation_errors(report) == []  # two units give no prediction interval
+    report["results"]["reference_units"]["pooled_pct"] = 40.0
+    problems = [p for p in validation_errors(report) if "reference_units" in p]
+    assert len(problems) == 1 and "ci95_pct" in problems[0], problems
