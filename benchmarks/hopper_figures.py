@@ -301,6 +301,7 @@ def unit_spread(folder: Path) -> dict[str, Any]:
             "batch_size": first.batch_size,
             "tokens_per_run": TOKENS_PER_RUN,
         }
+        fp16 = [rep.model_of.results.fp16_energy_per_token_mj for rep in g.reports]
         formats[g.precision] = {
             "n_units": r.k,
             "n_pairs": sum(rep.n_pairs or 0 for rep in g.reports),
@@ -308,6 +309,8 @@ def unit_spread(folder: Path) -> dict[str, Any]:
             "ci95_pct": [round(x, 3) for x in r.ci95],
             "between_unit_sd_pts": round(r.tau, 3),
             "pi95_pct": None if r.pi95 is None else [round(x, 3) for x in r.pi95],
+            # the absolute figure moves with the unit and its host even where the delta holds
+            "fp16_energy_per_token_mj_range": [round(min(fp16), 1), round(max(fp16), 1)],
         }
     return {**scope, "formats": dict(sorted(formats.items()))}
 

@@ -111,6 +111,8 @@ class UnitSpread:
     ci95_pct: tuple[float, float]
     between_unit_sd_pts: float
     pi95_pct: tuple[float, float] | None
+    # the lowest and highest FP16 energy per token of the units' reports
+    fp16_energy_per_token_mj_range: tuple[float, float] | None = None
 
 
 def project_unit_spread(arch: str, precision: str) -> UnitSpread | None:
@@ -121,7 +123,7 @@ def project_unit_spread(arch: str, precision: str) -> UnitSpread | None:
     entry = block.get("formats", {}).get(precision)
     if entry is None:
         return None
-    pi = entry.get("pi95_pct")
+    pi, fp16 = entry.get("pi95_pct"), entry.get("fp16_energy_per_token_mj_range")
     return UnitSpread(
         source=str(block["source"]),
         card=str(block["card"]),
@@ -137,4 +139,5 @@ def project_unit_spread(arch: str, precision: str) -> UnitSpread | None:
         ci95_pct=(float(entry["ci95_pct"][0]), float(entry["ci95_pct"][1])),
         between_unit_sd_pts=float(entry["between_unit_sd_pts"]),
         pi95_pct=None if pi is None else (float(pi[0]), float(pi[1])),
+        fp16_energy_per_token_mj_range=None if fp16 is None else (float(fp16[0]), float(fp16[1])),
     )

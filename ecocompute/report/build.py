@@ -492,6 +492,9 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
     units = reference_units(run)
     if units is not None:
         note += f" Between units: {units.words()}; one unit's delta is not the card model's."
+        apart = units.disagreement(fig.vs_fp16_energy_pct or 0.0, run.params_b)
+        if apart is not None:
+            note += f" {apart}."
     if p.decode != "eager":
         note += f" --decode {p.decode} was asked for, but {EAGER_NOTE}: this is eager's."
     delta = fig.vs_fp16_energy_pct

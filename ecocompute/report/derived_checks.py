@@ -114,6 +114,9 @@ def units_problems(report: Report) -> list[str]:
         )
     if u.card != res.reference_card:
         problems.append(f"{where}.card: {u.card!r}, but the figure is {res.reference_card!r}'s")
+    fp16 = u.fp16_energy_per_token_mj_range
+    if fp16 is not None and not 0 < fp16[0] <= fp16[1]:
+        problems.append(f"{where}.fp16_energy_per_token_mj_range: {fp16} is no range of energies")
     intervals = {"ci95_pct": u.ci95_pct, "pi95_pct": u.pi95_pct}
     for name, interval in intervals.items():
         if interval is None:

@@ -398,17 +398,44 @@ class ReferenceUnits(Strict):
     pi95_pct: Interval | None = Field(
         None, description="95% prediction interval for a unit not yet measured (t on n - 2)"
     )
+    fp16_energy_per_token_mj_range: Interval | None = Field(
+        None,
+        description="the lowest and highest FP16 energy per token of the units' reports: "
+        "the absolute figure moves with the unit and its host even where the delta holds",
+    )
 
     def words(self) -> str:
         """The spread in one line (the note and the summary's units line)."""
         lo, hi = self.ci95_pct
-        pi = self.pi95_pct
+        pi, fp16 = self.pi95_pct, self.fp16_energy_per_token_mj_range
         new = "" if pi is None else f", a unit not yet measured [{pi[0]:+.1f}, {pi[1]:+.1f}]"
+        absolute = "" if fp16 is None else f"; FP16 on them {fp16[0]:,.0f}-{fp16[1]:,.0f} mJ/token"
         return (
             f"{self.precision} over {self.n_units} {self.card} units ({self.regime}, "
             f"{self.model_name}, batch {self.batch_size}; {self.source}): pooled "
             f"{self.pooled_pct:+.1f}% [{lo:+.1f}, {hi:+.1f}], between-unit sd "
-            f"{self.between_unit_sd_pts:.1f} points{new}"
+            f"{self.between_unit_sd_pts:.1f} points{new}{absolute}"
+        )
+
+    def disagreement(self, delta_pct: float, params_b: float | None) -> str | None:
+        """Where a figure at the units' own size lies outside the interval they give a
+        unit not yet measured (their pool's interval where they give none): a sentence
+        that says so, since the figure and the units came from different sessions."""
+        if params_b is None or abs(params_b - self.params_b) > 1e-6:
+            return None
+        name, (lo, hi) = (
+            ("prediction interval", self.pi95_pct)
+            if self.pi95_pct is not None
+            else ("pooled interval", self.ci95_pct)
+        )
+        if lo <= delta_pct <= hi:
+            return None
+        side = "below" if delta_pct < lo else "above"
+        return (
+            f"At {params_b:g}B this figure ({delta_pct:+.1f}%) lies {side} the units' "
+            f"{name} [{lo:+.1f}, {hi:+.1f}]: the reports it was fitted to and the unit "
+            f"sessions disagree at this size, and that difference is part of how far the "
+            f"figure can be trusted"
         )
 
 

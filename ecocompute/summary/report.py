@@ -161,6 +161,10 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
             )
     if res.reference_units is not None:
         lines.append(f"  units      {res.reference_units.words()}")
+        delta = res.vs_fp16_energy_pct_exact
+        apart = None if delta is None else res.reference_units.disagreement(delta, work.params_b)
+        if apart is not None:
+            lines.append(f"  caution    {apart}")
     if res.verdict:
         lines.append(f"  verdict    {verdict_words(work.precision, res)}")
     lines.append(f"  basis      {res.basis}: {basis_words(res.basis, res.reference_card)}")

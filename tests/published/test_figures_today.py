@@ -196,14 +196,16 @@ def test_the_hopper_block_regenerates_from_the_committed_reports():
 UNITS_FOLDER = REPO / "docs" / "validation" / "h200-eager-units"
 
 
-def _units_of_committed_eager_reports(precision: str) -> dict[str, float]:
-    """Each unit's own delta, read straight from the committed reports (UUID -> %)."""
+def _units_of_committed_eager_reports(
+    precision: str, figure: str = "vs_fp16_energy_pct_exact"
+) -> dict[str, float]:
+    """Each unit's own figure, read straight from the committed reports (UUID -> it)."""
     out = {}
     for path in UNITS_FOLDER.rglob("energy.json"):
         doc = json.loads(path.read_text())
         if doc["workload"]["precision"] == precision:
             uuid = doc["system_under_test"]["gpus"][0]["uuid"]
-            out[uuid] = doc["results"]["vs_fp16_energy_pct_exact"]
+            out[uuid] = doc["results"][figure]
     return out
 
 
@@ -229,6 +231,29 @@ def test_hopper_figures_state_their_spread_between_units(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"  units      NF4 over {n} NVIDIA H200 units (eager, synthetic:llama-2-7b" in out
     assert f"a unit not yet measured [{new_lo:+.1f}, {new_hi:+.1f}]" in out
+    fp16 = _units_of_committed_eager_reports("NF4", "fp16_energy_per_token_mj")
+    assert units["fp16_energy_per_token_mj_range"] == [
+        round(min(fp16.values()), 1),
+        round(max(fp16.values()), 1),
+    ]
+    assert f"FP16 on them {min(fp16.values()):,.0f}-{max(fp16.values()):,.0f} mJ/token" in out
+
+
+def test_a_figure_outside_the_units_interval_at_their_size_says_so(tmp_path, capsys):
+    """The shipped 7B NF4 figure (the curve's reports) and the unit sessions disagree;
+    at another size the units' interval says nothing of the figure."""
+    report = _dry_run(tmp_path, "hopper", 7, "NF4")
+    res = report["results"]
+    lo, hi = res["reference_units"]["pi95_pct"]
+    outside = not lo <= res["vs_fp16_energy_pct_exact"] <= hi
+    out = capsys.readouterr().out
+    assert ("lies below the units' prediction interval" in res["note"]) == outside
+    assert ("  caution    At 7B this figure" in out) == outside
+    assert outside  # the figures shipped today: +6.3% against [+8.1, +19.1]
+    report = _dry_run(tmp_path, "hopper", 3, "NF4")
+    assert "reference_units" in report["results"]
+    assert "prediction interval" not in report["results"]["note"]
+    assert "caution" not in capsys.readouterr().out
 
 
 def test_only_this_projects_own_figure_of_a_format_states_a_unit_spread(tmp_path):
@@ -246,6 +271,10 @@ def test_only_this_projects_own_figure_of_a_format_states_a_unit_spread(tmp_path
         (lambda u: u.update(pooled_pct=40.0), "reference_units.ci95_pct"),
         (lambda u: u.update(card="NVIDIA H100"), "reference_units.card"),
         (lambda u: u.update(pi95_pct=[60.0, 70.0]), "reference_units.pi95_pct"),
+        (
+            lambda u: u.update(fp16_energy_per_token_mj_range=[5000.0, 4000.0]),
+            "reference_units.fp16_energy_per_token_mj_range",
+        ),
     ],
 )
 def test_a_unit_spread_that_contradicts_its_report_is_invalid(tmp_path, edit, said):
