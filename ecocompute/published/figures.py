@@ -200,7 +200,7 @@ def _delta_for(arch: str, params_b: float, precision: str) -> _Delta | None:
         )
     elif points:
         sizes = ", ".join(f"{p.params_b:g}B" for p in points)
-        why = f"{label} have {precision} points only at {sizes}"
+        why = f"{label} have {precision} points of their default protocol only at {sizes}"
     elif own is not None:
         why = f"{label} have no {precision} point"
     else:
@@ -320,10 +320,24 @@ def published_figure(arch: str, params_b: float, precision: str) -> PublishedFig
         method=method,
         curve=None if delta is None else delta.curve,
         anchors=None if delta is None else delta.anchors,
-        units=project_unit_spread(arch, precision)
-        if delta is not None
-        and delta.borrowed_from is None
-        and anchors.origin == ORIGIN_PROJECT
-        and not borrowed_anchors
-        else None,
+        units=_units_beside(arch, precision, params_b, delta, anchors.origin, borrowed_anchors),
     )
+
+
+def _units_beside(
+    arch: str,
+    precision: str,
+    params_b: float,
+    delta: _Delta | None,
+    origin: str,
+    borrowed_anchors: bool,
+) -> UnitSpread | None:
+    """The between-unit spread this project measured for the format on this card, beside
+    a figure from this project's own H200 measurements; beside a borrowed delta only at
+    the units' own size, where it is a measurement of the same thing the figure guesses."""
+    if delta is None or origin != ORIGIN_PROJECT or borrowed_anchors:
+        return None
+    units = project_unit_spread(arch, precision)
+    if units is None or delta.borrowed_from is None:
+        return units
+    return units if abs(units.params_b - params_b) < 1e-6 else None

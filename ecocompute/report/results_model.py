@@ -433,9 +433,9 @@ class ReferenceUnits(Strict):
         side = "below" if delta_pct < lo else "above"
         return (
             f"At {params_b:g}B this figure ({delta_pct:+.1f}%) lies {side} the units' "
-            f"{name} [{lo:+.1f}, {hi:+.1f}]: the reports it was fitted to and the unit "
-            f"sessions disagree at this size, and that difference is part of how far the "
-            f"figure can be trusted"
+            f"{name} [{lo:+.1f}, {hi:+.1f}]: the figure and those units' measurements "
+            f"disagree at this size, and that difference is part of how far the figure can "
+            f"be trusted"
         )
 
 

@@ -159,12 +159,7 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
                 f"  figure     the fitted {res.reference_curve.arch} curve at "
                 f"{work.params_b:g}B (no anchor measured at this size)"
             )
-    if res.reference_units is not None:
-        lines.append(f"  units      {res.reference_units.words()}")
-        delta = res.vs_fp16_energy_pct_exact
-        apart = None if delta is None else res.reference_units.disagreement(delta, work.params_b)
-        if apart is not None:
-            lines.append(f"  caution    {apart}")
+    lines.extend(reference_units_lines(report))
     if res.verdict:
         lines.append(f"  verdict    {verdict_words(work.precision, res)}")
     lines.append(f"  basis      {res.basis}: {basis_words(res.basis, res.reference_card)}")
@@ -201,6 +196,20 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
     lines.extend(site_lines(report))
     lines.append(f"  report     {path}")
     return "\n".join(lines)
+
+
+def reference_units_lines(report: Report, label: str = "") -> list[str]:
+    """A derived figure's between-unit spread, and a caution where the figure lies outside
+    it at the units' own size (label: the format, in a session's summary)."""
+    units, res = report.results.reference_units, report.results
+    if units is None:
+        return []
+    lines = [f"  units      {units.words()}"]  # it names the format
+    delta = res.vs_fp16_energy_pct_exact
+    apart = None if delta is None else units.disagreement(delta, report.workload.params_b)
+    if apart is not None:
+        lines.append(f"  caution    {label}: {apart}" if label else f"  caution    {apart}")
+    return lines
 
 
 def site_lines(report: Report) -> list[str]:

@@ -28,6 +28,7 @@ from ecocompute.summary.report import (
     host_lines,
     phase_lines,
     protocol_words,
+    reference_units_lines,
     size_words,
     software_words,
     throttle_line,
@@ -93,6 +94,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         if why
     )
     for r in reports:
+        lines.extend(reference_units_lines(r, r.workload.precision))
         lines.extend(phase_lines(r.workload.precision, r.results, r.workload.precision))
     lines.extend(held_session_lines(reports))
     throttle = _session_throttle(reports)

@@ -256,11 +256,35 @@ def test_a_figure_outside_the_units_interval_at_their_size_says_so(tmp_path, cap
     assert "caution" not in capsys.readouterr().out
 
 
-def test_only_this_projects_own_figure_of_a_format_states_a_unit_spread(tmp_path):
+def test_a_borrowed_figure_at_the_units_size_is_set_beside_them(tmp_path, capsys):
+    """Hopper INT8 at 7B is Ampere's curve, borrowed; this project measured INT8 at 7B on
+    H200 units since, so the report sets the two side by side, in a session too."""
+    report = _dry_run(tmp_path, "hopper", 7, "INT8")
+    res = report["results"]
+    assert res["reference_curve"]["borrowed_from"] == "ampere"
+    units = res["reference_units"]
+    assert (units["precision"], units["params_b"]) == ("INT8", 7.0)
+    assert (res["vs_fp16_energy_pct_exact"] < units["pi95_pct"][0]) == ("lies below" in res["note"])
+    capsys.readouterr()
+    from ecocompute.cli import main
+
+    out_dir = tmp_path / "session"
+    argv = ["energy_estimate", "--dry_run", "--model", "made-7b", "--params_b", "7",
+            "--precision", "NF4,INT8", "--gpu_arch", "hopper",
+            "--output_dir", str(out_dir)]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "  units      NF4 over" in out and "  units      INT8 over" in out
+    assert "  caution    INT8: At 7B this figure (+128.4%)" in out
+
+
+def test_a_unit_spread_stands_beside_our_own_figures_or_at_the_units_size(tmp_path):
     assert "reference_units" not in _dry_run(tmp_path, "ada", 7, "NF4")["results"]
     assert "reference_units" not in _dry_run(tmp_path, "hopper", 7, "FP16")["results"]
-    # above 13B Hopper's NF4 delta is Ampere's published curve, borrowed: not ours
+    # above 13B Hopper's NF4 delta is Ampere's published curve, borrowed, at a size the
+    # units were not measured at: not ours
     assert "reference_units" not in _dry_run(tmp_path, "hopper", 70, "NF4")["results"]
+    assert "reference_units" not in _dry_run(tmp_path, "hopper", 13, "INT8")["results"]
     assert _dry_run(tmp_path, "hopper", 1.1, "INT8")["results"]["reference_units"]["n_units"] >= 3
 
 

@@ -79,7 +79,7 @@ def test_hopper_borrows_ampere_only_where_our_h200_figures_have_nothing():
     # the borrowed curve, never Ampere's own anchors at 9B (as the site borrows it)
     assert ref.vs_fp16_energy_pct == pytest.approx(curve_for("ampere", "INT8").delta_pct(9.0))
     assert "borrowed" in ref.note and "Ampere" in ref.note
-    assert "INT8 points only at 1.1B" in ref.note
+    assert "INT8 points of their default protocol only at 1.1B" in ref.note
     # FP16 is no longer Ampere's (5445.12 at 9B) but our H200 anchors, extended past 7B.
     assert ref.fp16_energy_per_token_mj != pytest.approx(5445.12)
     assert ref.reference_card == "NVIDIA H200"
