@@ -42,8 +42,8 @@ class ReportGroup(Protocol):
     def reports(self) -> tuple[Report, ...]: ...
 
 
-PROPERTIES = ("board_part", "vbios")  # recorded properties that may separate units
-PROPERTY_WORDS = {"board_part": "board part", "vbios": "VBIOS"}
+PROPERTIES = ("board_part", "vbios", "host_cpu")  # recorded properties that may separate units
+PROPERTY_WORDS = {"board_part": "board part", "vbios": "VBIOS", "host_cpu": "host CPU"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ class UnitEstimate:
     board_part: str | None
     vbios: str | None
     idle_before_w: float | None
+    host_cpu: str | None
     reports: tuple[Report, ...]
     delta_pct: float
     se_pct: float
@@ -73,9 +74,12 @@ class UnitEstimate:
 
     @property
     def fp16_energy_per_token_mj(self) -> float | None:
-        known = [r.fp16_energy_per_token_mj for r in self.reports]
-        values = [v for v in known if v is not None]
-        return sum(values) / len(values) if values else None
+        return _mean(r.fp16_energy_per_token_mj for r in self.reports)
+
+    @property
+    def fp16_tokens_per_s(self) -> float | None:
+        """FP16's decode speed on this unit: in eager it is the host's speed."""
+        return _mean(r.fp16_throughput_tokens_per_s for r in self.reports)
 
     def get(self, prop: str) -> str | None:
         value = getattr(self, prop)
@@ -138,6 +142,7 @@ def unit_estimates(reports: Sequence[Report]) -> tuple[list[UnitEstimate], list[
                 board_part=_one(r.board_part for r in rs),
                 vbios=_one(r.vbios for r in rs),
                 idle_before_w=_mean(r.idle_before_w for r in rs),
+                host_cpu=_one(r.host_cpu for r in rs),
                 reports=tuple(rs),
                 delta_pct=delta,
                 se_pct=variance**0.5,
@@ -201,15 +206,16 @@ def render_units(pools: Sequence[UnitPool]) -> str:
         )
         lines.append(
             f"  {'unit':<14} {'board part':<20} {'VBIOS':<15} {'idle W':>6} {'FP16 mJ':>8} "
-            f"{'n':>2} {'vs FP16':>8} {'95% CI (this unit)':>18}"
+            f"{'tok/s':>5} {'n':>2} {'vs FP16':>8} {'95% CI (this unit)':>18}  host CPU"
         )
         for u in p.units:
-            fp16 = u.fp16_energy_per_token_mj
+            fp16, speed = u.fp16_energy_per_token_mj, u.fp16_tokens_per_s
             lines.append(
                 f"  {u.tail:<14} {u.board_part or '-':<20} {u.vbios or '-':<15} "
                 f"{'-' if u.idle_before_w is None else format(u.idle_before_w, '.0f'):>6} "
-                f"{'-' if fp16 is None else format(fp16, ',.0f'):>8} {len(u.reports):>2} "
-                f"{u.delta_pct:>+7.2f}% {_ci(u.ci95_pct):>18}"
+                f"{'-' if fp16 is None else format(fp16, ',.0f'):>8} "
+                f"{'-' if speed is None else format(speed, '.1f'):>5} {len(u.reports):>2} "
+                f"{u.delta_pct:>+7.2f}% {_ci(u.ci95_pct):>18}  {u.host_cpu or '-'}"
             )
         if p.pooled is not None:
             lines.append("  " + pooled_words(p.pooled, "card model"))

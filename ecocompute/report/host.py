@@ -5,8 +5,12 @@ The CPU matters to the eager regime: generate() at batch 1 waits on Python betwe
 kernels, so energy per token follows the host's speed. On two H200 hosts FP16 decoded
 45.0 and 33.9 tokens/s and NF4 cost +5.9% and +33.1% under the same protocol
 (docs/validation/h200-map-whole, third session); the reports then named the GPU, its
-board and VBIOS, and nothing that told the two hosts apart. Read from the operating
-system when the report is built; every field may be absent where the system does not say.
+board and VBIOS, and nothing that told the two hosts apart. Six H200 units since
+(docs/validation/h200-eager-units) decoded FP16 at 29-43 tokens/s, and every host named
+its CPU "Intel(R) Xeon(R) Processor": a hypervisor hides the name, so the family, model
+and stepping numbers, the clock and the hypervisor flag are kept too. Read from the
+operating system when the report is built; every field may be absent where the system
+does not say.
 """
 
 from __future__ import annotations
@@ -35,22 +39,41 @@ def this_host() -> Host:
 
 def host_cpu(cpuinfo: str = "/proc/cpuinfo") -> HostCpu:
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    model = _cpu_model(cpuinfo) or platform.processor()
+    first = _first_processor(cpuinfo)
+    model = first.get("model name") or first.get("Model") or platform.processor()
+    numbers = [first.get(k, "") for k in ("cpu family", "model", "stepping")]
+    flags = first.get("flags")
     return HostCpu(
         model=printable(model)[:MAX_MODEL_CHARS] if model else None,
         logical_cpus=os.cpu_count(),
         usable_cpus=len(usable) if usable is not None else None,
+        cpu_id="family {} model {} stepping {}".format(*numbers)
+        if all(n.isascii() and n.isdigit() and len(n) <= 6 for n in numbers)
+        else None,
+        clock_mhz=_number(first.get("cpu MHz")),
+        hypervisor=None if flags is None else "hypervisor" in flags.split(),
     )
 
 
-def _cpu_model(cpuinfo: str) -> str | None:
-    """The first processor's model name in /proc/cpuinfo (Linux on x86; "Model" on Arm)."""
+def _first_processor(cpuinfo: str) -> dict[str, str]:
+    """The first value of each field in /proc/cpuinfo (Linux): the first processor's,
+    and those that follow every processor's ("Model" on Arm); empty without the file."""
+    fields: dict[str, str] = {}
     try:
         with open(cpuinfo, encoding="utf-8", errors="replace") as lines:
             for line in lines:
                 key, sep, value = line.partition(":")
-                if sep and key.strip() in ("model name", "Model") and value.strip():
-                    return value.strip()
+                key, value = key.strip(), value.strip()
+                if sep and value and key not in fields:  # the first processor's comes first
+                    fields[key] = value
     except OSError:
+        return {}
+    return fields
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        value = float(text) if text else None
+    except ValueError:
         return None
-    return None
+    return value if value is not None and 0 <= value < 1e6 else None

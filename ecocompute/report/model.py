@@ -111,11 +111,23 @@ class HostCpu(Strict):
     """The host's CPU, as the operating system names it (report/host.py): the eager
     regime's speed follows it."""
 
-    OMIT_NULL = ("model", "logical_cpus", "usable_cpus")
+    OMIT_NULL = ("model", "logical_cpus", "usable_cpus", "cpu_id", "clock_mhz", "hypervisor")
     model: str | None = Field(None, description="the first processor's model name")
     logical_cpus: Index | None = Field(None, description="logical CPUs the host has")
     usable_cpus: Index | None = Field(
         None, description="logical CPUs this process may run on (its affinity)"
+    )
+    cpu_id: str | None = Field(
+        None,
+        pattern=r"^family [0-9]{1,6} model [0-9]{1,6} stepping [0-9]{1,6}$",
+        description="the first processor's family, model and stepping numbers (x86), which "
+        "tell CPU generations apart where a hypervisor hides the model name",
+    )
+    clock_mhz: NonNegative | None = Field(
+        None, description="the first processor's clock as the operating system reports it"
+    )
+    hypervisor: bool | None = Field(
+        None, description="the CPU says it runs under a hypervisor (its flags), on x86"
     )
 
 

@@ -361,3 +361,32 @@ def test_the_committed_h100_units_pool_apart_from_the_h200s():
     assert h100.pooled.k == 5 and h100.pooled.mu == pytest.approx(-25.05, abs=0.01)
     assert pools["NVIDIA H200", "NF4"].pooled.k == 10
     assert h100.separated_by == []  # two board parts (3 units and 2): not told apart
+
+
+def test_the_host_cpu_and_fp16_speed_stand_beside_each_unit(tmp_path):
+    """Eager decode follows the host: the six eager H200 units decoded FP16 at 29-43
+    tokens/s under one CPU name. The units table gives each unit's FP16 speed and its
+    host's CPU numbers, and pools by host CPU where the reports record it."""
+    root = Path(__file__).parents[2] / "docs/validation/h200-eager-units"
+    for k, path in enumerate(sorted(root.glob("*/session/NF4/energy.json"))):
+        doc = json.loads(path.read_text())
+        doc["system_under_test"]["host_cpu"].update(
+            cpu_id=f"family 6 model {143 if k % 2 else 207} stepping 2",
+            clock_mhz=2100.0 if k % 2 else 2600.0,
+            hypervisor=True,
+        )
+        write(doc, tmp_path / path.parts[-4])
+    reports, invalid = read_reports([tmp_path])
+    assert invalid == [] and len(reports) == 6
+    (p,) = pool_units(group_reports(reports))
+    assert [s.value for s in p.subgroups["host_cpu"]] == ["6/143/2 2100 MHz", "6/207/2 2600 MHz"]
+    assert [s.pooled.k for s in p.subgroups["host_cpu"]] == [3, 3]
+    text = render_units([p])
+    assert "tok/s" in text.splitlines()[1] and "host CPU" in text.splitlines()[1]
+    speeds = {u.tail: u.fp16_tokens_per_s for u in p.units}
+    assert speeds["eb7315c20242"] == pytest.approx(43.1, abs=0.05)
+    assert f"{speeds['eb7315c20242']:.1f}" in text and "  host CPU 6/143/2 2100 MHz: pooled" in text
+    # the committed reports predate the numbers: no column value, no pooling by host
+    for committed in pool_units(group_reports(read_reports([root])[0])):  # NF4 and INT8
+        assert "host_cpu" not in committed.subgroups
+        assert all(u.host_cpu is None for u in committed.units)
