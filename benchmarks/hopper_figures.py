@@ -292,7 +292,7 @@ def unit_spread(folder: Path) -> dict[str, Any]:
                for rep in g.reports):  # fmt: skip
             continue
         first = g.reports[0]
-        scope = {
+        this = {
             "source": folder.relative_to(REPO).as_posix(),
             "card": CARD,
             "regime": first.regime,
@@ -301,6 +301,9 @@ def unit_spread(folder: Path) -> dict[str, Any]:
             "batch_size": first.batch_size,
             "tokens_per_run": TOKENS_PER_RUN,
         }
+        if scope and this != scope:  # one block states one scope for all its formats
+            raise SystemExit(f"{folder}: the formats' units differ in scope: {scope} / {this}")
+        scope = this
         fp16 = [rep.model_of.results.fp16_energy_per_token_mj for rep in g.reports]
         formats[g.precision] = {
             "n_units": r.k,
