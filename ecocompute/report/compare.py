@@ -361,7 +361,8 @@ def _walk(
     if s == a and type(s) is type(a):
         return
     if legacy and _is_number(s) and _is_number(a) and not isinstance(s, int):
-        half = 0.5 * 10.0 ** -decimals_of(s) if decimals_of(s) else 0.5
+        places = decimals_of(s)
+        half = 0.5 * 10.0**-places if places else 0.5
         bound = (bounds or {}).get(where, 0.0)
         if close(float(s), float(a), half + bound, LEGACY_RELATIVE):
             return
