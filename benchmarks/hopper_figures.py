@@ -304,7 +304,7 @@ def unit_spread(folder: Path) -> dict[str, Any]:
         if scope and this != scope:  # one block states one scope for all its formats
             raise SystemExit(f"{folder}: the formats' units differ in scope: {scope} / {this}")
         scope = this
-        fp16 = [rep.model_of.results.fp16_energy_per_token_mj for rep in g.reports]
+        fp16 = [rep.fp16_energy_per_token_mj for rep in g.reports]
         formats[g.precision] = {
             "n_units": r.k,
             "n_pairs": sum(rep.n_pairs or 0 for rep in g.reports),

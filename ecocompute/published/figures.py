@@ -27,6 +27,7 @@ from ecocompute.published.curves import (
 from ecocompute.published.project import (
     MeasuredDelta,
     UnitSpread,
+    at_units_size,
     is_project_card,
     project_anchors,
     project_curve_for,
@@ -340,4 +341,4 @@ def _units_beside(
     units = project_unit_spread(arch, precision)
     if units is None or delta.borrowed_from is None:
         return units
-    return units if abs(units.params_b - params_b) < 1e-6 else None
+    return units if at_units_size(units.params_b, params_b) else None

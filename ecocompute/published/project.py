@@ -17,6 +17,13 @@ from ecocompute.published.reference_data import published
 # A point of this project's measurements stands for a requested size within 5% of it
 # (the same rule check uses to match an anchor).
 POINT_SIZE_TOLERANCE = 0.05
+# A between-unit spread was measured at one nominal size; a figure is at it when equal.
+UNITS_SIZE_TOLERANCE_B = 1e-6
+
+
+def at_units_size(units_params_b: float, params_b: float | None) -> bool:
+    """Whether a figure's size is the one the units were measured at."""
+    return params_b is not None and abs(params_b - units_params_b) <= UNITS_SIZE_TOLERANCE_B
 
 
 def project_measurements(arch: str) -> dict[str, Any] | None:

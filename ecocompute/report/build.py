@@ -489,15 +489,15 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
         note = (
             f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). {note}."
         )
+    delta = fig.vs_fp16_energy_pct
     units = reference_units(run)
-    if units is not None:
+    if units is not None and delta is not None:  # a block stands only beside a delta
         note += f" Between units: {units.words()}; one unit's delta is not the card model's."
-        apart = units.disagreement(fig.vs_fp16_energy_pct or 0.0, run.params_b)
+        apart = units.disagreement(delta, run.params_b)
         if apart is not None:
             note += f" {apart}."
     if p.decode != "eager":
         note += f" --decode {p.decode} was asked for, but {EAGER_NOTE}: this is eager's."
-    delta = fig.vs_fp16_energy_pct
     return Report(
         **_envelope(p),  # type: ignore[arg-type]
         system_under_test=SystemUnderTest(

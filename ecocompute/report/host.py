@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import socket
 from typing import TypedDict
 
 from ecocompute.core.printable import printable
-from ecocompute.report.model import HostCpu
+from ecocompute.report.model import CPU_ID_PATTERN, HostCpu
 
 MAX_MODEL_CHARS = 200  # a model name is a line of text, printed as one
 
@@ -41,15 +42,15 @@ def host_cpu(cpuinfo: str = "/proc/cpuinfo") -> HostCpu:
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     first = _first_processor(cpuinfo)
     model = first.get("model name") or first.get("Model") or platform.processor()
-    numbers = [first.get(k, "") for k in ("cpu family", "model", "stepping")]
+    cpu_id = "family {} model {} stepping {}".format(
+        *(first.get(k, "") for k in ("cpu family", "model", "stepping"))
+    )
     flags = first.get("flags")
     return HostCpu(
         model=printable(model)[:MAX_MODEL_CHARS] if model else None,
         logical_cpus=os.cpu_count(),
         usable_cpus=len(usable) if usable is not None else None,
-        cpu_id="family {} model {} stepping {}".format(*numbers)
-        if all(n.isascii() and n.isdigit() and len(n) <= 6 for n in numbers)
-        else None,
+        cpu_id=cpu_id if re.fullmatch(CPU_ID_PATTERN, cpu_id) else None,
         clock_mhz=_number(first.get("cpu MHz")),
         hypervisor=None if flags is None else "hypervisor" in flags.split(),
     )
@@ -57,13 +58,17 @@ def host_cpu(cpuinfo: str = "/proc/cpuinfo") -> HostCpu:
 
 def _first_processor(cpuinfo: str) -> dict[str, str]:
     """The first value of each field in /proc/cpuinfo (Linux): the first processor's,
-    and those that follow every processor's ("Model" on Arm); empty without the file."""
+    and those that follow every processor's ("Model" on Arm); empty without the file.
+    Read up to the first processor's end where that names the model (x86): a large
+    host's file repeats the block for each of its hundreds of logical CPUs."""
     fields: dict[str, str] = {}
     try:
         with open(cpuinfo, encoding="utf-8", errors="replace") as lines:
             for line in lines:
                 key, sep, value = line.partition(":")
                 key, value = key.strip(), value.strip()
+                if not key and "model name" in fields:
+                    break  # a blank line: the first processor's block has ended
                 if sep and value and key not in fields:  # the first processor's comes first
                     fields[key] = value
     except OSError:
@@ -72,8 +77,9 @@ def _first_processor(cpuinfo: str) -> dict[str, str]:
 
 
 def _number(text: str | None) -> float | None:
+    """A clock the system reports, or None where it is missing, not a number, or absurd."""
     try:
-        value = float(text) if text else None
+        value = float(text or "nan")
     except ValueError:
         return None
-    return value if value is not None and 0 <= value < 1e6 else None
+    return value if 0 <= value < 1e6 else None

@@ -11,6 +11,7 @@ GPU-package energy as NVML reports it (not wall power). Units are in the field n
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -107,6 +108,9 @@ class Gpu(Strict):
     )
 
 
+CPU_ID_PATTERN = r"^family [0-9]{1,6} model [0-9]{1,6} stepping [0-9]{1,6}$"
+
+
 class HostCpu(Strict):
     """The host's CPU, as the operating system names it (report/host.py): the eager
     regime's speed follows it."""
@@ -119,7 +123,7 @@ class HostCpu(Strict):
     )
     cpu_id: str | None = Field(
         None,
-        pattern=r"^family [0-9]{1,6} model [0-9]{1,6} stepping [0-9]{1,6}$",
+        pattern=CPU_ID_PATTERN,
         description="the first processor's family, model and stepping numbers (x86), which "
         "tell CPU generations apart where a hypervisor hides the model name",
     )
@@ -129,6 +133,14 @@ class HostCpu(Strict):
     hypervisor: bool | None = Field(
         None, description="the CPU says it runs under a hypervisor (its flags), on x86"
     )
+
+    def words(self) -> str | None:
+        """ "6/167/1 2600 MHz": what tells one host's CPU from another's where a
+        hypervisor gives every one the same name; None without the numbers."""
+        if self.cpu_id is None:
+            return None
+        numbers = "/".join(re.findall(r"[0-9]+", self.cpu_id))  # family, model, stepping
+        return numbers if self.clock_mhz is None else f"{numbers} {self.clock_mhz:.0f} MHz"
 
 
 class SystemUnderTest(Strict):

@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from ecocompute.published.curves import DeltaCurve
+from ecocompute.published.project import at_units_size
 
 Format = Literal["FP16", "NF4", "INT8", "INT4", "FP8"]
 Verdict = Literal["saves", "costs", "inconclusive"]
@@ -421,7 +422,7 @@ class ReferenceUnits(Strict):
         """Where a figure at the units' own size lies outside the interval they give a
         unit not yet measured (their pool's interval where they give none): a sentence
         that says so, since the figure and the units came from different sessions."""
-        if params_b is None or abs(params_b - self.params_b) > 1e-6:
+        if not at_units_size(self.params_b, params_b):
             return None
         name, (lo, hi) = (
             ("prediction interval", self.pi95_pct)

@@ -28,7 +28,7 @@ from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
 from ecocompute.report.decode_model import Compiler
 from ecocompute.report.labels import local_gpu
-from ecocompute.report.model import FORMAT, HostCpu, Software
+from ecocompute.report.model import FORMAT, Software
 from ecocompute.report.model import Report as ReportModel
 from ecocompute.report.read import parse_report
 from ecocompute.report.schema import PUBLISHED_FORMATS
@@ -289,20 +289,11 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
             board_part="+".join(sorted(parts)) or None,
             vbios="+".join(sorted(vbios)) or None,
             idle_before_w=sum(idle) if idle and len(idle) == len(gpus) else None,
-            host_cpu=_host_cpu_words(report.system_under_test.host_cpu),
+            host_cpu=None if (cpu := report.system_under_test.host_cpu) is None else cpu.words(),
             delta_se_pct=_delta_se(ci, res.n_pairs),
             throttled_windows=None if res.conditions is None else res.conditions.throttled_windows,
         )
     return fields
-
-
-def _host_cpu_words(cpu: HostCpu | None) -> str | None:
-    """ "6/167/1 2600 MHz": what tells one host's CPU from another's where a hypervisor
-    gives every one the same name; None where the report does not say."""
-    if cpu is None or cpu.cpu_id is None:
-        return None
-    numbers = "/".join(cpu.cpu_id.split()[1::2])  # family 6 model 167 stepping 1
-    return numbers if cpu.clock_mhz is None else f"{numbers} {cpu.clock_mhz:.0f} MHz"
 
 
 def _delta_se(ci: list[float] | None, n: int | None) -> float | None:
