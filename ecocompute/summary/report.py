@@ -317,6 +317,12 @@ def _widened_tie(measurement: Measurement) -> str:
     return f" (token check's near tie widened to {max(fractions):g} of the logits' spread)"
 
 
+ONE_COMPILE_SCOPE = (
+    "the intervals hold for this compile's kernels, not the next compile's "
+    "(--compiles 2 or more spans compiles; docs/units.md)"
+)
+
+
 def compile_words(measurement: Measurement) -> str:
     """Each format's compile of the compiled regime, and whether inductor's cache held it."""
     decode = measurement.decode
@@ -326,7 +332,10 @@ def compile_words(measurement: Measurement) -> str:
         if d.compile_s is not None
     )
     mode = decode.compiler.mode if decode.compiler else ""
-    return f"{each}; torch.compile {mode}, before any measured window".replace("  ", " ")
+    words = f"{each}; torch.compile {mode}, before any measured window".replace("  ", " ")
+    if not decode.compiles:  # one compile: its draw of kernels is part of every figure
+        words += f"; one compile: {ONE_COMPILE_SCOPE}"
+    return words
 
 
 def cross_check(res: Results) -> str:

@@ -376,6 +376,8 @@ def test_a_session_of_several_formats_in_the_compiled_regime(tmp_path):
         assert "compile_s" not in doc["results"]  # never beside the measured figures
     assert "compiled decode;" in written.summary and "widened" not in written.summary
     assert "compile    FP16 " in written.summary and "INT4 " in written.summary
+    # one compile: the summary says its intervals are this compile's (docs/units.md)
+    assert "one compile: the intervals hold for this compile's kernels" in written.summary
 
 
 @pytest.mark.e2e  # a real compile, 20-30 s on a 2-core CPU: .ci/run's e2e step
@@ -439,6 +441,7 @@ def _two_compiles(tmp_path):
     assert res["vs_fp16_energy_pct_exact"] == between["delta_pct"]
     assert res["ci_method"] == meas["ci_method"] and "rounds within compiles" in res["ci_method"]
     assert "compiles   NF4 over 2 compiles, each from an empty cache" in written.summary
+    assert "; one compile: " not in written.summary  # the interval spans compiles
     return report, folders
 
 
