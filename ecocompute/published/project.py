@@ -125,10 +125,20 @@ class UnitSpread:
 def project_unit_spread(arch: str, precision: str) -> UnitSpread | None:
     """The between-unit spread of a format's delta in this project's own measurements
     of an arch class (benchmarks/hopper_figures.py writes it), or None where none was
-    measured."""
-    block = (project_measurements(arch) or {}).get("unit_spread_pct") or {}
-    entry = block.get("formats", {}).get(precision)
-    if entry is None:
+    measured. Eager, the regime of the figures it stands beside."""
+    return _unit_spread((project_measurements(arch) or {}).get("unit_spread_pct"), precision)
+
+
+def project_regime_spread(arch: str, precision: str, regime: str) -> UnitSpread | None:
+    """The same for a decode regime no published figure covers (graphs, compiled), where
+    this project measured the format across units in it; None otherwise."""
+    blocks = (project_measurements(arch) or {}).get("regime_unit_spread_pct") or {}
+    return _unit_spread(blocks.get(regime), precision)
+
+
+def _unit_spread(block: dict[str, Any] | None, precision: str) -> UnitSpread | None:
+    entry = None if block is None else block.get("formats", {}).get(precision)
+    if block is None or entry is None:
         return None
     pi, fp16 = entry.get("pi95_pct"), entry.get("fp16_energy_per_token_mj_range")
     return UnitSpread(

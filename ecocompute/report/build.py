@@ -47,7 +47,12 @@ from ecocompute.report.model import (
     Timing,
     Workload,
 )
-from ecocompute.report.references import reference_anchors, reference_curve, reference_units
+from ecocompute.report.references import (
+    reference_anchors,
+    reference_curve,
+    reference_units,
+    units_model,
+)
 from ecocompute.report.results_model import (
     CI_METHOD_COMPILES,
     IdleWindow,
@@ -498,6 +503,9 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             note += f" {apart}."
     if p.decode != "eager":
         note += f" --decode {p.decode} was asked for, but {EAGER_NOTE}: this is eager's."
+    regime_units = None if run.regime_units is None else units_model(run.regime_units)
+    if regime_units is not None:
+        note += f" {regime_units.regime_words(delta)}."
     return Report(
         **_envelope(p),  # type: ignore[arg-type]
         system_under_test=SystemUnderTest(
@@ -554,6 +562,7 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             reference_curve=reference_curve(run),
             reference_anchors=reference_anchors(run),
             reference_units=units,
+            regime_units=regime_units,
             energy_per_token_mj=fig.energy_per_token_mj,
             fp16_energy_per_token_mj=fig.fp16_energy_per_token_mj,
             vs_fp16_energy_pct=None if delta is None else round(delta, 1),

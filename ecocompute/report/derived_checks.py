@@ -10,8 +10,9 @@ import functools
 from collections.abc import Callable
 
 from ecocompute.published.curves import delta_pct
+from ecocompute.published.project import at_units_size
 from ecocompute.report.model import Report
-from ecocompute.report.results_model import Results
+from ecocompute.report.results_model import ReferenceUnits, Results
 
 
 def close(a: float, b: float, absolute: float, relative: float) -> bool:
@@ -100,20 +101,37 @@ def derived_problems(report: Report, exact: bool) -> list[str]:
 
 def units_problems(report: Report) -> list[str]:
     """A between-unit spread stands beside a figure of the same format from the same
-    card's measurements, and its intervals hold its pooled delta."""
-    res, u = report.results, report.results.reference_units
-    if u is None:
-        return []
-    where = "$.results.reference_units"
+    card's measurements, and its intervals hold its pooled delta; a spread of the regime
+    asked for (regime_units) is of that regime, size and batch size."""
+    res, work = report.results, report.workload
     problems = []
-    if res.vs_fp16_energy_pct is None:
-        problems.append(f"{where}: present, but the report claims no delta vs FP16")
-    if u.precision != report.workload.precision:
-        problems.append(
-            f"{where}.precision: {u.precision!r}, but the report is of {report.workload.precision}"
-        )
-    if u.card != res.reference_card:
-        problems.append(f"{where}.card: {u.card!r}, but the figure is {res.reference_card!r}'s")
+    u = res.reference_units
+    if u is not None:
+        where = "$.results.reference_units"
+        if res.vs_fp16_energy_pct is None:
+            problems.append(f"{where}: present, but the report claims no delta vs FP16")
+        if u.card != res.reference_card:
+            problems.append(f"{where}.card: {u.card!r}, but the figure is {res.reference_card!r}'s")
+        problems += _spread_problems(u, where, work.precision)
+    r = res.regime_units
+    if r is not None:
+        where = "$.results.regime_units"
+        asked = report.measurement.decode.requested_regime
+        if r.regime != asked:
+            problems.append(f"{where}.regime: {r.regime!r}, but the run asked for {asked!r}")
+        if r.batch_size != work.batch_size or not at_units_size(r.params_b, work.params_b):
+            problems.append(
+                f"{where}: measured at {r.params_b:g}B batch {r.batch_size}, but the report "
+                f"is of {work.params_b}B batch {work.batch_size}"
+            )
+        problems += _spread_problems(r, where, work.precision)
+    return problems
+
+
+def _spread_problems(u: ReferenceUnits, where: str, precision: str) -> list[str]:
+    problems = []
+    if u.precision != precision:
+        problems.append(f"{where}.precision: {u.precision!r}, but the report is of {precision}")
     fp16 = u.fp16_energy_per_token_mj_range
     if fp16 is not None and not 0 < fp16[0] <= fp16[1]:
         problems.append(f"{where}.fp16_energy_per_token_mj_range: {fp16} is no range of energies")

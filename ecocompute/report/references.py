@@ -5,6 +5,7 @@ figures, how they varied between units of the card (results.reference_*)."""
 from __future__ import annotations
 
 from ecocompute.published.curves import ORIGIN_PUBLISHED
+from ecocompute.published.project import UnitSpread
 from ecocompute.published.site_curves import SITE_CURVES
 from ecocompute.report.results_model import (
     ReferenceAnchorPoint,
@@ -39,8 +40,13 @@ def reference_units(run: PublishedRun) -> ReferenceUnits | None:
     u = run.figure.units
     if u is None or run.figure.vs_fp16_energy_pct is None:
         return None
-    # the same fields (published/project.py's UnitSpread): its tuples become the lists
-    # of the model, which is why the check is not strict here
+    return units_model(u)
+
+
+def units_model(u: UnitSpread) -> ReferenceUnits:
+    """The report's block of a between-unit spread: the same fields as
+    published/project.py's UnitSpread, whose tuples become the model's lists, which is
+    why the check is not strict here."""
     return ReferenceUnits.model_validate(u, from_attributes=True, strict=False)
 
 

@@ -418,6 +418,23 @@ class ReferenceUnits(Strict):
             f"{self.between_unit_sd_pts:.1f} points{new}{absolute}"
         )
 
+    def regime_words(self, delta_pct: float | None) -> str:
+        """What the units measured in the regime asked for, beside an eager figure (or
+        none): the note's sentence and the summary's regime line."""
+        lo, hi = self.pi95_pct or self.ci95_pct
+        where = "prediction interval" if self.pi95_pct is not None else "pooled interval"
+        if delta_pct is None:
+            beside = "no eager figure stands beside it"
+        elif lo <= delta_pct <= hi:
+            beside = f"the eager figure ({delta_pct:+.1f}%) lies inside their {where}"
+        else:
+            side = "below" if delta_pct < lo else "above"
+            beside = (
+                f"the eager figure ({delta_pct:+.1f}%) lies {side} their {where} "
+                f"[{lo:+.1f}, {hi:+.1f}] and does not answer for the {self.regime} regime"
+            )
+        return f"In the {self.regime} regime this project measured {self.words()}; {beside}"
+
     def disagreement(self, delta_pct: float, params_b: float | None) -> str | None:
         """Where a figure at the units' own size lies outside the interval they give a
         unit not yet measured (their pool's interval where they give none): a sentence
@@ -482,6 +499,7 @@ class Results(Strict):
         "reference_curve",
         "reference_anchors",
         "reference_units",
+        "regime_units",
         "idle_window",
         "held_gpus",
         "conditions",
@@ -513,6 +531,12 @@ class Results(Strict):
     reference_curve: ReferenceCurve | None = None
     reference_anchors: ReferenceAnchors | None = None
     reference_units: ReferenceUnits | None = None
+    regime_units: ReferenceUnits | None = Field(
+        None,
+        description="--decode graphs or compiled on the no-GPU path: the format's delta "
+        "across this project's units of the card in that regime, at its size and batch "
+        "size (the figure itself is eager's: no published figure covers the regime)",
+    )
     # what was measured (raw)
     trials: list[Trial] = Field(default_factory=list)
     idle_window: IdleWindow | None = None

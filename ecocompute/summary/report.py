@@ -79,6 +79,10 @@ def context_lines(report: Report, session: Sequence[Report] = ()) -> list[str]:
         asked = decode.requested_regime
         prefix = f"--decode {asked} asked for, but " if asked else ""
         lines.append(f"  decode     {prefix}{decode.note}")
+    for r in session or [report]:  # what the units measured in the regime asked for
+        units = r.results.regime_units
+        if units is not None:
+            lines.append(f"  regime     {units.regime_words(r.results.vs_fp16_energy_pct_exact)}")
     return lines
 
 

@@ -17,6 +17,7 @@ from ecocompute.published.figures import (
     published_figure,
     unavailable_figure,
 )
+from ecocompute.published.project import UnitSpread, at_units_size, project_regime_spread
 from ecocompute.task.figure_guard import check_possible
 from ecocompute.task.hardware import Hardware
 
@@ -50,6 +51,9 @@ class PublishedRun:
     params_b_source: str
     arch: ResolvedArch
     figure: PublishedFigure
+    # --decode graphs or compiled: what this project measured across units in that
+    # regime for this card, format and size at batch 1 (the figure is eager's)
+    regime_units: UnitSpread | None = None
 
 
 def resolve_arch(choice: str, gpu_name: str | None) -> ResolvedArch:
@@ -84,7 +88,18 @@ def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware)
         figure = not_at_batch(
             figure, params.batch_size
         )  # far beyond its curves, a size is bad input
-    return PublishedRun(params, reason, hardware, params_b, params_b_source, arch, figure)
+    regime_units = None
+    if params.decode != "eager":
+        units = project_regime_spread(arch.arch, str(params.precision), params.decode)
+        if (
+            units is not None
+            and units.batch_size == params.batch_size
+            and at_units_size(units.params_b, params_b)
+        ):
+            regime_units = units
+    return PublishedRun(
+        params, reason, hardware, params_b, params_b_source, arch, figure, regime_units
+    )
 
 
 def not_published(arch: str, params_b: float, precision: str, label: str) -> PublishedFigure:

@@ -26,8 +26,8 @@ from ecocompute.published.figures import (
 from ..conftest import REPO, read_report
 
 
-def _dry_run(tmp_path, arch, params_b, precision, capsys=None):
-    out = tmp_path / f"{arch}-{precision}-{params_b}"
+def _dry_run(tmp_path, arch, params_b, precision, capsys=None, extra=()):
+    out = tmp_path / f"{arch}-{precision}-{params_b}-{'-'.join(extra)}"
     argv = [
         "energy_estimate",
         "--dry_run",
@@ -41,6 +41,7 @@ def _dry_run(tmp_path, arch, params_b, precision, capsys=None):
         arch,
         "--output_dir",
         str(out),
+        *extra,
     ]
     assert main(argv) == 0
     return read_report(out)
@@ -320,3 +321,96 @@ def test_a_unit_spread_without_a_prediction_interval_is_checked_once(tmp_path):
     report["results"]["reference_units"]["pooled_pct"] = 40.0
     problems = [p for p in validation_errors(report) if "reference_units" in p]
     assert len(problems) == 1 and "ci95_pct" in problems[0], problems
+
+
+# --- Hopper, asked for another regime: what the units measured there -----------------
+
+REGIME_FOLDERS = {
+    "graphs": ["h200-units"],
+    "compiled": ["h200-compiled-units", "h200-compiled/7b-b1"],
+}
+
+
+def _units_of_committed_regime_reports(regime: str, precision: str) -> dict[str, float]:
+    """Each unit's delta in a regime (UUID -> its reports' deltas), from the reports."""
+    out: dict[str, list[float]] = {}
+    for folder in REGIME_FOLDERS[regime]:
+        for path in (REPO / "docs" / "validation" / folder).rglob("energy.json"):
+            doc = json.loads(path.read_text())
+            decode = doc["measurement"]["decode"]
+            if doc["workload"]["precision"] == precision and decode["regime"] == regime:
+                uuid = doc["system_under_test"]["gpus"][0]["uuid"]
+                res = doc["results"]  # older reports hold the rounded delta only
+                delta = res.get("vs_fp16_energy_pct_exact", res["vs_fp16_energy_pct"])
+                out.setdefault(uuid, []).append(delta)
+    return {u: statistics.fmean(v) for u, v in out.items()}
+
+
+@pytest.mark.parametrize(
+    ("regime", "precision"), [("compiled", "NF4"), ("compiled", "INT4"), ("graphs", "FP8")]
+)
+def test_a_regime_no_figure_covers_gets_the_units_measured_in_it(
+    tmp_path, capsys, regime, precision
+):
+    """The no-GPU figure is eager's; asked for graphs or compiled at 7B batch 1, the
+    report states what this project's H200 units measured in that regime, from the
+    committed reports, and whether the eager figure answers for it."""
+    from ecocompute.api import pool_units
+
+    report = _dry_run(tmp_path, "hopper", 7, precision, extra=("--decode", regime))
+    res = report["results"]
+    units = res["regime_units"]
+    each = _units_of_committed_regime_reports(regime, precision)
+    assert units["n_units"] == len(each) >= 5
+    assert (units["regime"], units["precision"], units["batch_size"]) == (regime, precision, 1)
+    assert min(each.values()) <= units["pooled_pct"] <= max(each.values())
+    folders = [REPO / "docs" / "validation" / f for f in REGIME_FOLDERS[regime]]
+    (pool,) = [
+        p
+        for p in pool_units(*folders)
+        if p.group.precision == precision and p.group.reports[0].regime == regime
+    ]
+    assert pool.pooled is not None and units["pooled_pct"] == round(pool.pooled.mu, 3)
+    out = capsys.readouterr().out
+    assert f"  regime     In the {regime} regime this project measured {precision} over" in out
+    assert f"In the {regime} regime this project measured" in res["note"]
+    delta = res.get("vs_fp16_energy_pct_exact")
+    if delta is None:  # INT4 and FP8: the published dataset has no figure for them
+        assert "no eager figure stands beside it" in res["note"]
+    else:  # NF4: eager +6.3% costs where compiled saves
+        lo, hi = units["pi95_pct"]
+        assert not lo <= delta <= hi
+        assert f"does not answer for the {regime} regime" in res["note"]
+
+
+def test_regime_units_stand_only_where_the_units_were_measured(tmp_path):
+    def results(params_b, precision, *extra):
+        return _dry_run(tmp_path, "hopper", params_b, precision, extra=extra)["results"]
+
+    assert "regime_units" not in results(7, "NF4")  # eager: the figure's own regime
+    assert "regime_units" not in results(13, "NF4", "--decode", "compiled")  # another size
+    assert "regime_units" not in results(7, "NF4", "--decode", "compiled", "--batch_size", "4")
+    assert "regime_units" not in results(7, "INT8", "--decode", "compiled")  # not measured
+    assert (
+        "regime_units"
+        not in _dry_run(tmp_path, "ada", 7, "NF4", extra=("--decode", "graphs"))["results"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda u: u.update(regime="graphs"), "regime_units.regime: 'graphs'"),
+        (lambda u: u.update(batch_size=4), "regime_units: measured at 7B batch 4"),
+        (lambda u: u.update(precision="INT4"), "regime_units.precision: 'INT4'"),
+        (lambda u: u.update(pooled_pct=5.0), "regime_units.ci95_pct"),
+    ],
+)
+def test_regime_units_that_contradict_their_report_are_invalid(tmp_path, edit, said):
+    from ecocompute.report.read import validation_errors
+
+    report = _dry_run(tmp_path, "hopper", 7, "NF4", extra=("--decode", "compiled"))
+    assert validation_errors(report) == []
+    edit(report["results"]["regime_units"])
+    problems = validation_errors(report)
+    assert any(said in p for p in problems), problems
