@@ -42,6 +42,7 @@ class ReportGroup(Protocol):
     def reports(self) -> tuple[Report, ...]: ...
 
 
+LEAVE_ONE_OUT_FROM = 4  # units; three left give a prediction interval
 PROPERTIES = ("board_part", "vbios", "host_cpu")  # recorded properties that may separate units
 PROPERTY_WORDS = {"board_part": "board part", "vbios": "VBIOS", "host_cpu": "host CPU"}
 
@@ -106,6 +107,9 @@ class UnitPool:
     pooled: RandomEffects | None  # None with no unit
     subgroups: Mapping[str, tuple[Subgroup, ...]]  # property -> its values' pools
     unplaced: tuple[Report, ...]  # reports without a UUID or without an interval
+    # the pool without each unit in turn (from 4 units: 3 left give a prediction
+    # interval), the unit whose leaving moves the pooled delta most first
+    leave_one_out: tuple[tuple[UnitEstimate, RandomEffects], ...] = ()
 
     @property
     def separated_by(self) -> list[str]:
@@ -171,8 +175,22 @@ def pool_units(groups: Sequence[ReportGroup]) -> list[UnitPool]:
                 for value in sorted(v for v in values if v is not None)
                 for members in [tuple(u for u in units if u.get(prop) == value)]
             )
-        pools.append(UnitPool(group, tuple(units), pooled, subgroups, tuple(unplaced)))
+        pools.append(
+            UnitPool(group, tuple(units), pooled, subgroups, tuple(unplaced), leave_one_out(units))
+        )
     return pools
+
+
+def leave_one_out(
+    units: Sequence[UnitEstimate],
+) -> tuple[tuple[UnitEstimate, RandomEffects], ...]:
+    """The pool without each unit in turn (an influence check: whether one unit carries
+    the pooled delta or the spread), most influential first; none under four units."""
+    if len(units) < LEAVE_ONE_OUT_FROM:
+        return ()
+    whole = pool_estimates(units).mu
+    left = [(u, pool_estimates([o for o in units if o is not u])) for u in units]
+    return tuple(sorted(left, key=lambda pair: -abs(pair[1].mu - whole)))
 
 
 def pool_estimates(units: Sequence[UnitEstimate]) -> RandomEffects:
@@ -219,6 +237,12 @@ def render_units(pools: Sequence[UnitPool]) -> str:
             )
         if p.pooled is not None:
             lines.append("  " + pooled_words(p.pooled, "card model"))
+        if p.leave_one_out:
+            unit, without = p.leave_one_out[0]
+            lines.append(
+                f"  without {unit.tail} (the unit that moves the pool most): "
+                + pooled_words(without, "")
+            )
         for prop, groups in p.subgroups.items():
             for s in groups:
                 lines.append(f"  {PROPERTY_WORDS[prop]} {s.value}: " + pooled_words(s.pooled, ""))

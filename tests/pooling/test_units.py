@@ -390,3 +390,27 @@ def test_the_host_cpu_and_fp16_speed_stand_beside_each_unit(tmp_path):
     for committed in pool_units(group_reports(read_reports([root])[0])):  # NF4 and INT8
         assert "host_cpu" not in committed.subgroups
         assert all(u.host_cpu is None for u in committed.units)
+
+
+def test_leaving_each_unit_out_names_the_one_the_pool_hangs_on(tmp_path):
+    """Five units agree, one lies far off: leaving it out moves the pool most and shrinks
+    the spread; each leave-one-out pool is the pool of the others."""
+    for i, delta in enumerate((-26.0, -28.1, -28.4, -24.0, -24.2)):
+        _made(tmp_path, f"u{i}", delta, f"dddd-00000000000{i}")
+    _made(tmp_path, "slow", -34.5, "dddd-0000000000ff")
+    (g,) = group_reports(read_reports([tmp_path])[0])
+    (p,) = pool_units([g])
+    assert len(p.leave_one_out) == 6
+    unit, without = p.leave_one_out[0]
+    assert unit.unit == "GPU-dddd-0000000000ff"
+    others = [u for u in p.units if u is not unit]
+    direct = pool([u.delta_pct for u in others], [u.se_pct**2 for u in others])
+    assert without.mu == pytest.approx(direct.mu) and without.k == 5
+    assert without.tau < p.pooled.tau
+    moves = [abs(w.mu - p.pooled.mu) for _, w in p.leave_one_out]
+    assert moves == sorted(moves, reverse=True)
+    text = render_units([p])
+    assert "without 0000000000ff (the unit that moves the pool most): pooled over 5" in text
+    # three units: leaving one out would leave no prediction interval, so none is given
+    (q,) = pool_units([group_reports(read_reports([tmp_path / f"u{i}" for i in range(3)])[0])[0]])
+    assert q.leave_one_out == () and "without" not in render_units([q])
