@@ -42,11 +42,15 @@ REPO = Path(__file__).resolve().parent.parent
 REPORTS_ROOT = REPO / "docs" / "validation"
 FIGURES_JSON = REPO / "ecocompute" / "data" / "published_reference.json"
 UNITS_FOLDER = "h200-eager-units"  # the eager regime's unit spread (docs/units.md)
-# The other regimes' unit spreads at 7B batch 1 (docs/units.md): no published figure
-# covers them, so a derived report asked for one states what the units measured there.
+# The other regimes' unit spreads at 7B batch 1 (docs/units.md), per card: no published
+# figure covers them, so a derived report asked for one states what the units of the
+# card named (the H200's where none is named or measured) measured there.
 REGIME_UNITS_FOLDERS = {
-    "graphs": ("h200-units",),
-    "compiled": ("h200-compiled-units", "h200-compiled/7b-b1"),
+    "graphs": {
+        "NVIDIA H200": ("h200-units",),
+        "NVIDIA H100 80GB HBM3": ("h100-units",),
+    },
+    "compiled": {"NVIDIA H200": ("h200-compiled-units", "h200-compiled/7b-b1")},
 }
 
 CARD = "NVIDIA H200"
@@ -276,16 +280,19 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
         },
         "delta_points_pct": delta_points,
         "delta_curves_pct": curves,
-        "unit_spread_pct": unit_spread([root / UNITS_FOLDER], "eager"),
+        "unit_spread_pct": unit_spread([root / UNITS_FOLDER], "eager", CARD),
         "regime_unit_spread_pct": {
-            regime: unit_spread([root / f for f in folders], regime)
-            for regime, folders in REGIME_UNITS_FOLDERS.items()
+            regime: [
+                unit_spread([root / f for f in folders], regime, card)
+                for card, folders in cards.items()
+            ]
+            for regime, cards in REGIME_UNITS_FOLDERS.items()
         },
         "excluded": excluded,
     }
 
 
-def unit_spread(folders: list[Path], regime: str) -> dict[str, Any]:
+def unit_spread(folders: list[Path], regime: str, card: str) -> dict[str, Any]:
     """How each format's delta varied between H200 units of one decode regime where this
     project measured that (`aggregate --units` over the folders: a random-effects pool,
     REML with a Hartung-Knapp interval): the figures above come from reports that predate
@@ -297,7 +304,7 @@ def unit_spread(folders: list[Path], regime: str) -> dict[str, Any]:
     scope: dict[str, Any] = {}
     for pool in api.pool_units(*folders):
         r, g = pool.pooled, pool.group
-        if r is None or r.ci95 is None or g.card != CARD or g.reports[0].regime != regime:
+        if r is None or r.ci95 is None or g.card != card or g.reports[0].regime != regime:
             continue
         if any(rep.model_of is None or rep.model_of.workload.max_new_tokens != TOKENS_PER_RUN
                for rep in g.reports):  # fmt: skip
@@ -305,7 +312,7 @@ def unit_spread(folders: list[Path], regime: str) -> dict[str, Any]:
         first = g.reports[0]
         this = {
             "source": " and ".join(f.relative_to(REPO).as_posix() for f in folders),
-            "card": CARD,
+            "card": card,
             "regime": first.regime,
             "model_name": first.model,
             "params_b": nominal_params_b(first.model),

@@ -8,6 +8,7 @@ whose curve the site borrows from Ampere).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,11 +130,28 @@ def project_unit_spread(arch: str, precision: str) -> UnitSpread | None:
     return _unit_spread((project_measurements(arch) or {}).get("unit_spread_pct"), precision)
 
 
-def project_regime_spread(arch: str, precision: str, regime: str) -> UnitSpread | None:
+def project_regime_spread(
+    arch: str, precision: str, regime: str, product: str | None = None
+) -> UnitSpread | None:
     """The same for a decode regime no published figure covers (graphs, compiled), where
-    this project measured the format across units in it; None otherwise."""
-    blocks = (project_measurements(arch) or {}).get("regime_unit_spread_pct") or {}
-    return _unit_spread(blocks.get(regime), precision)
+    this project measured the format across units in it: of the card the product names
+    where the project measured that card in the regime (an H100's for 'h100'), else of
+    the card its figures are from; None where neither was measured."""
+    own = project_measurements(arch) or {}
+    blocks = (own.get("regime_unit_spread_pct") or {}).get(regime) or []
+    named = _model_token(product)
+    chosen = [b for b in blocks if named is not None and _model_token(b["card"]) == named]
+    chosen += [b for b in blocks if b["card"] == own.get("card")]
+    found = (_unit_spread(b, precision) for b in chosen)
+    return next((u for u in found if u is not None), None)
+
+
+def _model_token(name: str | None) -> str | None:
+    """A card's model in a product name: 'h100' in 'NVIDIA H100 80GB HBM3' and 'H100'."""
+    if name is None:
+        return None
+    found = re.search(r"\b([a-z]+\d{2,4})\b", name.lower().replace("nvidia", ""))
+    return None if found is None else found.group(1)
 
 
 def _unit_spread(block: dict[str, Any] | None, precision: str) -> UnitSpread | None:

@@ -38,6 +38,7 @@ class ResolvedArch:
     arch: str
     source: str  # how it was decided, for the report and the summary
     headline_default: bool = False
+    product: str | None = None  # the card's product name where one was given or read
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,13 @@ class PublishedRun:
 def resolve_arch(choice: str, gpu_name: str | None) -> ResolvedArch:
     arch, product = normalise_arch_choice(choice)
     if product is not None:
-        return ResolvedArch(arch, f"--gpu_arch product name '{product}'")
+        return ResolvedArch(arch, f"--gpu_arch product name '{product}'", product=product)
     if arch != "auto":
         return ResolvedArch(arch, "--gpu_arch")
     if gpu_name is not None:
-        return ResolvedArch(arch_from_product_name(gpu_name), f"NVML product name '{gpu_name}'")
+        return ResolvedArch(
+            arch_from_product_name(gpu_name), f"NVML product name '{gpu_name}'", product=gpu_name
+        )
     card = headline()
     return ResolvedArch(
         card["arch"],
@@ -90,7 +93,7 @@ def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware)
         )  # far beyond its curves, a size is bad input
     regime_units = None
     if params.decode != "eager":
-        units = project_regime_spread(arch.arch, str(params.precision), params.decode)
+        units = project_regime_spread(arch.arch, str(params.precision), params.decode, arch.product)
         if (
             units is not None
             and units.batch_size == params.batch_size

@@ -414,3 +414,28 @@ def test_regime_units_that_contradict_their_report_are_invalid(tmp_path, edit, s
     edit(report["results"]["regime_units"])
     problems = validation_errors(report)
     assert any(said in p for p in problems), problems
+
+
+def test_regime_units_are_the_named_cards_where_it_was_measured(tmp_path):
+    """An H100 named: graphs were measured on five H100s (docs/validation/h100-units),
+    so those, not the H200s'; compiled only on H200s, so theirs, named as such."""
+    from ecocompute.api import pool_units
+
+    def units(arch, regime):
+        report = _dry_run(tmp_path, arch, 7, "NF4", extra=("--decode", regime))
+        return report["results"]["regime_units"]
+
+    h100 = units("NVIDIA H100 80GB HBM3", "graphs")
+    (pool,) = [
+        p
+        for p in pool_units(REPO / "docs" / "validation" / "h100-units")
+        if p.group.precision == "NF4"
+    ]
+    assert h100["card"] == pool.group.card == "NVIDIA H100 80GB HBM3"
+    assert (h100["n_units"], h100["pooled_pct"]) == (pool.pooled.k, round(pool.pooled.mu, 3))
+    assert units("h100", "graphs") == h100
+    assert units("hopper", "graphs")["card"] == "NVIDIA H200"
+    assert units("h100", "compiled")["card"] == "NVIDIA H200"  # no H100 measured compiled
+    assert "regime_units" not in _dry_run(
+        tmp_path, "h100", 7, "INT8", extra=("--decode", "graphs")
+    )["results"]
