@@ -436,6 +436,7 @@ def test_regime_units_are_the_named_cards_where_it_was_measured(tmp_path):
     assert units("h100", "graphs") == h100
     assert units("hopper", "graphs")["card"] == "NVIDIA H200"
     assert units("h100", "compiled")["card"] == "NVIDIA H200"  # no H100 measured compiled
-    assert "regime_units" not in _dry_run(
-        tmp_path, "h100", 7, "INT8", extra=("--decode", "graphs")
-    )["results"]
+    assert (
+        "regime_units"
+        not in _dry_run(tmp_path, "h100", 7, "INT8", extra=("--decode", "graphs"))["results"]
+    )
