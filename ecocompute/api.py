@@ -322,7 +322,8 @@ def pool_units(*paths: str | os.PathLike[str]) -> list[UnitPool]:
     groups them, each group pooled across its GPU units: every unit's own estimate
     (reports of one unit combined, never counted twice), the random-effects pool with
     the between-unit spread and a prediction interval for a unit not yet measured, and
-    the same per board part or VBIOS where the units differ in it. A list of
+    the same per board part or VBIOS where the units differ in it, and (from four units)
+    the pool without each unit in turn, most influential first. A list of
     ecocompute.pooling.units.UnitPool; invalid files are skipped (aggregate lists them).
     Raises InputError without a path."""
     from ecocompute.pooling.groups import group_reports
