@@ -175,22 +175,21 @@ def pool_units(groups: Sequence[ReportGroup]) -> list[UnitPool]:
                 for value in sorted(v for v in values if v is not None)
                 for members in [tuple(u for u in units if u.get(prop) == value)]
             )
-        pools.append(
-            UnitPool(group, tuple(units), pooled, subgroups, tuple(unplaced), leave_one_out(units))
-        )
+        left = () if pooled is None else leave_one_out(units, pooled)
+        pools.append(UnitPool(group, tuple(units), pooled, subgroups, tuple(unplaced), left))
     return pools
 
 
 def leave_one_out(
-    units: Sequence[UnitEstimate],
+    units: Sequence[UnitEstimate], whole: RandomEffects
 ) -> tuple[tuple[UnitEstimate, RandomEffects], ...]:
     """The pool without each unit in turn (an influence check: whether one unit carries
-    the pooled delta or the spread), most influential first; none under four units."""
+    the pooled delta or the spread), the one whose leaving moves whole's delta most
+    first; none under four units."""
     if len(units) < LEAVE_ONE_OUT_FROM:
         return ()
-    whole = pool_estimates(units).mu
     left = [(u, pool_estimates([o for o in units if o is not u])) for u in units]
-    return tuple(sorted(left, key=lambda pair: -abs(pair[1].mu - whole)))
+    return tuple(sorted(left, key=lambda pair: -abs(pair[1].mu - whole.mu)))
 
 
 def pool_estimates(units: Sequence[UnitEstimate]) -> RandomEffects:

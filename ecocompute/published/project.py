@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from ecocompute.published.curves import ORIGIN_PROJECT, Anchors, DeltaCurve
 from ecocompute.published.reference_data import published
 
@@ -123,11 +125,45 @@ class UnitSpread:
     fp16_energy_per_token_mj_range: tuple[float, float] | None = None
 
 
+class _FormatSpread(BaseModel):
+    """One format's entry of a unit-spread block (benchmarks/hopper_figures.py)."""
+
+    n_units: int
+    n_pairs: int
+    pooled_pct: float
+    ci95_pct: tuple[float, float]
+    between_unit_sd_pts: float
+    pi95_pct: tuple[float, float] | None = None
+    fp16_energy_per_token_mj_range: tuple[float, float] | None = None
+
+
+class _SpreadBlock(BaseModel):
+    """A unit-spread block of the reference data: one card, regime and workload, and
+    each format measured there."""
+
+    source: str
+    card: str
+    regime: str
+    model_name: str
+    params_b: float
+    batch_size: int
+    tokens_per_run: int
+    formats: dict[str, _FormatSpread]
+
+    def spread(self, precision: str) -> UnitSpread | None:
+        entry = self.formats.get(precision)
+        if entry is None:
+            return None
+        scope = self.model_dump(exclude={"formats"})
+        return UnitSpread(**scope, precision=precision, **entry.model_dump())
+
+
 def project_unit_spread(arch: str, precision: str) -> UnitSpread | None:
     """The between-unit spread of a format's delta in this project's own measurements
     of an arch class (benchmarks/hopper_figures.py writes it), or None where none was
     measured. Eager, the regime of the figures it stands beside."""
-    return _unit_spread((project_measurements(arch) or {}).get("unit_spread_pct"), precision)
+    block = (project_measurements(arch) or {}).get("unit_spread_pct")
+    return None if block is None else _SpreadBlock.model_validate(block).spread(precision)
 
 
 def project_regime_spread(
@@ -138,11 +174,12 @@ def project_regime_spread(
     where the project measured that card in the regime (an H100's for 'h100'), else of
     the card its figures are from; None where neither was measured."""
     own = project_measurements(arch) or {}
-    blocks = (own.get("regime_unit_spread_pct") or {}).get(regime) or []
+    raw = (own.get("regime_unit_spread_pct") or {}).get(regime) or []
+    blocks = [_SpreadBlock.model_validate(b) for b in raw]
     named = _model_token(product)
-    chosen = [b for b in blocks if named is not None and _model_token(b["card"]) == named]
-    chosen += [b for b in blocks if b["card"] == own.get("card")]
-    found = (_unit_spread(b, precision) for b in chosen)
+    chosen = [b for b in blocks if named is not None and _model_token(b.card) == named]
+    chosen += [b for b in blocks if b.card == own.get("card")]
+    found = (b.spread(precision) for b in chosen)
     return next((u for u in found if u is not None), None)
 
 
@@ -152,27 +189,3 @@ def _model_token(name: str | None) -> str | None:
         return None
     found = re.search(r"\b([a-z]+\d{2,4})\b", name.lower().replace("nvidia", ""))
     return None if found is None else found.group(1)
-
-
-def _unit_spread(block: dict[str, Any] | None, precision: str) -> UnitSpread | None:
-    entry = None if block is None else block.get("formats", {}).get(precision)
-    if block is None or entry is None:
-        return None
-    pi, fp16 = entry.get("pi95_pct"), entry.get("fp16_energy_per_token_mj_range")
-    return UnitSpread(
-        source=str(block["source"]),
-        card=str(block["card"]),
-        regime=str(block["regime"]),
-        model_name=str(block["model_name"]),
-        params_b=float(block["params_b"]),
-        batch_size=int(block["batch_size"]),
-        tokens_per_run=int(block["tokens_per_run"]),
-        precision=precision,
-        n_units=int(entry["n_units"]),
-        n_pairs=int(entry["n_pairs"]),
-        pooled_pct=float(entry["pooled_pct"]),
-        ci95_pct=(float(entry["ci95_pct"][0]), float(entry["ci95_pct"][1])),
-        between_unit_sd_pts=float(entry["between_unit_sd_pts"]),
-        pi95_pct=None if pi is None else (float(pi[0]), float(pi[1])),
-        fp16_energy_per_token_mj_range=None if fp16 is None else (float(fp16[0]), float(fp16[1])),
-    )
