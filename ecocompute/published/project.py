@@ -176,14 +176,41 @@ def project_regime_spread(
     own = project_measurements(arch) or {}
     raw = (own.get("regime_unit_spread_pct") or {}).get(regime) or []
     blocks = [_SpreadBlock.model_validate(b) for b in raw]
-    named = _model_token(product)
-    chosen = [b for b in blocks if named is not None and _model_token(b.card) == named]
+    named = model_token(product)
+    chosen = [b for b in blocks if named is not None and model_token(b.card) == named]
     chosen += [b for b in blocks if b.card == own.get("card")]
     found = (b.spread(precision) for b in chosen)
     return next((u for u in found if u is not None), None)
 
 
-def _model_token(name: str | None) -> str | None:
+def card_model_spread(
+    arch: str, precision: str, regime: str, card: str, params_b: float | None, batch_size: int
+) -> UnitSpread | None:
+    """The between-unit spread this project measured on the card model a measured run
+    ran on (the same model token: 'h200' in 'NVIDIA H200'), in the run's regime, at its
+    size and batch size; None where no units of that card were measured there. A
+    measured report states it beside its own unit's figure."""
+    own = project_measurements(arch) or {}
+    raw = list((own.get("regime_unit_spread_pct") or {}).get(regime) or [])
+    eager = own.get("unit_spread_pct")
+    if regime == "eager" and eager is not None:
+        raw.append(eager)
+    named = model_token(card)
+    for block in (_SpreadBlock.model_validate(b) for b in raw):
+        if named is None or model_token(block.card) != named:
+            continue
+        units = block.spread(precision)
+        if (
+            units is not None
+            and units.regime == regime
+            and units.batch_size == batch_size
+            and at_units_size(units.params_b, params_b)
+        ):
+            return units
+    return None
+
+
+def model_token(name: str | None) -> str | None:
     """A card's model in a product name: 'h100' in 'NVIDIA H100 80GB HBM3' and 'H100'."""
     if name is None:
         return None

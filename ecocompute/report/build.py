@@ -48,6 +48,8 @@ from ecocompute.report.model import (
     Workload,
 )
 from ecocompute.report.references import (
+    beside_unit,
+    card_model_units,
     reference_anchors,
     reference_curve,
     reference_units,
@@ -177,6 +179,13 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
     }
     quantization = run.quantization.get(p.precision)
     results = results_of(run)
+    units = card_model_units(run, nominal)
+    if units is not None and results.vs_fp16_energy_pct_exact is not None:
+        beside, _ = beside_unit(
+            units, results.vs_fp16_energy_pct_exact, results.fp16_energy_per_token_mj
+        )
+        note = f"{results.note} Between units of this card model: {units.words()}; {beside}."
+        results = results.model_copy(update={"reference_units": units, "note": note})
     return Report(
         **_envelope(p),  # type: ignore[arg-type]
         system_under_test=SystemUnderTest(

@@ -26,6 +26,7 @@ from ecocompute.report.derived_checks import (
     close,
     delta_from_energies,
     derived_problems,
+    measured_units_problems,
     run_totals_problems,
 )
 from ecocompute.report.model import Report
@@ -78,9 +79,12 @@ def measured_problems(report: Report, exact: bool) -> list[str]:
         work.max_new_tokens,
     )
     again = derive.derive_results(inputs, res.note or "")
+    # the card model's units are no figure of this run's trials: checked on their own
+    again = again.model_copy(update={"reference_units": res.reference_units})
+    units = measured_units_problems(report)
     if exact:
-        return compare(res, again) + thermal_problems(report)
-    return compare_rounded(res, again, inputs)  # an older format: within its rounding
+        return compare(res, again) + thermal_problems(report) + units
+    return compare_rounded(res, again, inputs) + units  # an older format: within its rounding
 
 
 def thermal_problems(report: Report) -> list[str]:

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable
 
 from ecocompute.published.curves import delta_pct
-from ecocompute.published.project import at_units_size
+from ecocompute.published.project import at_units_size, model_token
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import ReferenceUnits, Results
 
@@ -126,6 +126,33 @@ def units_problems(report: Report) -> list[str]:
             )
         problems += _spread_problems(r, where, work.precision)
     return problems
+
+
+def measured_units_problems(report: Report) -> list[str]:
+    """Beside a measured unit, the card model's units are of its card model (one card,
+    one GPU a format), its regime, size and batch size, and of its format."""
+    u, work = report.results.reference_units, report.workload
+    if u is None:
+        return []
+    where = "$.results.reference_units"
+    problems = []
+    names = {g.name for g in report.system_under_test.gpus}
+    card = names.pop() if len(names) == 1 else None
+    if card is None or model_token(card) != model_token(u.card):
+        problems.append(
+            f"{where}.card: {u.card!r}, but the run measured {report.system_under_test.gpu!r}"
+        )
+    if any(len(s.nvml_indices) != 1 for s in report.results.per_format.values()):
+        problems.append(f"{where}: units of one GPU each, but the run sums several per format")
+    regime = report.measurement.decode.regime
+    if u.regime != regime:
+        problems.append(f"{where}.regime: {u.regime!r}, but the run decoded {regime!r}")
+    if u.batch_size != work.batch_size or not at_units_size(u.params_b, work.params_b):
+        problems.append(
+            f"{where}: measured at {u.params_b:g}B batch {u.batch_size}, but the report "
+            f"is of {work.params_b}B batch {work.batch_size}"
+        )
+    return problems + _spread_problems(u, where, work.precision)
 
 
 def _spread_problems(u: ReferenceUnits, where: str, precision: str) -> list[str]:

@@ -5,7 +5,7 @@ figures, how they varied between units of the card (results.reference_*)."""
 from __future__ import annotations
 
 from ecocompute.published.curves import ORIGIN_PUBLISHED
-from ecocompute.published.project import UnitSpread
+from ecocompute.published.project import UnitSpread, card_model_spread
 from ecocompute.published.site_curves import SITE_CURVES
 from ecocompute.report.results_model import (
     ReferenceAnchorPoint,
@@ -13,6 +13,7 @@ from ecocompute.report.results_model import (
     ReferenceCurve,
     ReferenceUnits,
 )
+from ecocompute.task.outcome import MeasuredRun
 from ecocompute.task.published_path import PublishedRun
 
 
@@ -43,6 +44,26 @@ def reference_units(run: PublishedRun) -> ReferenceUnits | None:
     return units_model(u)
 
 
+def card_model_units(run: MeasuredRun, params_b: float | None) -> ReferenceUnits | None:
+    """Beside a measured unit: how the same format's delta varied between this project's
+    units of its card model in its regime, at its size and batch size, where the project
+    measured that; None otherwise, for FP16 alone, and for a run that sums several GPUs
+    or mixes card models (the units were one GPU each)."""
+    p, hw = run.params, run.hardware
+    one_gpu = all(len(g) == 1 for g in run.format_gpus.values())
+    if p.precision == "FP16" or hw.gpu_name is None or hw.names != hw.gpu_name or not one_gpu:
+        return None
+    u = card_model_spread(
+        run.arch,
+        str(p.precision),
+        str(run.decode.get("regime")),
+        hw.gpu_name,
+        params_b,
+        p.batch_size,
+    )
+    return None if u is None else units_model(u)
+
+
 def units_model(u: UnitSpread) -> ReferenceUnits:
     """The report's block of a between-unit spread: the same fields as
     published/project.py's UnitSpread, whose tuples become the model's lists, which is
@@ -70,3 +91,28 @@ def reference_curve(run: PublishedRun) -> ReferenceCurve | None:
         borrowed_from=curve.borrowed_from,
         capped=curve.capped_at(fig.params_b),
     )
+
+
+def beside_unit(units: ReferenceUnits, delta_pct: float, fp16_mj: float | None) -> tuple[str, bool]:
+    """Where a measured unit's own delta and FP16 energy lie among the units': the
+    words, and whether either lies outside what the units gave (their prediction
+    interval, else their pooled one; their FP16 range)."""
+    lo, hi = units.pi95_pct or units.ci95_pct
+    where = "prediction interval" if units.pi95_pct is not None else "pooled interval"
+    inside = lo <= delta_pct <= hi
+    side = "inside" if inside else ("below" if delta_pct < lo else "above")
+    words = f"this unit's {delta_pct:+.1f}% lies {side} their {where}"
+    if not inside:
+        words += f" [{lo:+.1f}, {hi:+.1f}]"
+    fp16 = units.fp16_energy_per_token_mj_range
+    if fp16 is not None and fp16_mj is not None:
+        held = fp16[0] <= fp16_mj <= fp16[1]
+        place = "inside" if held else ("below" if fp16_mj < fp16[0] else "above")
+        words += f", its FP16 ({fp16_mj:,.0f} mJ/token) {place} their FP16 range"
+        if not held:
+            words += f" [{fp16[0]:,.0f}, {fp16[1]:,.0f}]"
+        inside = inside and held
+    if not inside:
+        what = ", its host or its compile" if units.regime == "compiled" else " or its host"
+        words += f"; something of this unit{what} sets it apart from them (docs/units.md)"
+    return words, not inside

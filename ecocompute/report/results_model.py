@@ -378,10 +378,11 @@ class ReferenceAnchors(Strict):
 
 
 class ReferenceUnits(Strict):
-    """A derived report from this project's own measurements of a card model: how the
-    same format's delta varied between GPU units of it, where the project measured that
-    (one model, batch size and regime; `aggregate --units`). The figure itself is no
-    unit's promise: a unit not yet measured may lie anywhere in pi95_pct there."""
+    """How a format's delta varied between GPU units of a card model, where this project
+    measured that (one model, batch size and regime; `aggregate --units`): beside a
+    derived figure from those measurements, or beside a measured report's own unit at
+    the units' size, batch size and regime. Neither figure is a unit's promise: a unit
+    not yet measured may lie anywhere in pi95_pct there."""
 
     source: str = Field(description="the reports' folder in the EcoCompute repository")
     card: str
@@ -530,7 +531,12 @@ class Results(Strict):
     reference_card: str | None = None
     reference_curve: ReferenceCurve | None = None
     reference_anchors: ReferenceAnchors | None = None
-    reference_units: ReferenceUnits | None = None
+    reference_units: ReferenceUnits | None = Field(
+        None,
+        description="this project's units of the card model: beside a derived figure from "
+        "their measurements, or beside a measured unit of that card at their regime, size "
+        "and batch size (its own trials give its figures; this block gives the spread)",
+    )
     regime_units: ReferenceUnits | None = Field(
         None,
         description="--decode graphs or compiled on the no-GPU path: the format's delta "

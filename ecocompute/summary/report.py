@@ -19,6 +19,7 @@ from ecocompute.report.labels import (
     uuid_tail,
 )
 from ecocompute.report.model import Measurement, Report, Software, Workload
+from ecocompute.report.references import beside_unit
 from ecocompute.report.results_model import (
     BetweenCompiles,
     FormatConditions,
@@ -204,12 +205,20 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
 
 def reference_units_lines(report: Report, label: str = "") -> list[str]:
     """A derived figure's between-unit spread, and a caution where the figure lies outside
-    it at the units' own size (label: the format, in a session's summary)."""
+    it at the units' own size; beside a measured unit, where that unit lies among the
+    units (label: the format, in a session's summary)."""
     units, res = report.results.reference_units, report.results
     if units is None:
         return []
     lines = [f"  units      {units.words()}"]  # it names the format
     delta = res.vs_fp16_energy_pct_exact
+    if report.measured:  # beside this unit's own figure
+        if delta is None:
+            return lines
+        beside, outside = beside_unit(units, delta, res.fp16_energy_per_token_mj)
+        key = "caution" if outside else "this unit"
+        lines.append(f"  {key:<10} {label}: {beside}" if label else f"  {key:<10} {beside}")
+        return lines
     apart = None if delta is None else units.disagreement(delta, report.workload.params_b)
     if apart is not None:
         lines.append(f"  caution    {label}: {apart}" if label else f"  caution    {apart}")

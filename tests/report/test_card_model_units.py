@@ -1,0 +1,144 @@
+"""A measured unit beside its card model: where this project measured units of the card
+in the run's regime, at its size and batch size, the report holds their spread
+(results.reference_units) and says where this unit lies among them."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ecocompute.params import resolve
+from ecocompute.published.project import card_model_spread
+from ecocompute.report.checks import report_problems
+from ecocompute.report.model import Report
+from ecocompute.report.references import beside_unit
+from ecocompute.report.results_model import ReferenceUnits
+from ecocompute.summary.report import render
+
+from ..fakes import (
+    CpuAccelerator,
+    FakeTelemetry,
+    StandInQuantBackend,
+    estimate_report,
+    fake_devices,
+)
+
+
+def _measured(name: str = "NVIDIA H200", **flags: str) -> dict:
+    params = resolve(
+        None,
+        {
+            "model_name": "synthetic:tiny-test",
+            "precision": "NF4",
+            "tokens": "4",
+            "iterations": "2",
+            "warmup": "0",
+            "idle_seconds": "0.2",
+            **flags,
+        },
+    )
+    return estimate_report(
+        params,
+        open_telemetry=lambda: FakeTelemetry(fake_devices(1, name)),
+        accelerator=CpuAccelerator(),
+        backend=StandInQuantBackend(),
+    )
+
+
+@pytest.fixture(scope="module")
+def at_7b() -> dict:
+    """An eager NF4 run on a fake H200 that says it is of 7B (the units' size)."""
+    return _measured(params_b="7")
+
+
+def test_a_unit_at_the_units_size_states_their_spread_and_where_it_lies(at_7b):
+    res = at_7b["results"]
+    units = res["reference_units"]
+    eager = card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 7.0, 1)
+    assert (
+        eager is not None and units["source"] == eager.source == "docs/validation/h200-eager-units"
+    )
+    assert (units["card"], units["regime"], units["precision"]) == ("NVIDIA H200", "eager", "NF4")
+    assert units["pooled_pct"] == eager.pooled_pct and units["n_units"] == eager.n_units
+    assert "Between units of this card model: NF4 over 6 NVIDIA H200 units (eager" in res["note"]
+    # the fakes' FP16 (about 0.7 J a token) lies far below the H200 units' 4.6-5.9 J
+    text = render(at_7b, "x/energy.json")
+    assert "  units      NF4 over 6 NVIDIA H200 units (eager" in text
+    assert "  caution    this unit's" in text
+    assert "below their FP16 range [4,594, 5,938]" in text
+    assert "something of this unit or its host sets it apart" in text
+    assert report_problems(Report.model_validate(at_7b)) == []
+
+
+def test_no_units_stand_beside_another_size_another_card_or_a_card_never_measured():
+    assert "reference_units" not in _measured()["results"]  # tiny-test: not 7B
+    h100 = _measured("NVIDIA H100 80GB HBM3", params_b="7")  # no eager H100 units
+    assert "reference_units" not in h100["results"]
+    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 7.0, 4) is None
+    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 13.0, 1) is None
+    h100_graphs = card_model_spread("hopper", "NF4", "graphs", "NVIDIA H100 80GB HBM3", 7.0, 1)
+    h200_graphs = card_model_spread("hopper", "NF4", "graphs", "NVIDIA H200", 7.0, 1)
+    assert h100_graphs is not None and h100_graphs.card == "NVIDIA H100 80GB HBM3"
+    assert h200_graphs is not None and h200_graphs.card == "NVIDIA H200"
+    assert card_model_spread("hopper", "NF4", "graphs", "NVIDIA H20", 7.0, 1) is None
+    assert card_model_spread("ampere", "NF4", "eager", "NVIDIA A100-SXM4-80GB", 7.0, 1) is None
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ({"regime": "graphs"}, "reference_units.regime: 'graphs', but the run decoded 'eager'"),
+        ({"card": "NVIDIA H100 80GB HBM3"}, "reference_units.card: 'NVIDIA H100 80GB HBM3'"),
+        ({"params_b": 13.0}, "measured at 13B batch 1, but the report is of 7.0B batch 1"),
+        ({"batch_size": 4}, "measured at 7B batch 4"),
+        ({"precision": "INT8"}, "reference_units.precision: 'INT8', but the report is of NF4"),
+        ({"pooled_pct": 30.0}, "reference_units.ci95_pct: [8.49, 18.662] does not hold"),
+    ],
+)
+def test_a_units_block_that_does_not_fit_the_run_is_refused(at_7b, edit, says):
+    doc = copy.deepcopy(at_7b)
+    doc["results"]["reference_units"].update(edit)
+    problems = report_problems(Report.model_validate(doc))
+    assert any(says in p for p in problems), problems
+
+
+def _units(**over: object) -> ReferenceUnits:
+    fields: dict[str, object] = {
+        "source": "docs/validation/x",
+        "card": "NVIDIA H200",
+        "regime": "compiled",
+        "model_name": "synthetic:llama-2-7b",
+        "params_b": 7.0,
+        "batch_size": 1,
+        "tokens_per_run": 256,
+        "precision": "NF4",
+        "n_units": 6,
+        "n_pairs": 20,
+        "pooled_pct": -27.5,
+        "ci95_pct": [-31.6, -23.4],
+        "between_unit_sd_pts": 3.9,
+        "pi95_pct": [-39.2, -15.8],
+        "fp16_energy_per_token_mj_range": [2463.4, 3042.7],
+        **over,
+    }
+    return ReferenceUnits.model_validate(fields)
+
+
+def test_where_a_unit_lies_among_the_units_in_words():
+    words, outside = beside_unit(_units(), -24.2, 2600.7)
+    assert not outside
+    assert words == (
+        "this unit's -24.2% lies inside their prediction interval, its FP16 (2,601 "
+        "mJ/token) inside their FP16 range"
+    )
+    words, outside = beside_unit(_units(), -41.0, 3300.0)
+    assert outside
+    assert "lies below their prediction interval [-39.2, -15.8]" in words
+    assert "above their FP16 range [2,463, 3,043]" in words
+    assert "something of this unit, its host or its compile sets it apart" in words
+    # fewer than three units: their pooled interval; no FP16 range: the delta alone
+    two = _units(n_units=2, pi95_pct=None, fp16_energy_per_token_mj_range=None, regime="graphs")
+    words, outside = beside_unit(two, -20.0, 2600.0)
+    assert outside and words.startswith("this unit's -20.0% lies above their pooled interval")
+    assert "FP16" not in words and "this unit or its host" in words
