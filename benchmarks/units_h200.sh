@@ -22,9 +22,16 @@
 # --compiles 2 on one). Measured on H200s (docs/validation/h200-compiled-units): a set of
 # cold compiles is FP16 80-97 s + NF4 45-62 s + INT4 47-53 s; the synthetic checkpoint
 # ~45 s on a fresh machine. COMPILES=2 with ITERATIONS=3 ran past 575 s (cut, nothing
-# written); ITERATIONS=2 took 456 s on a warm machine (checkpoint built), so ~500 s fresh:
+# written); ITERATIONS=2 took 456 s on a warm machine (checkpoint built), 515 s fresh,
+# and on another fresh machine ran past 585 s (compile sets of 238 s and 210 s: FP16 101 s,
+# INT4 78 s; cut in compile 2's warm-ups, 2026-12-03): two compiles no longer fit one call
+# reliably. One compile a call, two calls on one warm machine, gives two fresh compiles:
 #   COMPILES=2 ITERATIONS=2 FORMATS=NF4,INT4 BUDGET_S=598 OUT=... benchmarks/units_h200.sh
-#   COMPILES=1 ITERATIONS=3 FORMATS=NF4,INT4 BUDGET_S=400 OUT=... benchmarks/units_h200.sh  # 327 s
+#   COMPILES=1 ITERATIONS=3 FORMATS=NF4,INT4 BUDGET_S=400 OUT=... benchmarks/units_h200.sh  # 296-327 s
+# A one-compile session caches its compile under ECOCOMPUTE_CACHE/inductor; a second call
+# on the same warm machine would load it and rerun the same kernels (138 s,
+# docs/validation/h200-compiled-warm-cache), so this script empties that cache before a
+# compiled session (KEEP_INDUCTOR_CACHE=1 keeps it). The synthetic checkpoint stays.
 set -uo pipefail
 : "${OUT:?set OUT to the folder that comes back}"
 export PYTHONUNBUFFERED=1 ECOCOMPUTE_CACHE=/tmp/ecocompute-cache
@@ -66,6 +73,7 @@ print(materialise('$MODEL', 'cuda:0'))"; } >> "$WORK/setup.log" 2>&1
 fi
 cat "$WORK/setup.log"
 if [ -n "${COMPILES:-}" ]; then  # the compiled regime: a fixed count under each compile
+  [ -n "${KEEP_INDUCTOR_CACHE:-}" ] || rm -rf "$ECOCOMPUTE_CACHE/inductor"  # a fresh compile
   REGIME=(--decode compiled --compiles "$COMPILES" --iterations "${ITERATIONS:-4}")
 elif [ -n "${EAGER:-}" ]; then  # the eager regime (the no-GPU path's figures are eager ones)
   REGIME=(--decode eager --iterations 3 --ci_target_pts 1 --max_rounds "$MAX_ROUNDS")

@@ -175,6 +175,7 @@ def test_hopper_block_is_labelled_as_our_measurement():
         "h200-compiled",  # the compiled and graphs regimes
         "h200-units",  # the graphs regime, 1 warm-up, across ten units
         "h200-compiled-units",  # the compiled regime, across units and compiles
+        "h200-compiled-warm-cache",  # compiled: a unit's rerun on its cached kernels
         "h200-map-whole",  # the graphs and compiled regimes, prompts of 128 and 1,024
         "h100-units",  # another card (H100 80GB HBM3)
         "h200-eager-units",  # eager, but 1 warm-up and 3 iterations a round: not the default
