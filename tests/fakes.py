@@ -435,3 +435,29 @@ def estimate_report(
     )
     outcome = run_energy_estimate(params, progress or Progress(quiet=True), machine=machine)
     return build_report(outcome, command).model_dump(mode="json")  # the file's document
+
+
+def small_nf4_report(
+    *,
+    open_telemetry: Callable[[], GpuTelemetry] | None = None,
+    accelerator: Any | None = None,
+    **flags: str,
+) -> dict[str, Any]:
+    """A measured NF4 run of the tiny model on the stand-ins (4 tokens, 2 rounds, no
+    warm-up), as its JSON document; flags override or add run parameters."""
+    from ecocompute.params import resolve
+
+    base = {
+        "model_name": "synthetic:tiny-test",
+        "precision": "NF4",
+        "tokens": "4",
+        "iterations": "2",
+        "warmup": "0",
+        "idle_seconds": "0.2",
+    }
+    return estimate_report(
+        resolve(None, {**base, **flags}),
+        open_telemetry=open_telemetry,
+        accelerator=accelerator or CpuAccelerator(),
+        backend=StandInQuantBackend(),
+    )

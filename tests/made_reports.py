@@ -239,28 +239,9 @@ def write(doc: dict[str, Any], folder: Path) -> Path:
 def _v2_base() -> str:
     """A measured NF4 report of format 2.0 (the CPU stand-ins), whose results are
     replaced."""
-    from ecocompute.params import resolve
+    from .fakes import FakeTelemetry, small_nf4_report
 
-    from .fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
-
-    params = resolve(
-        None,
-        {
-            "model_name": "synthetic:tiny-test",
-            "precision": "NF4",
-            "tokens": "4",
-            "iterations": "2",
-            "warmup": "0",
-            "idle_seconds": "0.5",
-            "sample_rate_hz": "50",
-        },
-    )
-    doc = estimate_report(
-        params,
-        open_telemetry=FakeTelemetry,
-        accelerator=CpuAccelerator(),
-        backend=StandInQuantBackend(),
-    )
+    doc = small_nf4_report(open_telemetry=FakeTelemetry, idle_seconds="0.5", sample_rate_hz="50")
     return json.dumps(doc)
 
 

@@ -119,12 +119,7 @@ def units_problems(report: Report) -> list[str]:
         asked = report.measurement.decode.requested_regime
         if r.regime != asked:
             problems.append(f"{where}.regime: {r.regime!r}, but the run asked for {asked!r}")
-        if r.batch_size != work.batch_size or not at_units_size(r.params_b, work.params_b):
-            problems.append(
-                f"{where}: measured at {r.params_b:g}B batch {r.batch_size}, but the report "
-                f"is of {work.params_b}B batch {work.batch_size}"
-            )
-        problems += _spread_problems(r, where, work.precision)
+        problems += _size_problems(r, where, report) + _spread_problems(r, where, work.precision)
     return problems
 
 
@@ -147,12 +142,18 @@ def measured_units_problems(report: Report) -> list[str]:
     regime = report.measurement.decode.regime
     if u.regime != regime:
         problems.append(f"{where}.regime: {u.regime!r}, but the run decoded {regime!r}")
-    if u.batch_size != work.batch_size or not at_units_size(u.params_b, work.params_b):
-        problems.append(
-            f"{where}: measured at {u.params_b:g}B batch {u.batch_size}, but the report "
-            f"is of {work.params_b}B batch {work.batch_size}"
-        )
-    return problems + _spread_problems(u, where, work.precision)
+    return problems + _size_problems(u, where, report) + _spread_problems(u, where, work.precision)
+
+
+def _size_problems(u: ReferenceUnits, where: str, report: Report) -> list[str]:
+    """Units beside a run (not beside a derived figure) are of its size and batch size."""
+    work = report.workload
+    if u.batch_size == work.batch_size and at_units_size(u.params_b, work.params_b):
+        return []
+    return [
+        f"{where}: measured at {u.params_b:g}B batch {u.batch_size}, but the report is of "
+        f"{work.params_b}B batch {work.batch_size}"
+    ]
 
 
 def _spread_problems(u: ReferenceUnits, where: str, precision: str) -> list[str]:

@@ -18,7 +18,6 @@ import pytest
 from ecocompute.core.meta import pool
 from ecocompute.llm.kernel_fingerprint import dot_fingerprint, kernel_nodes
 from ecocompute.monitor.conditions import window_conditions
-from ecocompute.params import resolve
 from ecocompute.pooling.aggregate import group_reports
 from ecocompute.pooling.units import pool_units, render_units
 from ecocompute.results.collect import read_reports
@@ -26,7 +25,7 @@ from ecocompute.summary.report import render
 from ecocompute.telemetry.base import ClockSample, EdgeState
 from ecocompute.telemetry.nvml import NvmlTelemetry
 
-from ..fakes import CpuAccelerator, FakeTelemetry, StandInQuantBackend, estimate_report
+from ..fakes import CpuAccelerator, FakeTelemetry, small_nf4_report
 from ..made_reports import measured, write
 
 DATA = Path(__file__).parents[1] / "data"
@@ -174,22 +173,8 @@ def _capped_report(capped):
     telemetry = FakeTelemetry(
         power_w=lambda t: 690.0, reasons=lambda t: ("power_cap",) if capped(t) else ()
     )
-    params = resolve(
-        None,
-        {
-            "model_name": "synthetic:tiny-test",
-            "precision": "NF4",
-            "tokens": "4",
-            "iterations": "2",
-            "warmup": "0",
-            "idle_seconds": "0.2",
-        },
-    )
-    return estimate_report(
-        params,
-        open_telemetry=lambda: telemetry,
-        accelerator=CpuAccelerator(sync_s=0.12),
-        backend=StandInQuantBackend(),
+    return small_nf4_report(
+        open_telemetry=lambda: telemetry, accelerator=CpuAccelerator(sync_s=0.12)
     )
 
 

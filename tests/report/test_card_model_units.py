@@ -8,7 +8,6 @@ import copy
 
 import pytest
 
-from ecocompute.params import resolve
 from ecocompute.published.project import card_model_spread
 from ecocompute.report.checks import report_problems
 from ecocompute.report.model import Report
@@ -16,34 +15,11 @@ from ecocompute.report.references import beside_unit
 from ecocompute.report.results_model import ReferenceUnits
 from ecocompute.summary.report import render
 
-from ..fakes import (
-    CpuAccelerator,
-    FakeTelemetry,
-    StandInQuantBackend,
-    estimate_report,
-    fake_devices,
-)
+from ..fakes import FakeTelemetry, fake_devices, small_nf4_report
 
 
 def _measured(name: str = "NVIDIA H200", **flags: str) -> dict:
-    params = resolve(
-        None,
-        {
-            "model_name": "synthetic:tiny-test",
-            "precision": "NF4",
-            "tokens": "4",
-            "iterations": "2",
-            "warmup": "0",
-            "idle_seconds": "0.2",
-            **flags,
-        },
-    )
-    return estimate_report(
-        params,
-        open_telemetry=lambda: FakeTelemetry(fake_devices(1, name)),
-        accelerator=CpuAccelerator(),
-        backend=StandInQuantBackend(),
-    )
+    return small_nf4_report(open_telemetry=lambda: FakeTelemetry(fake_devices(1, name)), **flags)
 
 
 @pytest.fixture(scope="module")
