@@ -173,7 +173,7 @@ def test_hopper_block_is_labelled_as_our_measurement():
         "h200-real-weights",  # pretrained weights
         "h200-map",  # graphs regime, batch 16 eager, real weights, formats beyond 1.1's
         "h200-compiled",  # the compiled and graphs regimes
-        "h200-units",  # the graphs regime, 1 warm-up, across eleven units
+        "h200-units",  # the graphs regime, 1 warm-up, across twelve units
         "h200-compiled-units",  # the compiled regime, across units and compiles
         "h200-compiled-warm-cache",  # compiled: a unit's rerun on its cached kernels
         "h200-map-whole",  # the graphs and compiled regimes, prompts of 128 and 1,024
