@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from ecocompute.published.curves import ORIGIN_PROJECT, Anchors, DeltaCurve
 from ecocompute.published.reference_data import published
@@ -100,12 +100,25 @@ def project_points_for(arch: str, precision: str) -> tuple[MeasuredDelta, ...]:
     )
 
 
-@dataclass(frozen=True)
-class UnitSpread:
-    """How one format's delta vs FP16 varied between GPU units of the card model where
-    this project measured that (one model, batch size and regime; `aggregate --units`):
-    the pooled delta, its 95% interval, the between-unit sd and the 95% prediction
-    interval for a unit not yet measured."""
+class _FormatSpread(BaseModel):
+    """One format's entry of a unit-spread block (benchmarks/hopper_figures.py)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n_units: int
+    n_pairs: int
+    pooled_pct: float
+    ci95_pct: tuple[float, float]
+    between_unit_sd_pts: float
+    pi95_pct: tuple[float, float] | None = None
+    # the lowest and highest FP16 energy per token of the units' reports
+    fp16_energy_per_token_mj_range: tuple[float, float] | None = None
+
+
+class _SpreadScope(BaseModel):
+    """Where units were measured: one card, regime and workload."""
+
+    model_config = ConfigDict(frozen=True)
 
     source: str  # the folder of the reports, in this repository
     card: str
@@ -114,40 +127,21 @@ class UnitSpread:
     params_b: float
     batch_size: int
     tokens_per_run: int
+
+
+class UnitSpread(_SpreadScope, _FormatSpread):
+    """How one format's delta vs FP16 varied between GPU units of the card model where
+    this project measured that (one model, batch size and regime; `aggregate --units`):
+    the pooled delta, its 95% interval, the between-unit sd and the 95% prediction
+    interval for a unit not yet measured."""
+
     precision: str
-    n_units: int
-    n_pairs: int
-    pooled_pct: float
-    ci95_pct: tuple[float, float]
-    between_unit_sd_pts: float
-    pi95_pct: tuple[float, float] | None
-    # the lowest and highest FP16 energy per token of the units' reports
-    fp16_energy_per_token_mj_range: tuple[float, float] | None = None
 
 
-class _FormatSpread(BaseModel):
-    """One format's entry of a unit-spread block (benchmarks/hopper_figures.py)."""
+class _SpreadBlock(_SpreadScope):
+    """A unit-spread block of the reference data: its scope, and each format measured
+    there."""
 
-    n_units: int
-    n_pairs: int
-    pooled_pct: float
-    ci95_pct: tuple[float, float]
-    between_unit_sd_pts: float
-    pi95_pct: tuple[float, float] | None = None
-    fp16_energy_per_token_mj_range: tuple[float, float] | None = None
-
-
-class _SpreadBlock(BaseModel):
-    """A unit-spread block of the reference data: one card, regime and workload, and
-    each format measured there."""
-
-    source: str
-    card: str
-    regime: str
-    model_name: str
-    params_b: float
-    batch_size: int
-    tokens_per_run: int
     formats: dict[str, _FormatSpread]
 
     def spread(self, precision: str) -> UnitSpread | None:
@@ -174,8 +168,7 @@ def project_regime_spread(
     where the project measured that card in the regime (an H100's for 'h100'), else of
     the card its figures are from; None where neither was measured."""
     own = project_measurements(arch) or {}
-    raw = (own.get("regime_unit_spread_pct") or {}).get(regime) or []
-    blocks = [_SpreadBlock.model_validate(b) for b in raw]
+    blocks = _spread_blocks(arch, regime)
     named = model_token(product)
     chosen = [b for b in blocks if named is not None and model_token(b.card) == named]
     chosen += [b for b in blocks if b.card == own.get("card")]
@@ -190,24 +183,27 @@ def card_model_spread(
     ran on (the same model token: 'h200' in 'NVIDIA H200'), in the run's regime, at its
     size and batch size; None where no units of that card were measured there. A
     measured report states it beside its own unit's figure."""
+    named = model_token(card)
+    found = (
+        b.spread(precision)
+        for b in _spread_blocks(arch, regime)
+        if named is not None
+        and model_token(b.card) == named
+        and (b.regime, b.batch_size) == (regime, batch_size)
+        and at_units_size(b.params_b, params_b)
+    )
+    return next((u for u in found if u is not None), None)
+
+
+def _spread_blocks(arch: str, regime: str) -> list[_SpreadBlock]:
+    """The unit-spread blocks of an arch's measurements in one regime: the regime's
+    own (graphs, compiled), and for eager the block beside the eager figures."""
     own = project_measurements(arch) or {}
     raw = list((own.get("regime_unit_spread_pct") or {}).get(regime) or [])
     eager = own.get("unit_spread_pct")
     if regime == "eager" and eager is not None:
         raw.append(eager)
-    named = model_token(card)
-    for block in (_SpreadBlock.model_validate(b) for b in raw):
-        if named is None or model_token(block.card) != named:
-            continue
-        units = block.spread(precision)
-        if (
-            units is not None
-            and units.regime == regime
-            and units.batch_size == batch_size
-            and at_units_size(units.params_b, params_b)
-        ):
-            return units
-    return None
+    return [_SpreadBlock.model_validate(b) for b in raw]
 
 
 def model_token(name: str | None) -> str | None:
