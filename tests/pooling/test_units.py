@@ -194,7 +194,9 @@ def test_a_power_capped_window_is_said_in_the_report_and_the_summary():
     assert "the figures include them" in text
     gpu = report["system_under_test"]["gpus"][0]
     assert gpu["board_part_number"] == "692-2G520-0282-001"
-    assert gpu["before_session"]["idle_power_watts"] == pytest.approx(690, abs=1)
+    # a 0.2 s idle window whose counter reads and edge times are taken apart: a loaded
+    # machine's few milliseconds between them move the figure by a percent or so
+    assert gpu["before_session"]["idle_power_watts"] == pytest.approx(690, rel=0.03)
     assert "unit       ...dddddddddddd (board 692-2G520-0282-001" in text
 
 
