@@ -7,7 +7,7 @@ SIGTERM and SIGHUP (both BaseExceptions, so no `except Exception` swallows them)
 is Python's own rule for Ctrl-C, and what ends promptly the long steps no check could
 cut short (the first import of torch, a model load, a torch.compile of a minute): every
 `with` and `finally` on the way up runs (samplers stopped, NVML shut down, a temp file
-removed; report/atomic.py writes by temp file and rename). Instead:
+removed; boundary/atomic.py writes by temp file and rename). Instead:
 
 - inside critical(), a few statements that must not be cut in two (creating a temp file
   and noting its name), the signal is recorded and raised as the section ends;

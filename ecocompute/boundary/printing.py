@@ -37,7 +37,7 @@ def discard_stdout() -> None:
 
 
 # What a write to a full, broken or vanished stream raises. File writes of our own are
-# turned into RunError by report/atomic.py, and an error opening a file names the file.
+# turned into RunError by boundary/atomic.py, and an error opening a file names the file.
 _OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EBADF}
 
 

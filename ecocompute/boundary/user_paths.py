@@ -79,7 +79,7 @@ def kind_of(st: os.stat_result | None) -> str:
 def check_output_file(field: str, path: str | os.PathLike[str]) -> None:
     """An output file the user named (-o): refused now, before any work, when it is a
     folder, a block device or a socket, or a path the system cannot look up. A regular
-    file, a link, a character device or a FIFO are for report/atomic.py to write."""
+    file, a link, a character device or a FIFO are for boundary/atomic.py to write."""
     text = os.fspath(path)
     if not text:
         raise InputError(field, text, "is empty; name a file")

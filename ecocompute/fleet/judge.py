@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.atomic import write_text_atomic
 from ecocompute.boundary.interrupts import describe as describe_interrupt
 from ecocompute.errors import ReportInvalid
 from ecocompute.fleet.point import Placement, PointOutcome, PointSpec
 from ecocompute.params import RunParams
-from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.read import energy_report_problems
 from ecocompute.sweeps.document import CANCELLED, RunRecord
 from ecocompute.sweeps.records import new_record

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ecocompute.boundary.atomic import file_identity, write_text_atomic
 from ecocompute.boundary.progress import Progress, say
 from ecocompute.boundary.user_paths import check_link_into_folder
 from ecocompute.core.printable import printable
@@ -23,7 +24,6 @@ from ecocompute.params import (
     params_b_from_model_name,
     quality_text_problem,
 )
-from ecocompute.report.atomic import file_identity, write_text_atomic
 from ecocompute.report.build import build_report
 from ecocompute.report.model import Prefetch, Report, SiteAnchor, SiteAnswer
 from ecocompute.report.schema import require_validator

@@ -1,6 +1,6 @@
 """A session of several formats written as one report per format: every report is
 built, validated and rendered before the first is written, then each goes in place
-in <output_dir>/<format>/energy.json, all or none (report/atomic.py write_texts_atomic:
+in <output_dir>/<format>/energy.json, all or none (boundary/atomic.py write_texts_atomic:
 every temp file made before the first rename, no signal acted on between renames). What
 was written is read from the files themselves (as jobs/report_job.py does for one
 report), so an interrupt is described truthfully.
@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ecocompute.boundary.atomic import file_identity, write_texts_atomic
 from ecocompute.boundary.progress import Progress
 from ecocompute.boundary.user_paths import check_link_into_folder
 from ecocompute.core.printable import printable
 from ecocompute.errors import PartlyWritten
 from ecocompute.jobs.report_job import Written, check_encodable
 from ecocompute.params import RunParams, check_output_dir
-from ecocompute.report.atomic import file_identity, write_texts_atomic
 from ecocompute.report.build import build_report
 from ecocompute.report.schema import require_validator
 from ecocompute.report.write import REPORT_NAME, report_text

@@ -107,7 +107,7 @@ def check_output_dir(given: str | os.PathLike[str]) -> Path:
 
 
 # As long as the longest name written inside an output folder (a report's temp file,
-# report/atomic.py): a folder whose path leaves no room for it is refused up front.
+# boundary/atomic.py): a folder whose path leaves no room for it is refused up front.
 _LONGEST_NAME_INSIDE = "." + "x" * 63
 
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.atomic import atomic_path
 from ecocompute.errors import RunError
-from ecocompute.report.atomic import atomic_path
 
 log = logging.getLogger(__name__)
 

@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ecocompute.boundary.atomic import write_text_atomic
 from ecocompute.boundary.user_paths import check_not_an_input, check_output_file
 from ecocompute.core.printable import printable
 from ecocompute.core.rounding import rounded
 from ecocompute.errors import RunError
 from ecocompute.pooling.groups import KIND_WORDS, Group, _cv, _mean, _sd, group_reports
 from ecocompute.pooling.units import UNITS_FOOTNOTE, UnitPool, pool_units, render_units
-from ecocompute.report.atomic import write_text_atomic
 from ecocompute.results.collect import Invalid, Report, read_reports
 from ecocompute.results.identity import REPEATED
 

@@ -4,7 +4,7 @@
 A file that is unreadable, huge, deeply nested, not UTF-8, or holds NaN or numbers too
 large for a float is a reason, never an exception. A file named twice (`r` and `$PWD/r`,
 a link) is found once, and a folder that cannot be searched is said, never skipped in
-silence (report/finding.py).
+silence (boundary/finding.py).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from ecocompute.boundary.finding import find_files
 from ecocompute.boundary.user_paths import kind_of
 from ecocompute.core.json_types import JsonObject
-from ecocompute.report.finding import find_files
 from ecocompute.report.numbers import NotReportJson, loads_strict
 
 UNSEARCHABLE = "cannot search this folder (its reports, if any, were not read)"
@@ -86,5 +86,5 @@ def read_document_text(
 
 def files_under(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]) -> list[Path]:
     """Files named directly, plus every file called one of names under each folder, each
-    once (report/finding.py; the folders that could not be searched are left out here)."""
+    once (boundary/finding.py; the folders that could not be searched are left out here)."""
     return find_files(paths, names).files

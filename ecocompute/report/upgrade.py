@@ -1,7 +1,7 @@
 """`ecocompute upgrade`: reports of this tool's older formats copied into today's
 published envelope (report/envelope.py), each source left as it is.
 
-Each energy.json found (a folder is searched recursively, report/finding.py) is one
+Each energy.json found (a folder is searched recursively, boundary/finding.py) is one
 result: upgraded (the copy passes the published container's strict 1.3 schema), upgraded
 but not a strict 1.3 report for a reason its own figures state (a precision that schema
 does not name, INT4 or FP8; a rate below Protocol v1.1's 10 Hz floor; that schema
@@ -23,15 +23,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ecocompute.boundary.atomic import write_text_atomic
+from ecocompute.boundary.finding import Found, find_files
 from ecocompute.boundary.user_paths import file_key
 from ecocompute.core.json_types import JsonObject
 from ecocompute.core.printable import printable
 from ecocompute.errors import RunError
 from ecocompute.params import check_output_dir
-from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.envelope import to_current, upgraded_source
 from ecocompute.report.files import UNSEARCHABLE, read_document_text
-from ecocompute.report.finding import Found, find_files
 from ecocompute.report.model import FORMAT, Report
 from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict
 from ecocompute.report.read import parse_report

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ecocompute.boundary.atomic import write_text_atomic, write_texts_atomic
 from ecocompute.errors import ReportInvalid
-from ecocompute.report.atomic import write_text_atomic, write_texts_atomic
 from ecocompute.report.model import FORMAT, Report
 from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict, unsafe_values
 from ecocompute.report.read import parse_report, validation_messages

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ecocompute.report.atomic import file_identity
+from ecocompute.boundary.atomic import file_identity
 
 SWEEP_NAME = "sweep.json"
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.finding import find_files
 from ecocompute.report.files import UNSEARCHABLE, files_under, read_document
-from ecocompute.report.finding import find_files
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.identity import content_key, repeats
 from ecocompute.results.in_parallel import map_files

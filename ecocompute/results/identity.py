@@ -4,7 +4,7 @@ A copy of a report (`cp -r r r2`, a second download) is the same measurement: po
 with itself it would read as n = 2 with a spread of zero, and a sweep would fit it as
 two points. Reports are the same when their content is: the same document, compared
 in a canonical form (keys sorted, no whitespace), so a reformatted copy is the same
-report too. The same file named twice never reaches this far (report/finding.py finds
+report too. The same file named twice never reaches this far (boundary/finding.py finds
 each file once)."""
 
 from __future__ import annotations

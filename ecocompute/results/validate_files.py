@@ -8,7 +8,7 @@ is INVALID here, with why. Every file is checked on its own: one that is unreada
 huge, deeply nested, not UTF-8, holds NaN or numbers too large for a float, or
 contradicts its own trials is one INVALID line, and the others are still checked. A
 file named twice (`r` and `$PWD/r`, a link) is checked once, and a folder that cannot be
-searched is an INVALID line too, never skipped in silence (report/finding.py).
+searched is an INVALID line too, never skipped in silence (boundary/finding.py).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ecocompute.boundary.finding import Found, find_files
 from ecocompute.core.printable import printable
 from ecocompute.report.files import SWEEP_NAME, UNSEARCHABLE, read_document
-from ecocompute.report.finding import Found, find_files
 from ecocompute.report.read import sweep_problems
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.report.write import REPORT_NAME

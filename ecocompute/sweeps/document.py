@@ -18,9 +18,9 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import GenerateJsonSchema
 
+from ecocompute.boundary.atomic import write_text_atomic
 from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import ReportInvalid
-from ecocompute.report.atomic import write_text_atomic
 from ecocompute.report.files import read_document
 from ecocompute.report.numbers import dumps_strict
 from ecocompute.report.read import sweep_problems

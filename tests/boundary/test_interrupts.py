@@ -288,7 +288,7 @@ def test_an_interrupt_lost_in_a_finaliser_stops_the_run_at_its_next_safe_point(m
 
 
 def test_a_burst_inside_a_writes_cleanup_leaves_no_temp_file(tmp_path, monkeypatch, clock):
-    from ecocompute.report import atomic
+    from ecocompute.boundary import atomic
 
     real_unlink = os.unlink
 
@@ -307,7 +307,7 @@ def test_a_burst_inside_a_writes_cleanup_leaves_no_temp_file(tmp_path, monkeypat
 
 
 def test_a_signal_while_a_temp_file_is_made_is_raised_once_its_name_is_kept(tmp_path, monkeypatch):
-    from ecocompute.report import atomic
+    from ecocompute.boundary import atomic
 
     real_mkstemp = atomic.tempfile.mkstemp
 

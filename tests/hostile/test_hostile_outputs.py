@@ -20,8 +20,8 @@ import time
 
 import pytest
 
+from ecocompute.boundary.atomic import remove_stale_temps
 from ecocompute.cli import main
-from ecocompute.report.atomic import remove_stale_temps
 
 from ..conftest import REPO
 from ..made_reports import measured, write
@@ -97,7 +97,7 @@ import os, signal, sys
 from pathlib import Path
 if sys.argv[1] == "no-memfd":
     del os.memfd_create
-from ecocompute.report.atomic import atomic_path
+from ecocompute.boundary.atomic import atomic_path
 with atomic_path(Path("/dev/null")) as tmp:
     tmp.write_text('{"half": ')
     os.kill(os.getpid(), signal.SIGKILL)
@@ -124,7 +124,7 @@ def test_a_run_killed_while_writing_through_leaves_nothing_in_tmpdir(tmp_path):
 def test_without_memfd_the_next_write_through_removes_a_killed_runs_temp(tmp_path, monkeypatch):
     import tempfile
 
-    from ecocompute.report.temp_files import THROUGH_PREFIX, scratch_file
+    from ecocompute.boundary.temp_files import THROUGH_PREFIX, scratch_file
 
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from ecocompute.boundary import interrupts
+from ecocompute.boundary.atomic import LEGACY_STALE_S, remove_stale_temps
 from ecocompute.cli import main
-from ecocompute.report.atomic import LEGACY_STALE_S, remove_stale_temps
 from ecocompute.report.read import validation_errors
 
 from ..cli.test_faults import MEASURE, Snapshot, assert_untouched, listing, previous_report
@@ -216,7 +216,7 @@ def test_interrupt_just_after_the_rename_keeps_the_complete_report(
 KILLED_WRITER = """
 import os, signal, sys
 from pathlib import Path
-from ecocompute.report.atomic import atomic_path
+from ecocompute.boundary.atomic import atomic_path
 with atomic_path(Path(sys.argv[1]) / "energy.json") as tmp:
     tmp.write_text('{"half": ')
     os.kill(os.getpid(), signal.SIGKILL)

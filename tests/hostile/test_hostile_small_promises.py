@@ -131,8 +131,8 @@ def test_an_energy_json_link_into_a_missing_folder_is_refused_before_the_run(tmp
 
 
 def test_a_link_whose_folder_vanishes_during_the_run_is_described_as_a_link(tmp_path):
+    from ecocompute.boundary.atomic import write_text_atomic
     from ecocompute.errors import RunError
-    from ecocompute.report.atomic import write_text_atomic
 
     out, far = tmp_path / "out", tmp_path / "far"
     out.mkdir()

@@ -1,7 +1,7 @@
 """Issue 13, class 9: writing "atomically" never replaces a device, FIFO or link.
 
 As root, `aggregate -o /dev/stdout` used to rename a regular file onto the /dev/stdout
-link. Now (report/atomic.py): a character device or FIFO is written through, a name
+link. Now (boundary/atomic.py): a character device or FIFO is written through, a name
 for an open descriptor (/dev/stdout) is written to that descriptor, a symbolic link
 stays a link while the file it points to is replaced atomically, and a folder (or a
 block device, a socket) is refused. The test runs as whatever user CI is; /dev/null
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from ecocompute.boundary.atomic import THROUGH, write_mode, write_text_atomic
 from ecocompute.cli import main
 from ecocompute.errors import RunError
-from ecocompute.report.atomic import THROUGH, write_mode, write_text_atomic
 
 from ..conftest import REPO
 from ..made_reports import measured, write

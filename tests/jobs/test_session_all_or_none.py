@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import ecocompute
+from ecocompute.boundary.atomic import write_texts_atomic
 from ecocompute.cli import main
 from ecocompute.errors import PartlyWritten, RunError
-from ecocompute.report.atomic import write_texts_atomic
 from ecocompute.report.read import energy_report_problems
 
 SESSION = ["energy_estimate", "--dry_run", "-q", "--model", "gpt-1b", "--precision", "NF4,INT8"]

@@ -1,4 +1,4 @@
-"""Temp files of atomic writes (report/atomic.py): their names, and the removal of those
+"""Temp files of atomic writes (boundary/atomic.py): their names, and the removal of those
 left by a writer killed outright (SIGKILL, a power cut).
 
 A temp file is named .<name>.<pid>.<random>.tmp<suffix> beside its target. One is

@@ -46,10 +46,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ecocompute.boundary.interrupts import critical
+from ecocompute.boundary.temp_files import LEGACY_STALE_S as LEGACY_STALE_S  # re-exported
+from ecocompute.boundary.temp_files import remove_stale_temps, scratch_file, temp_affixes
 from ecocompute.boundary.user_paths import kind_of, unusable_path_reason
 from ecocompute.errors import PartlyWritten, RunError
-from ecocompute.report.temp_files import LEGACY_STALE_S as LEGACY_STALE_S  # re-exported
-from ecocompute.report.temp_files import remove_stale_temps, scratch_file, temp_affixes
 
 _DESCRIPTOR_ALIAS = re.compile(r"^/(?:dev|proc/(?:self|\d+))/fd/(\d+)$")
 _STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
