@@ -17,11 +17,7 @@ def dress_axes(ax: Any, fmt: str, span: tuple[float, float]) -> None:
     ticks = [t for t in _SIZE_TICKS if span[0] <= t <= span[1]]
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     ax.set_xticks([], minor=True)
-    low, high = ax.get_ylim()
-    pad = 0.12 * (high - low)
-    ax.set_ylim(min(low, -pad), max(high, pad))  # break-even and both sides in view
-    ax.axhspan(0.0, ax.get_ylim()[1], color="#d62728", alpha=0.04, zorder=0)
-    ax.axhspan(ax.get_ylim()[0], 0.0, color="#2ca02c", alpha=0.06, zorder=0)
+    shade_sides(ax, 0.12)
     ax.set_xlabel("model size (billions of parameters, log scale)")
     ax.set_ylabel(f"{fmt} energy per token vs FP16 (%)")
     ax.set_title(f"{fmt} vs FP16")
@@ -67,26 +63,29 @@ def draw_break_even(ax: Any, fmt: str) -> None:
         annotation_clip=False,
         gid="break-even-label",
     )
-    ax.text(
-        0.01,
-        0.99,
-        f"above 0: {fmt} costs energy",
-        transform=ax.transAxes,
-        fontsize=8,
-        color="#b22222",
-        va="top",
-        gid="costs-label",
-    )
-    ax.text(
-        0.01,
-        0.01,
-        f"below 0: {fmt} saves energy",
-        transform=ax.transAxes,
-        fontsize=8,
-        color="#2e7d32",
-        va="bottom",
-        gid="saves-label",
-    )
+    label_sides(ax, f"{fmt} ")
+
+
+def shade_sides(ax: Any, pad: float, gids: tuple[str | None, str | None] = (None, None)) -> None:
+    """The y limits widened by pad (a fraction of their span) so that break-even and both
+    sides are in view, then each side shaded whole: costs red above 0, saves green below."""
+    low, high = ax.get_ylim()
+    margin = pad * (high - low)
+    ax.set_ylim(min(low, -margin), max(high, margin))
+    ax.axhspan(0.0, ax.get_ylim()[1], color="#d62728", alpha=0.04, zorder=0, gid=gids[0])
+    ax.axhspan(ax.get_ylim()[0], 0.0, color="#2ca02c", alpha=0.06, zorder=0, gid=gids[1])
+
+
+def label_sides(ax: Any, subject: str) -> None:
+    """Each side named in its corner: "above 0: <subject>costs energy" top left, and
+    "below 0: <subject>saves energy" bottom left."""
+    for word, y, where, color, va in (
+        ("costs", 0.99, "above", "#b22222", "top"),
+        ("saves", 0.01, "below", "#2e7d32", "bottom"),
+    ):
+        text = f"{where} 0: {subject}{word} energy"
+        ax.text(0.01, y, text, transform=ax.transAxes, fontsize=8, color=color, va=va,
+                gid=f"{word}-label")  # fmt: skip
 
 
 _COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")

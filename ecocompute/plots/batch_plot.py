@@ -12,6 +12,7 @@ from typing import Any
 
 from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError
+from ecocompute.plots.axes import label_sides, shade_sides
 from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Report
@@ -118,15 +119,8 @@ def build_batch_figure(
     ax.set_xlim(ticks[0] / 1.4, ticks[-1] * 1.4)
     ax.set_xlabel("batch size (sequences decoded at once, log2 axis)")
     ax.set_ylabel("energy per token vs FP16 (%), 95% interval")
-    low, high = ax.get_ylim()
-    pad = 0.08 * (high - low)
-    ax.set_ylim(min(low, -pad), max(high, pad))  # both sides in view, then shaded whole
-    ax.axhspan(0.0, ax.get_ylim()[1], color="#d62728", alpha=0.04, zorder=0, gid="costs")
-    ax.axhspan(ax.get_ylim()[0], 0.0, color="#2ca02c", alpha=0.06, zorder=0, gid="saves")
-    ax.text(0.01, 0.99, "above 0: costs energy", transform=ax.transAxes, fontsize=8,
-            color="#b22222", va="top", gid="costs-label")  # fmt: skip
-    ax.text(0.01, 0.01, "below 0: saves energy", transform=ax.transAxes, fontsize=8,
-            color="#2e7d32", va="bottom", gid="saves-label")  # fmt: skip
+    shade_sides(ax, 0.08, gids=("costs", "saves"))
+    label_sides(ax, "")
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=2)
     ax.set_title(_title([r for rs in lines.values() for r in rs]), fontsize=9)
     fig.tight_layout()

@@ -259,13 +259,7 @@ def _draw_panel(
         if lender is not None and all(_key(lender) != _key(c) for c in curves):
             note += f" (the site borrows {lender.arch}'s: not drawn under points it did not give)"
         # in the legend, wrapped: on the axes it would sit on the points and the labels
-        ax.plot(
-            [],
-            [],
-            " ",
-            label=textwrap.fill(note, NOTE_WIDTH),
-            gid="no-curve-note",
-        )
+        ax.plot([], [], " ", label=textwrap.fill(note, NOTE_WIDTH), gid="no-curve-note")
     if context is not None:
         label = _curve_label(context, CONTEXT_ARCH) + " (context: another arch)"
         _draw_curve(ax, context, span, label, "#e69f00", 0.7)
