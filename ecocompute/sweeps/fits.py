@@ -40,7 +40,15 @@ def published_curve(arch: str | None, precision: str) -> PublishedCurve | None:
         )
     anchors = anchors_for(curve.arch)
     cross = crossover_of(curve.a_pct, curve.s_pct, curve.nstar_b)
-    out = PublishedCurve(
+    notes: dict[str, str] = {}  # set only where said: never written as null
+    if curve.borrowed_from:
+        notes["note"] = (
+            f"{arch} has no published curve; this is {curve.arch}'s, borrowed, so it is not "
+            f"a measurement of {arch}"
+        )
+    if cross is None:
+        notes["crossover_note"] = "the published curve never crosses zero"
+    return PublishedCurve(
         arch=curve.arch,
         card=anchors.card if anchors else None,
         A=curve.a_pct,
@@ -49,16 +57,8 @@ def published_curve(arch: str | None, precision: str) -> PublishedCurve | None:
         fitted_range_b=list(curve.fitted_range_b),
         crossover_b=None if cross is None else round(cross, 4),
         borrowed_for=arch if curve.borrowed_from else None,
+        **notes,
     )
-    notes: dict[str, str] = {}
-    if curve.borrowed_from:
-        notes["note"] = (
-            f"{arch} has no published curve; this is {curve.arch}'s, borrowed, so it is not "
-            f"a measurement of {arch}"
-        )
-    if cross is None:
-        notes["crossover_note"] = "the published curve never crosses zero"
-    return out.model_copy(update=notes)
 
 
 def fit_entry(

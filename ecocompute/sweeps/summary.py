@@ -48,12 +48,8 @@ def summarise(
     """The sweep (not yet written, no plot yet) and the reports it was built from.
     Raises InputError where the measured reports are of several cards, software stacks
     or protocols."""
-    reports = []
-    for rec in records:
-        if rec.status == OK and rec.report:
-            one = read_one(output_dir / rec.report)
-            if isinstance(one, Report):
-                reports.append(one)
+    read = [read_one(output_dir / rec.report) for rec in records if rec.status == OK and rec.report]
+    reports = [one for one in read if isinstance(one, Report)]
     measured = [r for r in reports if r.measured and r.quantized]
     batches = sorted({r.batch_size for r in reports})
     card = one_of({r.card for r in measured}, "card")
@@ -66,23 +62,20 @@ def summarise(
     if not measured and reports:
         card = reports[0].card
 
-    missing = sweep_fits.missing_fit_stack()
     formats = sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index)
-    fits: list[Fit]
-    axis = batch_axis(reports, output_dir, formats, n_boot) if len(batches) > 1 else []
     if len(batches) > 1:
+        axis = batch_axis(reports, output_dir, formats, n_boot)
         fits = [skipped_fit(fmt, arch, batches, bool(axis)) for fmt in formats]
     else:
+        axis, missing = [], sweep_fits.missing_fit_stack()
         fits = [fit_entry(fmt, reports, output_dir, arch, missing, n_boot) for fmt in formats]
-    no_axis: dict[str, str] = {}
-    decode = decode_note(reports)
-    if decode:
-        no_axis["decode_note"] = decode
-    if len(batches) > 1 and not axis:
-        no_axis["batch_axis_note"] = no_batch_axis_note(reports, batches)
-    units = units_note(measured)
-    if units:
-        no_axis["units_note"] = units
+    notes = {
+        "decode_note": decode_note(reports),
+        "units_note": units_note(measured),
+        "batch_axis_note": (
+            no_batch_axis_note(reports, batches) if len(batches) > 1 and not axis else None
+        ),
+    }
     sweep = Sweep.model_validate(
         {
             "timestamp_utc": utc_now(),
@@ -97,7 +90,7 @@ def summarise(
             "fits": fits,
             "plot": None,
             **({"batch_axis": axis, "map": [entry.map for entry in axis]} if axis else {}),
-            **no_axis,
+            **{name: note for name, note in notes.items() if note},  # none set as null
         }
     )
     return sweep, reports
