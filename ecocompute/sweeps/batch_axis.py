@@ -167,40 +167,24 @@ def _end(value: float, lo_b: int, hi_b: int) -> str:
     return f"{value:.3g}"
 
 
-def _span(batches: Sequence[int], last: int) -> str:
-    if len(batches) == 1:
-        return f"{batches[0]}"
-    if batches[-1] == last:
-        return f"from {batches[0]}"
-    return f"{batches[0]}-{batches[-1]}"
-
-
 def map_words(fmt: str, points: Sequence[BatchPoint]) -> str:
     """'INT4 saves at batch 1-4, costs from 16', from each point's verdict."""
     pts = sorted(points, key=lambda p: p.batch_size)
-    last = pts[-1].batch_size
-    groups: list[tuple[str, list[int]]] = []
-    for p in pts:
-        verdict = p.verdict or "inconclusive"
-        if groups and groups[-1][0] == verdict:
-            groups[-1][1].append(p.batch_size)
-        else:
-            groups.append((verdict, [p.batch_size]))
-    if len(groups) == 1:
-        verdict, batches = groups[0]
+    runs = [  # the verdict of each run of batch sizes that share one
+        ("is inconclusive" if verdict == "inconclusive" else verdict, [p.batch_size for p in run])
+        for verdict, run in itertools.groupby(pts, key=lambda p: p.verdict or "inconclusive")
+    ]
+    if len(runs) == 1:
+        said, batches = runs[0]
         every = "every batch measured" if len(batches) > 1 else f"batch {batches[0]}"
-        return (
-            f"{fmt} {verdict} at {every}"
-            if verdict != "inconclusive"
-            else (f"{fmt} is inconclusive at {every}")
-        )
+        return f"{fmt} {said} at {every}"
     parts = []
-    for k, (verdict, batches) in enumerate(groups):
-        span = _span(batches, last)
-        at = "at " if not span.startswith("from") else ""
-        prefix = "batch " if k == 0 and not span.startswith("from") else ""
-        word = verdict if verdict != "inconclusive" else "is inconclusive"
-        parts.append(f"{word} {at}{prefix}{span}")
+    for k, (said, batches) in enumerate(runs):
+        if len(batches) > 1 and batches[-1] == pts[-1].batch_size:
+            parts.append(f"{said} from {batches[0]}")
+        else:
+            span = f"{batches[0]}" + (f"-{batches[-1]}" if len(batches) > 1 else "")
+            parts.append(f"{said} at {'batch ' if k == 0 else ''}{span}")
     return f"{fmt} " + ", ".join(parts)
 
 
@@ -223,31 +207,26 @@ def phase_words(fmt: str, points: Sequence[BatchPoint]) -> str:
     decides it at each batch size, after the headline's (the decode window's), e.g.
     "; for 1024 in, 256 out: NF4 costs at every batch measured (the prefill decides at
     batch 1-16)". Empty otherwise."""
-    phased = [p for p in points if p.phases is not None]
-    if not phased or len(phased) != len(points):
+    phases = [p.phases for p in points if p.phases is not None]
+    if not phases or len(phases) != len(points):
         return ""
-    first = phased[0].phases
-    assert first is not None
     workload = [
-        p.model_copy(
-            update={"delta_pct": p.phases.workload.delta_pct, "verdict": p.phases.workload.verdict}
-        )
-        for p in phased
-        if p.phases is not None
+        p.model_copy(update={"delta_pct": ph.workload.delta_pct, "verdict": ph.workload.verdict})
+        for p, ph in zip(points, phases, strict=True)
     ]
     deciders: dict[str, list[int]] = {}
-    for p in phased:
-        if p.phases is not None and p.phases.decided_by is not None:
-            deciders.setdefault(p.phases.decided_by, []).append(p.batch_size)
+    for p, ph in zip(points, phases, strict=True):
+        if ph.decided_by is not None:
+            deciders.setdefault(ph.decided_by, []).append(p.batch_size)
     said = "; ".join(
         f"the {phase} decides at "
         + (
             "every batch measured"
-            if len(sizes) == len(phased) > 1
+            if len(sizes) == len(phases) > 1
             else "batch " + ", ".join(str(b) for b in sizes)
         )
         for phase, sizes in deciders.items()
     )
-    head = "decode" if len(phased) > 1 else "the decode window"
-    text = f" ({head}); for {first.prompt_tokens} in, {first.new_tokens} out: "
+    head = "decode" if len(phases) > 1 else "the decode window"
+    text = f" ({head}); for {phases[0].prompt_tokens} in, {phases[0].new_tokens} out: "
     return text + map_words(fmt, workload) + (f" ({said})" if said else "")

@@ -329,18 +329,14 @@ class _Plain(GenerateJsonSchema):
         return self.generate_inner(schema["schema"])
 
 
-def sweep_schema() -> JsonObject:
+def schema_text() -> str:
     """schema/sweep.schema.json, as the model generates it."""
-    generated = Sweep.model_json_schema(schema_generator=_Plain)
-    return {
+    schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://ecocompute.example/schema/{SWEEP_SCHEMA}",
-        **generated,
+        **Sweep.model_json_schema(schema_generator=_Plain),
     }
-
-
-def schema_text() -> str:
-    return json.dumps(sweep_schema(), indent=2) + "\n"
+    return json.dumps(schema, indent=2) + "\n"
 
 
 if __name__ == "__main__":  # regenerate the committed schema

@@ -162,16 +162,11 @@ def batch_axis(
     """Per model and format: the delta against the batch size, its crossover and the
     map in words. Only measured points (a derived figure does not depend on the batch)."""
     entries = []
+    measured = [r for r in reports if r.measured and r.delta_pct is not None]
     for model in dict.fromkeys(r.model for r in reports):
         for fmt in formats:
-            points = [
-                batch_point(r, output_dir)
-                for r in reports
-                if r.model == model
-                and r.precision == fmt
-                and r.measured
-                and r.delta_pct is not None
-            ]
+            mine = [r for r in measured if (r.model, r.precision) == (model, fmt)]
+            points = [batch_point(r, output_dir) for r in mine]
             if points:
                 entries.append(axis_entry(model, fmt, points, n_boot))
     return entries

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -118,11 +119,10 @@ def prompt_sweep(
     with library_progress_bars_hidden(quiet):
         records = run_sweep(whole, progress, machine=machine, command=command)
     done = {}
-    start = 0
+    left = iter(records)  # in the plans' order
     for n, p in plans.items():
         count = sum(max(1, len(r.session_formats)) for r in p.runs)  # a record per format
-        mine = [_under(r, prompt_folder(n)) for r in records[start : start + count]]
-        start += count
+        mine = [_under(r, prompt_folder(n)) for r in itertools.islice(left, count)]
         p.output_dir.mkdir(parents=True, exist_ok=True)
         done[n] = finish(mine, p.output_dir, command=command, n_boot=n_boot)
     return done
