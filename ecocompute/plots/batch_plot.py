@@ -70,7 +70,7 @@ def _order(key: tuple[str, str]) -> tuple[str, int, str]:
 def build_batch_figure(
     reports: Sequence[Report], crossings: Mapping[tuple[str, str], Crossing] | None = None
 ) -> Any:
-    """The figure (matplotlib.figure.Figure, off pyplot's global state, as plot.py's).
+    """The figure (matplotlib.figure.Figure, off pyplot's global state, as size_plot.py's).
     crossings: {(model, format): where its line crosses zero}, marked on the zero line
     with its interval."""
     require_matplotlib()

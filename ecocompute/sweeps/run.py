@@ -1,5 +1,5 @@
-"""Running a sweep's points one after another on this machine (report/job.py and
-report/session_job.py, as energy_estimate does), the models of one model's points
+"""Running a sweep's points one after another on this machine (jobs/report_job.py and
+jobs/session_job.py, as energy_estimate does), the models of one model's points
 kept loaded across its batch sizes; and reading the reports of an earlier sweep
 (--fit_only)."""
 
