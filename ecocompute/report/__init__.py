@@ -3,7 +3,8 @@
 (checks.py: derived again, exactly for format 2.0; within their rounding for older
 formats, which legacy.py upgrades into the model), read (read.py, files.py), its schema
 generated (schema.py) and written (write.py, through boundary/atomic.py); a report of
-an older format of ours copied into today's published names (envelope.py: the names and back; upgrade.py: `ecocompute upgrade`'s files).
+an older format of ours copied into today's published names (envelope.py: the names and
+back; upgrade.py: `ecocompute upgrade`'s files).
 
 May import: task (the typed outcome of a run), params, published, llm (the corpus
 record), monitor, telemetry, core, errors, boundary. Nothing above it.

@@ -7,9 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
-from ecocompute.core.stats import (
-    summarise,
-)
+from ecocompute.core.stats import summarise
 from ecocompute.report.inputs import Measured
 from ecocompute.report.pairing import FP16, estimate_pairs, pairs_of
 from ecocompute.report.results_model import (

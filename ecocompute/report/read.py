@@ -25,7 +25,13 @@ from ecocompute.report.files import read_document
 from ecocompute.report.legacy import upgraded
 from ecocompute.report.model import FORMAT, Report
 from ecocompute.report.numbers import unsafe_values
-from ecocompute.report.schema import known_formats, older_format, schema_errors, sweep_errors
+from ecocompute.report.schema import (
+    json_path,
+    known_formats,
+    older_format,
+    schema_errors,
+    sweep_errors,
+)
 
 MAX_LISTED = 20
 
@@ -34,8 +40,7 @@ def validation_messages(exc: ValidationError) -> list[str]:
     """pydantic's errors as "$.json.path: message" lines."""
     lines = []
     for error in exc.errors()[:MAX_LISTED]:
-        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
-        lines.append(f"{path.removesuffix('.')}: {error['msg']}")
+        lines.append(f"{json_path(error['loc']).removesuffix('.')}: {error['msg']}")
     return lines
 
 
@@ -91,8 +96,12 @@ def _in_file(problem: str) -> str:
 
 
 def energy_report_problems(document: Any) -> list[str]:
-    """Why a document is not a valid energy report; empty when it is."""
+    """Every reason a document is not a valid energy report (its schema or model, then
+    its arithmetic); empty when valid."""
     return parse_report(document)[1]
+
+
+validation_errors = energy_report_problems  # the same question, by its older name
 
 
 def sweep_problems(document: Any) -> list[str]:
@@ -104,9 +113,3 @@ def problems_in(path: str | os.PathLike[str]) -> list[str]:
     """Why a file is not a valid energy report; empty when it is."""
     document, problems = read_document(path)
     return problems if document is None else energy_report_problems(document)
-
-
-def validation_errors(document: Any) -> list[str]:
-    """Every reason a document is not a valid energy report (its schema or model, then
-    its arithmetic); empty when valid."""
-    return parse_report(document)[1]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from ecocompute.core.json_types import JsonObject
@@ -203,14 +204,18 @@ def schema_errors(document: object, name: str, *, thorough: bool = False) -> lis
             return []
         except Exception:  # JsonSchemaValueException, or anything odd: jsonschema decides
             pass
-    problems = []
-    errors = _validator(name).iter_errors(document)
-    for error in sorted(errors, key=lambda e: list(e.absolute_path)):
-        path = "$" + "".join(
-            f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path
-        )
-        problems.append(f"{path}: {error.message}")
-    return problems
+    return _problems(_validator(name), document)
+
+
+def json_path(parts: Iterable[object]) -> str:
+    """ "$.results.trials[3].tokens" from the keys and indices that lead there."""
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
+
+
+def _problems(validator: Any, document: object) -> list[str]:
+    """jsonschema's errors as "$.json.path: message", in path order."""
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    return [f"{json_path(e.absolute_path)}: {e.message}" for e in errors]
 
 
 def check_schema(schema: JsonObject) -> None:
@@ -229,13 +234,7 @@ def schema_errors_against(document: object, schema: JsonObject) -> list[str]:
     "$.json.path: message"."""
     from jsonschema.validators import validator_for
 
-    errors = validator_for(schema)(schema).iter_errors(document)
-    return [
-        "$"
-        + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-        + f": {e.message}"
-        for e in sorted(errors, key=lambda e: list(e.absolute_path))
-    ]
+    return _problems(validator_for(schema)(schema), document)
 
 
 def published_facts_errors(document: object, *, thorough: bool = False) -> list[str]:

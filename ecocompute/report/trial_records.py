@@ -4,6 +4,8 @@ window."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ecocompute.monitor.conditions import WindowConditions as Window
 from ecocompute.monitor.meter import WindowReading
 from ecocompute.report import derive
@@ -27,30 +29,31 @@ def _window(c: Window) -> WindowConditions:
     )
 
 
-def _source(r: WindowReading) -> str:
-    return "nvml_energy_counter" if r.counter_j is not None else "sampled_power"
+def _readings(r: WindowReading) -> dict[str, Any]:
+    """A window's meter readings, as derive.trial and derive.prefill_window take them."""
+    return {
+        "duration_s": r.duration_s,
+        "energy_joules": r.energy_j,
+        "energy_source": "nvml_energy_counter" if r.counter_j is not None else "sampled_power",
+        "counter_energy_joules": r.counter_j,
+        "sampled_energy_joules": r.sampled_j,
+        "samples": r.samples,
+        "dropped_samples": r.dropped,
+        "per_gpu_energy_joules": r.per_gpu_j,
+    }
 
 
 def prefill_record(t: Trial) -> PrefillWindow | None:
     if t.prefill is None:
         return None
-    r = t.prefill.reading
     return derive.prefill_window(
         prefills=t.prefill.prefills,
         prompt_tokens=t.prefill.prompt_tokens,
-        duration_s=r.duration_s,
-        energy_joules=r.energy_j,
-        energy_source=_source(r),
-        counter_energy_joules=r.counter_j,
-        sampled_energy_joules=r.sampled_j,
-        samples=r.samples,
-        dropped_samples=r.dropped,
-        per_gpu_energy_joules=r.per_gpu_j,
+        **_readings(t.prefill.reading),
     )
 
 
 def trial_record(t: Trial, held: bool) -> TrialRecord:
-    r = t.reading
     idle = None
     if held:
         idle = () if t.left_idle is None else t.left_idle.per_gpu_j
@@ -58,18 +61,11 @@ def trial_record(t: Trial, held: bool) -> TrialRecord:
         index=t.index,
         pair=t.pair,
         format=str(t.precision),  # type: ignore[arg-type]
-        duration_s=r.duration_s,
         tokens=t.tokens,
-        energy_joules=r.energy_j,
-        energy_source="nvml_energy_counter" if r.counter_j is not None else "sampled_power",
-        counter_energy_joules=r.counter_j,
-        sampled_energy_joules=r.sampled_j,
-        samples=r.samples,
-        dropped_samples=r.dropped,
-        per_gpu_energy_joules=r.per_gpu_j,
+        **_readings(t.reading),
         slot=t.slot,
         idle_gpus_energy_joules=idle,
-        conditions=[_window(c) for c in r.conditions],
+        conditions=[_window(c) for c in t.reading.conditions],
         prefill=prefill_record(t),
         compile=t.compile,
     )
