@@ -246,16 +246,13 @@ def _local_bounds(
     ]
 
     def add(trials: dict[int, _MovedReadings], moved: derive.Measured) -> None:
-        for path, k, field in at_trials:
-            x = trials[k].number(field)
-            if isinstance(x, (int, float)) and not isinstance(x, bool):
-                total[path] += SAFETY * abs(float(x) - base[path])
         stats = {
             fmt: derive.FormatFigures([trials[i] for i in of_format[fmt]], moved.facts[fmt], moved)
             for fmt in formats
         }
-        for path, fmt, field in at_formats:
-            x = stats[fmt].figure(field)
+        values = [(path, trials[k].number(field)) for path, k, field in at_trials]
+        values += [(path, stats[fmt].figure(field)) for path, fmt, field in at_formats]
+        for path, x in values:
             if isinstance(x, (int, float)) and not isinstance(x, bool):
                 total[path] += SAFETY * abs(float(x) - base[path])
 

@@ -21,6 +21,16 @@ def _known(values: Iterable[float | None]) -> list[float]:
     return [v for v in values if v is not None]
 
 
+def _mean(values: Iterable[float | None]) -> float | None:
+    known = _known(values)
+    return statistics.fmean(known) if known else None
+
+
+def _range(values: Iterable[float | None]) -> list[float] | None:
+    known = _known(values)
+    return [min(known), max(known)] if known else None
+
+
 def conditions_of(formats: Mapping[Format, list[Trial]]) -> Conditions | None:
     """Per format: the windows that ran throttled and why, power against the limit,
     temperatures, mean clocks. None where no window read conditions."""
@@ -30,30 +40,20 @@ def conditions_of(formats: Mapping[Format, list[Trial]]) -> Conditions | None:
     seen: dict[Throttle, None] = {}
     for fmt, trials in formats.items():
         throttled = [t for t in trials if any(c.throttles for c in t.conditions)]
-        reasons: dict[Throttle, None] = {}
-        for t in throttled:
-            for c in t.conditions:
-                for r in c.throttles:
-                    reasons.setdefault(r, None)
-                    seen.setdefault(r, None)
+        reasons = dict.fromkeys(r for t in throttled for c in t.conditions for r in c.throttles)
+        seen.update(reasons)
         cs = [c for t in trials for c in t.conditions]
-        temps = _known(x for c in cs for x in c.temperature_c)
-        mem_temps = _known(x for c in cs for x in c.memory_temperature_c)
-        peaks = _known(c.power_of_limit_pct_max for c in cs)
-        means = _known(c.power_of_limit_pct_mean for c in cs)
-        sm = _known(c.sm_clock_mhz_mean for c in cs)
-        mem = _known(c.memory_clock_mhz_mean for c in cs)
         per[fmt] = FormatConditions.model_construct(
             windows=len(trials),
             throttled_windows=len(throttled),
             throttled_trials=[t.index for t in throttled],
             throttles=list(reasons),
-            power_of_limit_pct_max=max(peaks) if peaks else None,
-            power_of_limit_pct_mean=statistics.fmean(means) if means else None,
-            temperature_c_range=[min(temps), max(temps)] if temps else None,
-            memory_temperature_c_range=[min(mem_temps), max(mem_temps)] if mem_temps else None,
-            sm_clock_mhz_mean=statistics.fmean(sm) if sm else None,
-            memory_clock_mhz_mean=statistics.fmean(mem) if mem else None,
+            power_of_limit_pct_max=max(_known(c.power_of_limit_pct_max for c in cs), default=None),
+            power_of_limit_pct_mean=_mean(c.power_of_limit_pct_mean for c in cs),
+            temperature_c_range=_range(x for c in cs for x in c.temperature_c),
+            memory_temperature_c_range=_range(x for c in cs for x in c.memory_temperature_c),
+            sm_clock_mhz_mean=_mean(c.sm_clock_mhz_mean for c in cs),
+            memory_clock_mhz_mean=_mean(c.memory_clock_mhz_mean for c in cs),
         )
     return Conditions.model_construct(
         windows=sum(c.windows for c in per.values()),

@@ -61,6 +61,9 @@ def upgraded(doc: Mapping[str, Any]) -> Report:
         if version == "ecocompute-energy/1.2":
             _from_12(new)
         _ours(new, version)
+    quality = new.get("quality")
+    if isinstance(quality, dict):
+        quality.setdefault("requested", quality.get("basis") == "measured")
     return Report.model_validate(project(Report, new))
 
 
@@ -86,9 +89,6 @@ def _ours(doc: dict[str, Any], version: str) -> None:
             if stats.get("nvml_indices") is None:
                 stats["nvml_indices"] = [g["nvml_index"] for g in _gpus(doc)][:1] or [0]
         res["idle_window"] = _idle_window(res)
-    quality = doc.get("quality")
-    if isinstance(quality, dict):
-        quality.setdefault("requested", quality.get("basis") == "measured")
     for (block, key), value in recorded_records(doc).items():
         doc[block][key] = value  # what the file states in other words, as 2.0 records it
 
@@ -167,9 +167,6 @@ def _published(doc: dict[str, Any], version: str) -> None:
     doc.clear()
     doc.update(named)
     doc.pop("provenance", None)
-    quality = doc.get("quality")
-    if isinstance(quality, dict):
-        quality.setdefault("requested", quality.get("basis") == "measured")
     sut = doc["system_under_test"]
     arch = sut.get("gpu_arch")
     if arch not in ARCH_CLASSES:  # its 'auto' may record an unknown card by its name

@@ -46,7 +46,6 @@ WINDOW = "generation"  # the window each energy figure integrates (load, warm-up
 MEASURED_SOURCE = "direct-nvml"
 NO_LOCAL_GPU = "ecocompute-dataset (no local GPU)"  # the published container's phrase
 ArchClass = Literal["turing", "ampere", "ada", "hopper", "blackwell", "volta", "unknown"]
-Regime = Literal["eager", "graphs", "compiled"]
 
 __all__ = [
     "FORMAT",

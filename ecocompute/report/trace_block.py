@@ -107,13 +107,14 @@ def trace_block(run: MeasuredRun) -> PowerTrace | None:
         ),
         note=(
             f"NVML GPU-package power of NVML GPU(s) {', '.join(map(str, record.nvml_indices))} "
-            "(summed per read), t_s seconds on the trace's own clock. FP16 and "
-            f"{precision} ran interleaved in one session: both files hold the same samples; "
-            "the reported energy does not come from this trace."
-            if run.params.precision.quantized
-            else f"NVML GPU-package power of NVML GPU(s) "
-            f"{', '.join(map(str, record.nvml_indices))} (summed per read), t_s seconds on "
-            "the trace's own clock; the reported energy does not come from this trace."
+            "(summed per read), t_s seconds on the trace's own clock"
+            + (
+                f". FP16 and {precision} ran interleaved in one session: both files hold the "
+                "same samples; "
+                if run.params.precision.quantized
+                else "; "
+            )
+            + "the reported energy does not come from this trace."
         ),
         files=files,
         nvml_indices=list(record.nvml_indices),
