@@ -118,13 +118,6 @@ def _moved_readings(t: Trial, fields: Sequence[str], step: float) -> _MovedReadi
     return _MovedReadings(t.format, duration, t.tokens, energy, counter, sampled, idle, figures)
 
 
-def _shift(
-    trials: Sequence[Trial], fields: Sequence[str], h: float, signs: list[int]
-) -> tuple[Trial, ...]:
-    """Every trial's fields moved by h, each the way its sign (_signs) moves it."""
-    return tuple(_moved(t, fields, sign * h) for t, sign in zip(trials, signs, strict=True))
-
-
 def _trial_groups(m: derive.Measured) -> list[tuple[tuple[str, ...], float]]:
     """The trials' readings, in groups that move together, and each group's rounding."""
     groups = [
@@ -138,13 +131,15 @@ def _trial_groups(m: derive.Measured) -> list[tuple[tuple[str, ...], float]]:
 
 
 def _perturbed(m: derive.Measured) -> list[derive.Measured]:
-    """The inputs moved by their rounding, one group at a time: all one way, and
-    alternating (what moves a spread)."""
-    signs = [_signs(m.trials, pattern) for pattern in PATTERNS]
+    """The inputs moved by their rounding, one group at a time, each trial the way its
+    sign in each of the PATTERNS moves it (_signs)."""
+    by_pattern = [_signs(m.trials, pattern) for pattern in PATTERNS]
     out = [
-        dataclasses.replace(m, trials=_shift(m.trials, fields, h, pattern_signs))
+        dataclasses.replace(
+            m, trials=tuple(_moved(t, fields, s * h) for t, s in zip(m.trials, signs, strict=True))
+        )
         for fields, h in _trial_groups(m)
-        for pattern_signs in signs
+        for signs in by_pattern
     ]
     out.extend(_other_inputs_moved(m))
     return out

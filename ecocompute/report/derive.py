@@ -117,7 +117,7 @@ def trial(
         if idle_gpus_energy_joules is None
         else list(idle_gpus_energy_joules),
         conditions=[c.model_copy(update={"throttles": window_throttles(c)}) for c in conditions],
-        prefill=None if prefill is None else rederived_prefill(prefill),
+        prefill=None if prefill is None else prefill_window(**_readings(prefill, prefill_window)),
         **trial_figures(
             duration_s=duration_s,
             tokens=tokens,
@@ -214,19 +214,9 @@ def _parameters(function: Callable[..., object]) -> tuple[str, ...]:
     return tuple(inspect.signature(function).parameters)
 
 
-def rederived_prefill(w: PrefillWindow) -> PrefillWindow:
-    """The same prefill window derived again from its own readings."""
-    return prefill_window(**_readings(w, prefill_window))
-
-
 def readings_of(t: Trial) -> dict[str, Any]:
     """A trial's own raw readings, as trial() takes them."""
     return _readings(t, trial)
-
-
-def rederived(t: Trial) -> Trial:
-    """The same trial derived again from its own readings (a reader's check)."""
-    return trial(**readings_of(t))
 
 
 # -- the facts a report's figures derive from, besides its trials ---------------------
@@ -243,7 +233,7 @@ def measured_inputs(
     """A report's own raw records and facts, as derive_results takes them."""
     return Measured(
         precision=precision,
-        trials=tuple(rederived(t) for t in results.trials),
+        trials=tuple(trial(**readings_of(t)) for t in results.trials),  # derived again
         facts={
             fmt: FormatFacts(s.format, s.library, tuple(s.nvml_indices), s.weights_mib)
             for fmt, s in results.per_format.items()
