@@ -26,6 +26,7 @@ from ecocompute.report.pairing import (
     FP16,
     between_compiles,
     estimate_pairs,
+    paired_figures,
     pairs_of,
 )
 from ecocompute.report.phases import phases_of
@@ -413,7 +414,6 @@ def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | 
             idle_gpus_idle_window_watts=_idle_of(idle_gpus, idle_by_gpu),
         )
     pairs = pairs_of(m.trials, m.precision, lambda t: t.held_energy_per_token_mj)
-    delta, ci, n, verdict = estimate_pairs(pairs, between_compiles(m.trials, pairs))
     return HeldView.model_construct(
         nvml_indices=list(m.held_nvml_indices),
         definition=HELD_DEFINITION,
@@ -422,11 +422,7 @@ def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | 
         per_format=per,
         energy_per_token_mj=per[m.precision].energy_per_token_mj,
         fp16_energy_per_token_mj=per[FP16].energy_per_token_mj,
-        vs_fp16_energy_pct=delta,
-        vs_fp16_ci95_pct=ci,
-        n_pairs=n,
-        verdict=verdict,  # type: ignore[arg-type]
-        pairs=pairs,
+        **paired_figures(pairs, between_compiles(m.trials, pairs)),
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ecocompute.core.meta import pool
 from ecocompute.core.stats import (
@@ -69,6 +70,19 @@ def estimate_pairs(
     est = estimate_delta([p.delta_pct for p in pairs])
     ci = None if est.ci95_pct is None else list(est.ci95_pct)
     return est.mean_pct, ci, est.n_pairs, est.verdict
+
+
+def paired_figures(pairs: list[Pair], compiles: BetweenCompiles | None = None) -> dict[str, Any]:
+    """The fields a paired comparison shares (held_gpus, each phase): the delta, its
+    interval, pairs and verdict (estimate_pairs), and the pairs themselves."""
+    delta, ci, n, verdict = estimate_pairs(pairs, compiles)
+    return {
+        "vs_fp16_energy_pct": delta,
+        "vs_fp16_ci95_pct": ci,
+        "n_pairs": n,
+        "verdict": verdict,
+        "pairs": pairs,
+    }
 
 
 def between_compiles(trials: Sequence[Trial], pairs: Sequence[Pair]) -> BetweenCompiles | None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 
 from ecocompute.core.stats import summarise
 from ecocompute.report.inputs import Measured
-from ecocompute.report.pairing import FP16, estimate_pairs, pairs_of
+from ecocompute.report.pairing import FP16, paired_figures, pairs_of
 from ecocompute.report.results_model import (
     Format,
     PhaseFigure,
@@ -79,16 +79,7 @@ def _phase_figure(
         )
     quantized = m.precision != FP16
     pairs = pairs_of(m.trials, m.precision, per_token) if quantized else []
-    delta, ci, n, verdict = estimate_pairs(pairs)
-    return PhaseFigure.model_construct(
-        unit=unit,
-        per_format=per,
-        vs_fp16_energy_pct=delta,
-        vs_fp16_ci95_pct=ci,
-        n_pairs=n,
-        verdict=verdict,  # type: ignore[arg-type]
-        pairs=pairs,
-    )
+    return PhaseFigure.model_construct(unit=unit, per_format=per, **paired_figures(pairs))
 
 
 def decided_by(
