@@ -371,17 +371,27 @@ class FormatFigures:
         return mean(energy_per_token_mj(t.sampled_energy_joules, t.tokens) for t in self.trials)
 
     def stats(self) -> FormatStats:
-        """The facts of the format, and every other FormatStats field: the property of
-        that name above."""
-        facts: dict[str, Any] = {
-            "format": self.facts.format,
-            "library": self.facts.library,
-            "nvml_indices": list(self.facts.nvml_indices),
-            "weights_mib": self.facts.weights_mib,
-            "n_trials": len(self.trials),
-        }
-        figures = {k: getattr(self, k) for k in FormatStats.model_fields if k not in facts}
-        return FormatStats.model_construct(**facts, **figures)
+        facts = self.facts
+        return FormatStats.model_construct(
+            format=facts.format,
+            library=facts.library,
+            nvml_indices=list(facts.nvml_indices),
+            weights_mib=facts.weights_mib,
+            n_trials=len(self.trials),
+            energy_per_token_mj=self.energy_per_token_mj,
+            energy_per_token_mj_sd=self.energy_per_token_mj_sd,
+            cv_pct=self.cv_pct,
+            throughput_tokens_per_s=self.throughput_tokens_per_s,
+            avg_power_watts=self.avg_power_watts,
+            total_energy_joules=self.total_energy_joules,
+            tokens_generated=self.tokens_generated,
+            sampled_energy_per_token_mj=self.sampled_energy_per_token_mj,
+            idle_power_watts=self.idle_power_watts,
+            energy_above_idle_per_token_mj=self.energy_above_idle_per_token_mj,
+            idle_share_pct=self.idle_share_pct,
+            bandwidth_limit_tokens_per_s=self.bandwidth_limit_tokens_per_s,
+            of_bandwidth_limit_pct=self.of_bandwidth_limit_pct,
+        )
 
     def figure(self, field: str) -> object:
         """One statistic by its FormatStats field name (None: not one of them)."""

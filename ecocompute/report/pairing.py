@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypedDict, cast
 
 from ecocompute.core.meta import pool
 from ecocompute.core.stats import (
@@ -23,6 +23,7 @@ from ecocompute.report.results_model import (
     Format,
     Pair,
     Trial,
+    Verdict,
 )
 
 FP16: Format = "FP16"
@@ -72,15 +73,24 @@ def estimate_pairs(
     return est.mean_pct, ci, est.n_pairs, est.verdict
 
 
-def paired_figures(pairs: list[Pair], compiles: BetweenCompiles | None = None) -> dict[str, Any]:
-    """The fields a paired comparison shares (held_gpus, each phase): the delta, its
-    interval, pairs and verdict (estimate_pairs), and the pairs themselves."""
+class PairedFigures(TypedDict):
+    """The fields a paired comparison shares (held_gpus, each phase)."""
+
+    vs_fp16_energy_pct: float | None
+    vs_fp16_ci95_pct: list[float] | None
+    n_pairs: int | None
+    verdict: Verdict | None
+    pairs: list[Pair]
+
+
+def paired_figures(pairs: list[Pair], compiles: BetweenCompiles | None = None) -> PairedFigures:
+    """The delta, its interval, pairs and verdict (estimate_pairs), and the pairs."""
     delta, ci, n, verdict = estimate_pairs(pairs, compiles)
     return {
         "vs_fp16_energy_pct": delta,
         "vs_fp16_ci95_pct": ci,
         "n_pairs": n,
-        "verdict": verdict,
+        "verdict": cast(Verdict | None, verdict),  # estimate_pairs' verdicts are Verdict's
         "pairs": pairs,
     }
 

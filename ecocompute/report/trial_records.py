@@ -4,7 +4,8 @@ window."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TypedDict
 
 from ecocompute.monitor.conditions import WindowConditions as Window
 from ecocompute.monitor.meter import WindowReading
@@ -29,8 +30,20 @@ def _window(c: Window) -> WindowConditions:
     )
 
 
-def _readings(r: WindowReading) -> dict[str, Any]:
+class _Readings(TypedDict):
     """A window's meter readings, as derive.trial and derive.prefill_window take them."""
+
+    duration_s: float
+    energy_joules: float
+    energy_source: str
+    counter_energy_joules: float | None
+    sampled_energy_joules: float
+    samples: int
+    dropped_samples: int
+    per_gpu_energy_joules: Sequence[float]
+
+
+def _readings(r: WindowReading) -> _Readings:
     return {
         "duration_s": r.duration_s,
         "energy_joules": r.energy_j,
