@@ -16,12 +16,18 @@ from typing import Any
 REFERENCE_FILE = "data/published_reference.json"
 
 
-@functools.lru_cache(maxsize=1)
+@functools.cache
+def packaged_json(path: str) -> dict[str, Any]:
+    """A JSON file of the package (path under ecocompute/), read once."""
+    data: dict[str, Any] = json.loads(
+        resources.files("ecocompute").joinpath(path).read_text(encoding="utf-8")
+    )
+    return data
+
+
 def published() -> dict[str, Any]:
     """The reference data file (and this project's own figures, in project_measurements)."""
-    text = resources.files("ecocompute").joinpath(REFERENCE_FILE).read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
+    return packaged_json(REFERENCE_FILE)
 
 
 def dataset_dois() -> list[str]:

@@ -9,25 +9,21 @@ what a figure is made of is decided in figures.py.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from ecocompute.published.curves import Anchors, DeltaCurve
+from ecocompute.published.reference_data import packaged_json
 
 SITE_FILE = "data/site/curves.json"
 SITE_CURVES = "the published site's curves (quantenergy.tech, curves.json of 2026-12-01)"
 
 
-@functools.lru_cache(maxsize=1)
 def site_data() -> dict[str, Any]:
-    text = resources.files("ecocompute").joinpath(SITE_FILE).read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
+    return packaged_json(SITE_FILE)
 
 
 @dataclass(frozen=True)
@@ -94,11 +90,7 @@ def borrowed_by_site(arch: str, curves: CurvesFile | None = None) -> str | None:
 
 def _cards(gpus: list[str]) -> str:
     """ "RTX 4090 + RTX 4090D" from per-point names that may themselves join two."""
-    seen: dict[str, None] = {}
-    for gpu in gpus:
-        for name in gpu.split(" + "):
-            seen.setdefault(name.strip(), None)
-    return " + ".join(seen)
+    return " + ".join(dict.fromkeys(name.strip() for gpu in gpus for name in gpu.split(" + ")))
 
 
 def site_anchors(arch: str, curves: CurvesFile | None = None) -> Anchors | None:
@@ -121,13 +113,12 @@ def site_curve(arch: str, precision: str, curves: CurvesFile | None = None) -> D
     if entry is None:
         return None
     cap = _data(curves).get("s_cap", {}).get(precision)
-    return DeltaCurve(
-        arch=arch,
-        precision=precision,
-        a_pct=float(entry["A"]),
-        s_pct=float(entry["S"]),
-        nstar_b=float(entry["Nstar"]),
-        fitted_range_b=(float(entry["n_min"]), float(entry["n_max"])),
+    return DeltaCurve.from_fit(
+        arch,
+        precision,
+        entry,
+        entry["n_min"],
+        entry["n_max"],
         s_cap_pct=None if cap is None else float(cap),
         resid_std_pct=None if entry.get("resid_std") is None else float(entry["resid_std"]),
         n_anchors=len(entry.get("anchors") or []),
