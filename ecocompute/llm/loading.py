@@ -297,11 +297,11 @@ class ModelBackend:
     """The model side of a measurement as one object, so a test can replace a piece
     (e.g. a library with no CPU kernels) without touching the protocol."""
 
-    def preflight(self, spec: FormatSpec, accelerator: Accelerator) -> None:
-        preflight(spec, accelerator)
-
-    def checkpoint(self, model_name: str, accelerator: Accelerator) -> Checkpoint:
-        return resolve_checkpoint(model_name, accelerator)
+    preflight = staticmethod(preflight)
+    checkpoint = staticmethod(resolve_checkpoint)
+    prompt = staticmethod(prompt_ids)
+    config = staticmethod(model_config)
+    tokenizer = staticmethod(load_tokenizer)
 
     def load(
         self, checkpoint: Checkpoint, spec: FormatSpec, accelerator: Accelerator
@@ -311,18 +311,3 @@ class ModelBackend:
     def forget(self, loaded: LoadedModel) -> None:
         """The caller is done with this model (a backend that keeps models lets go)."""
         return None
-
-    def prompt(
-        self,
-        checkpoint: Checkpoint,
-        batch_size: int,
-        accelerator: Accelerator,
-        prompt_tokens: int | None = None,
-    ) -> tuple[Any, Any]:
-        return prompt_ids(checkpoint, batch_size, accelerator, prompt_tokens)
-
-    def config(self, checkpoint: Checkpoint) -> Any:
-        return model_config(checkpoint)
-
-    def tokenizer(self, checkpoint: Checkpoint) -> Any:
-        return load_tokenizer(checkpoint)
