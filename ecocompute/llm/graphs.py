@@ -42,8 +42,9 @@ regime (compiled.py) checks its step the same way.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,40 +192,36 @@ class GraphDecoder(Decoder):
     # -- inside measured windows ------------------------------------------------------
     def run(self) -> Any:
         """One decode: (batch, prompt_len + tokens) ids. Needs prepare()."""
-        import torch
-
-        if not self._ready:
-            raise RuntimeError("GraphDecoder.run() before prepare()")
-        with torch.no_grad(), self._scope:
+        with self._prepared("run"):
             return self._decode(self._advance(), self.tokens - 1)
 
     def run_prefills(self, count: int) -> None:
         """`count` prefills of the prompt back to back (each resets the cache and runs
         the prompt): a prefill window's work. The last leaves the state run_decode()
         continues from. Needs prepare()."""
-        import torch
-
-        if not self._ready:
-            raise RuntimeError("GraphDecoder.run_prefills() before prepare()")
-        with torch.no_grad(), self._scope:
+        with self._prepared("run_prefills"):
             for _ in range(count):
                 self._prefill()
 
     def run_decode(self) -> Any:
         """The decode steps after the last prefill (tokens - 1 replays): a decode
         window's work. Output as run()'s: (batch, prompt_len + tokens) ids."""
+        with self._prepared("run_decode"):
+            return self._steps(self._advance(), self.tokens - 1)
+
+    @contextlib.contextmanager
+    def _prepared(self, method: str) -> Iterator[None]:
+        """Without gradients, on the model's device; refused before prepare()."""
         import torch
 
         if not self._ready:
-            raise RuntimeError("GraphDecoder.run_decode() before prepare()")
+            raise RuntimeError(f"GraphDecoder.{method}() before prepare()")
         with torch.no_grad(), self._scope:
-            return self._steps(self._advance(), self.tokens - 1)
+            yield
 
     def _current_device(self) -> Any:
         """The model's GPU as the current device (replays launch on its stream), or
         nothing to do on the CPU: a context that can be entered again and again."""
-        import contextlib
-
         import torch
 
         device = self.input_ids.device

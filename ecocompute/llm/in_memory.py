@@ -139,7 +139,8 @@ def materialise(module: Any, prefix: str, device: Any, std: float, seed: int) ->
     import torch
 
     for name, meta in list(module.named_parameters()):
-        owner, attr = _owner(module, name)
+        path, _, attr = name.rpartition(".")
+        owner = module.get_submodule(path)
         full = f"{prefix}.{name}" if prefix else name
         value = values(full, tuple(meta.shape), meta.dtype, device, std, seed)
         padding = getattr(owner, "padding_idx", None)
@@ -147,7 +148,8 @@ def materialise(module: Any, prefix: str, device: Any, std: float, seed: int) ->
             value[padding].zero_()
         owner._parameters[attr] = torch.nn.Parameter(value, requires_grad=False)
     for name, buffer in list(module.named_buffers()):
-        owner, attr = _owner(module, name)
+        path, _, attr = name.rpartition(".")
+        owner = module.get_submodule(path)
         owner._buffers[attr] = buffer.to(device)
 
 
@@ -167,13 +169,6 @@ def values(name: str, shape: Sequence[int], dtype: Any, device: Any, std: float,
         chunk = torch.empty((count, rows.shape[1]), dtype=torch.float32, device=device)
         rows[start : start + count].copy_(chunk.normal_(0.0, std, generator=generator))
     return out
-
-
-def _owner(module: Any, dotted: str) -> tuple[Any, str]:
-    *path, attr = dotted.split(".")
-    for part in path:
-        module = getattr(module, part)
-    return module, attr
 
 
 def dispatch(model: Any, placed: dict[str, int], accelerator: Accelerator) -> None:

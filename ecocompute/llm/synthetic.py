@@ -156,11 +156,6 @@ def tool_cache_root() -> Path:
     return base if env else base / "ecocompute"
 
 
-def cache_root() -> Path:
-    """Where synthetic checkpoints are kept."""
-    return tool_cache_root() / "synthetic"
-
-
 def materialise(model_name: str, init_device: str) -> Path:
     """A saved checkpoint folder for synthetic:<preset>, built once and reused.
 
@@ -176,7 +171,8 @@ def materialise(model_name: str, init_device: str) -> Path:
         from transformers import AutoModelForCausalLM
 
     name, preset = preset_for(model_name)
-    folder = cache_root() / f"{name}-seed{SEED}-transformers{transformers.__version__}"
+    version = transformers.__version__
+    folder = tool_cache_root() / "synthetic" / f"{name}-seed{SEED}-transformers{version}"
     if (folder / "config.json").is_file():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)

@@ -95,7 +95,9 @@ def get_bounded(
 
     def run() -> None:
         try:
-            outcome["body"] = _fetch(_opener(sockets), url, headers, deadline_s, max_bytes)
+            request = urllib.request.Request(url, headers=dict(headers))
+            with _opener(sockets).open(request, timeout=deadline_s) as response:
+                outcome["body"] = response.read(max_bytes + 1)
         except BaseException as exc:  # handed to the caller, in its thread
             outcome["error"] = exc
 
@@ -110,19 +112,6 @@ def get_bounded(
         raise _failure(outcome["error"]) from None
     body: bytes = outcome["body"]
     return body
-
-
-def _fetch(
-    opener: urllib.request.OpenerDirector,
-    url: str,
-    headers: Mapping[str, str],
-    deadline_s: float,
-    max_bytes: int,
-) -> bytes:
-    request = urllib.request.Request(url, headers=dict(headers))
-    with opener.open(request, timeout=deadline_s) as response:
-        body: bytes = response.read(max_bytes + 1)
-        return body
 
 
 def _failure(exc: BaseException) -> GetFailed:
