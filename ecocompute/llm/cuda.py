@@ -109,13 +109,9 @@ class CudaAccelerator:
         return self._torch.device("cuda", 0)
 
     def memory_mib(self) -> tuple[int, int] | None:
-        torch = self._torch
-        free = total = 0
-        for i in range(torch.cuda.device_count()):
-            f, t = torch.cuda.mem_get_info(i)
-            free += f
-            total += t
-        return free // 2**20, total // 2**20
+        cuda = self._torch.cuda
+        each = [cuda.mem_get_info(i) for i in range(cuda.device_count())]
+        return sum(f for f, _ in each) // 2**20, sum(t for _, t in each) // 2**20
 
     def occupied(self, model: Any) -> tuple[int, ...]:
         found = {

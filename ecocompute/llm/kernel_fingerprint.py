@@ -122,12 +122,8 @@ def dot_fingerprint(dot: str) -> JsonObject:
     if nodes:
         return fingerprint(nodes)
     digest = hashlib.sha256(_HEX.sub("0x", dot).encode()).hexdigest()
-    return {
-        "sha256": digest,
-        "kernels": None,
-        "distinct_functions": None,
-        "source": SOURCE + "; no kernel node parsed: the dump's text, addresses blanked",
-    }
+    blanked = unavailable(SOURCE + "; no kernel node parsed: the dump's text, addresses blanked")
+    return {**blanked, "sha256": digest}
 
 
 def unavailable(why: str) -> JsonObject:

@@ -150,10 +150,8 @@ def prediction_in(answer: object) -> float | None:
     if not isinstance(answer, dict):
         return None
     value = answer.get(PREDICTION_KEY)
-    if isinstance(value, int) and not isinstance(value, bool):  # compares exactly
-        low, high = PREDICTION_RANGE_PCT
-        if not low < value <= high:
-            raise ImpossiblePrediction(PREDICTION_KEY)
+    if isinstance(value, int) and not isinstance(value, bool):
+        _in_range(value, PREDICTION_KEY)  # exactly, before float() could overflow
     number = _number(value)
     return None if number is None else _in_range(number, PREDICTION_KEY)
 
