@@ -48,12 +48,9 @@ def library_messages_to_debug() -> Iterator[None]:
         logger.propagate = False
     caught: list[warnings.WarningMessage] = []
     try:
-        with warnings.catch_warnings(record=True) as recorded:
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            try:
-                yield
-            finally:
-                caught = list(recorded or [])
+            yield
     finally:
         for logger, handlers, propagate in saved:
             logger.removeHandler(handler)
