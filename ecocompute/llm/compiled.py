@@ -329,6 +329,8 @@ class CompiledDecoder(GraphDecoder):
 
     # -- what the report says -------------------------------------------------------
     def record(self) -> JsonObject:
+        import torch
+
         record = super().record()
         cache_dir, cache_from = self._cache_dir
         record["compiler"] = {
@@ -338,7 +340,7 @@ class CompiledDecoder(GraphDecoder):
             "batch_dim": self.compile_batch,
             "scope": self.compile_scope,
             "layers_compiled": len(self._layers) if self.compile_scope == "layer" else None,
-            "torch": _torch_version(),
+            "torch": str(torch.__version__),
             "triton": packages.installed_version("triton")
             or packages.installed_version("pytorch-triton"),
             "inductor_cache_dir": cache_dir or None,
@@ -392,9 +394,3 @@ def _reason(exc: BaseException) -> str:
     failure (whose own first line only says which backend raised)."""
     inner = getattr(exc, "inner_exception", None)
     return one_line(inner if isinstance(inner, BaseException) else exc)
-
-
-def _torch_version() -> str:
-    import torch
-
-    return str(torch.__version__)

@@ -62,16 +62,8 @@ def kernel_nodes(dot: str) -> list[KernelNode]:
         kernel = _KERNEL.search(label)
         if kernel is None:
             continue
-        launch = _launch(kernel.group(3))
-        nodes.append(
-            KernelNode(
-                index=int(kernel.group(1)),
-                function=kernel.group(2).strip(),
-                grid=None if launch is None else launch[0],
-                block=None if launch is None else launch[1],
-                shared_mem_bytes=None if launch is None else launch[2],
-            )
-        )
+        launch = _launch(kernel.group(3)) or (None, None, None)
+        nodes.append(KernelNode(int(kernel.group(1)), kernel.group(2).strip(), *launch))
     return sorted(nodes, key=lambda n: n.index)
 
 
