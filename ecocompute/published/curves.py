@@ -12,9 +12,7 @@ Anything that plots, checks or fits against a curve calls these instead of repea
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 ORIGIN_PUBLISHED = "published"
 ORIGIN_PROJECT = "project"
@@ -83,14 +81,6 @@ class DeltaCurve:
     s_cap_pct: float | None = None  # the delta never goes below -s_cap (None: no cap)
     resid_std_pct: float | None = None  # the fit's residual spread, as its source gives it
     n_anchors: int = 0  # the measured points the fit was made on
-
-    @classmethod
-    def from_fit(
-        cls, arch: str, precision: str, fit: Mapping[str, Any], lo: Any, hi: Any, **more: Any
-    ) -> DeltaCurve:
-        """A curve from a fit as the data files hold it (A, S, Nstar), fitted over lo-hi."""
-        a, s, nstar = (float(fit[key]) for key in ("A", "S", "Nstar"))
-        return cls(arch, precision, a, s, nstar, (float(lo), float(hi)), **more)
 
     def delta_pct(self, params_b: float) -> float:
         """Energy per token vs FP16 in percent at params_b billion parameters."""

@@ -73,12 +73,15 @@ def project_curve_for(arch: str, precision: str) -> DeltaCurve | None:
     entry = (own or {}).get("delta_curves_pct", {}).get(precision)
     if entry is None:
         return None
+    lo, hi = entry["fitted_range_b"]
     up_to = entry.get("used_up_to_b")
-    return DeltaCurve.from_fit(
-        arch,
-        precision,
-        entry,
-        *entry["fitted_range_b"],
+    return DeltaCurve(
+        arch=arch,
+        precision=precision,
+        a_pct=float(entry["A"]),
+        s_pct=float(entry["S"]),
+        nstar_b=float(entry["Nstar"]),
+        fitted_range_b=(float(lo), float(hi)),
         origin=ORIGIN_PROJECT,
         used_up_to_b=None if up_to is None else float(up_to),
         n_anchors=int(entry.get("n_points") or 0),

@@ -113,12 +113,13 @@ def site_curve(arch: str, precision: str, curves: CurvesFile | None = None) -> D
     if entry is None:
         return None
     cap = _data(curves).get("s_cap", {}).get(precision)
-    return DeltaCurve.from_fit(
-        arch,
-        precision,
-        entry,
-        entry["n_min"],
-        entry["n_max"],
+    return DeltaCurve(
+        arch=arch,
+        precision=precision,
+        a_pct=float(entry["A"]),
+        s_pct=float(entry["S"]),
+        nstar_b=float(entry["Nstar"]),
+        fitted_range_b=(float(entry["n_min"]), float(entry["n_max"])),
         s_cap_pct=None if cap is None else float(cap),
         resid_std_pct=None if entry.get("resid_std") is None else float(entry["resid_std"]),
         n_anchors=len(entry.get("anchors") or []),
