@@ -306,8 +306,7 @@ def unit_spread(folders: list[Path], regime: str, card: str) -> dict[str, Any]:
         r, g = pool.pooled, pool.group
         if r is None or r.ci95 is None or g.card != card or g.reports[0].regime != regime:
             continue
-        if any(rep.model_of is None or rep.model_of.workload.max_new_tokens != TOKENS_PER_RUN
-               for rep in g.reports):  # fmt: skip
+        if any(rep.max_new_tokens != TOKENS_PER_RUN for rep in g.reports):
             continue
         first = g.reports[0]
         this = {

@@ -26,11 +26,12 @@ from ecocompute.formats.table import format_key
 from ecocompute.llm.compiled import MODE as COMPILE_MODE
 from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
-from ecocompute.report.decode_model import Compiler
+from ecocompute.report.decode_model import Compiler, Decode
 from ecocompute.report.labels import local_gpu
 from ecocompute.report.model import FORMAT, Software
 from ecocompute.report.model import Report as ReportModel
 from ecocompute.report.read import parse_report
+from ecocompute.report.results_model import Phases
 from ecocompute.report.schema import PUBLISHED_FORMATS
 from ecocompute.report.software import (
     DRIVER_UNAVAILABLE,
@@ -114,7 +115,12 @@ class Report:
     host_cpu: str | None = None  # the host's CPU numbers and clock (eager follows the host)
     delta_se_pct: float | None = None  # the standard error of delta_pct
     throttled_windows: int | None = None
-    model_of: ReportModel | None = None  # the report itself
+    # what sweeps read of the report beyond the figures (ours only): its phases, its
+    # decode record and its tokens per run; never the whole model, which a large folder's
+    # worker processes would otherwise pickle back, trials and all, for every report
+    phases: Phases | None = None
+    decode: Decode | None = None
+    max_new_tokens: int | None = None
 
     @property
     def measured(self) -> bool:
@@ -277,7 +283,9 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         "throughput_tokens_per_s": None if stats is None else stats.throughput_tokens_per_s,
         "fp16_throughput_tokens_per_s": None if fp16 is None else fp16.throughput_tokens_per_s,
         "session_s": report.measurement.timing.session_s if report.measurement.timing else None,
-        "model_of": report,
+        "phases": res.phases,
+        "decode": report.measurement.decode,
+        "max_new_tokens": work.max_new_tokens,
     }
     if res.basis == "measured":
         gpus = report.system_under_test.gpus

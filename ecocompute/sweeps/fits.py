@@ -174,7 +174,7 @@ def batch_axis(
 
 def point_phases(r: Report) -> PointPhases | None:
     """The phases of a point measured with them apart (None otherwise)."""
-    phases = None if r.model_of is None else r.model_of.results.phases
+    phases = r.phases
     if phases is None:
         return None
 

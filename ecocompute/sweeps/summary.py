@@ -129,9 +129,9 @@ def decode_note(reports: Sequence[Report]) -> str | None:
     fell = {
         (decode.requested_regime, decode.regime, decode.note)
         for r in reports
-        if r.model_of is not None
-        for decode in [r.model_of.measurement.decode]
-        if decode.requested_regime and decode.requested_regime != decode.regime
+        if (decode := r.decode) is not None
+        and decode.requested_regime
+        and decode.requested_regime != decode.regime
     }
     if not fell:
         return None
