@@ -12,10 +12,8 @@ and a folder that cannot be searched is listed with the invalid files.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,29 +64,6 @@ def read_one(path: str | os.PathLike[str]) -> Report | Invalid:
     return record_of(path, document)
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while many reports are read and kept: each one is
-    thousands of small objects that live on, so every collection would walk all that
-    were read before (5,000 session reports: a third of the time). Put back as it was.
-
-    What was read is then moved straight into the oldest generation (a freeze and its
-    undoing, where nothing was frozen before): left young, the first collections after
-    would walk it all again, twice, to promote it (5,000 session reports: about 0.7 s).
-    Which generation an object sits in is the collector's bookkeeping, not a state a
-    caller sees."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if gc.get_freeze_count() == 0:  # a caller's own frozen objects stay frozen
-            gc.freeze()
-            gc.unfreeze()
-        if was_on:
-            gc.enable()
-
-
 def _read_keyed(path: Path) -> tuple[Report | Invalid, str]:
     """read_one, with the content key of a valid report's document (identity.py)."""
     document, problems = read_document(path)
@@ -104,19 +79,16 @@ def read_reports(
     """Every valid report under paths, each once, and every file that is not one (with
     why; a copy of a report read before is listed as such). A large folder's files are
     read in worker processes (in_parallel.py), with the same result."""
-    with _collector_paused():
-        reports: list[Report] = []
-        keys: list[tuple[Path, str]] = []
-        found = find_files(paths, (REPORT_NAME,))  # each file once, however it was named
-        invalid = [
-            Invalid(f"{f.path}/", [f"{UNSEARCHABLE}: {f.reason}"]) for f in found.unsearchable
-        ]
-        for one, key in map_files(_read_keyed, found.files):
-            if isinstance(one, Invalid):
-                invalid.append(one)
-            else:
-                reports.append(one)
-                keys.append((one.path, key))
-        repeated = repeats(keys)  # each report once, too
-        invalid += [Invalid(str(reports[k].path), [why]) for k, why in repeated.items()]
-        return [r for k, r in enumerate(reports) if k not in repeated], invalid
+    reports: list[Report] = []
+    keys: list[tuple[Path, str]] = []
+    found = find_files(paths, (REPORT_NAME,))  # each file once, however it was named
+    invalid = [Invalid(f"{f.path}/", [f"{UNSEARCHABLE}: {f.reason}"]) for f in found.unsearchable]
+    for one, key in map_files(_read_keyed, found.files):
+        if isinstance(one, Invalid):
+            invalid.append(one)
+        else:
+            reports.append(one)
+            keys.append((one.path, key))
+    repeated = repeats(keys)  # each report once, too
+    invalid += [Invalid(str(reports[k].path), [why]) for k, why in repeated.items()]
+    return [r for k, r in enumerate(reports) if k not in repeated], invalid
