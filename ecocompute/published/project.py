@@ -177,19 +177,25 @@ def project_regime_spread(
 
 
 def card_model_spread(
-    arch: str, precision: str, regime: str, card: str, params_b: float | None, batch_size: int
+    arch: str,
+    precision: str,
+    regime: str,
+    card: str,
+    params_b: float | None,
+    batch_size: int,
+    tokens_per_run: int,
 ) -> UnitSpread | None:
     """The between-unit spread this project measured on the card model a measured run
     ran on (the same model token: 'h200' in 'NVIDIA H200'), in the run's regime, at its
-    size and batch size; None where no units of that card were measured there. A
-    measured report states it beside its own unit's figure."""
+    size, batch size and tokens per run; None where no units of that card were measured
+    there. A measured report states it beside its own unit's figure."""
     named = model_token(card)
     found = (
         b.spread(precision)
         for b in _spread_blocks(arch, regime)
         if named is not None
         and model_token(b.card) == named
-        and (b.regime, b.batch_size) == (regime, batch_size)
+        and (b.regime, b.batch_size, b.tokens_per_run) == (regime, batch_size, tokens_per_run)
         and at_units_size(b.params_b, params_b)
     )
     return next((u for u in found if u is not None), None)

@@ -125,7 +125,8 @@ def units_problems(report: Report) -> list[str]:
 
 def measured_units_problems(report: Report) -> list[str]:
     """Beside a measured unit, the card model's units are of its card model (one card,
-    one GPU a format), its regime, size and batch size, and of its format."""
+    one GPU a format), its regime, size, batch size and tokens per run, and of its
+    format."""
     u, work = report.results.reference_units, report.workload
     if u is None:
         return []
@@ -142,6 +143,11 @@ def measured_units_problems(report: Report) -> list[str]:
     regime = report.measurement.decode.regime
     if u.regime != regime:
         problems.append(f"{where}.regime: {u.regime!r}, but the run decoded {regime!r}")
+    if u.tokens_per_run != work.max_new_tokens:  # a run's delta moves with its length
+        problems.append(
+            f"{where}.tokens_per_run: {u.tokens_per_run}, but the run decoded "
+            f"{work.max_new_tokens} tokens a run"
+        )
     return problems + _size_problems(u, where, report) + _spread_problems(u, where, work.precision)
 
 

@@ -46,9 +46,9 @@ def reference_units(run: PublishedRun) -> ReferenceUnits | None:
 
 def card_model_units(run: MeasuredRun, params_b: float | None) -> ReferenceUnits | None:
     """Beside a measured unit: how the same format's delta varied between this project's
-    units of its card model in its regime, at its size and batch size, where the project
-    measured that; None otherwise, for FP16 alone, and for a run that sums several GPUs
-    or mixes card models (the units were one GPU each)."""
+    units of its card model in its regime, at its size, batch size and tokens per run,
+    where the project measured that; None otherwise, for FP16 alone, and for a run that
+    sums several GPUs or mixes card models (the units were one GPU each)."""
     p, hw = run.params, run.hardware
     one_gpu = all(len(g) == 1 for g in run.format_gpus.values())
     if p.precision == "FP16" or hw.gpu_name is None or hw.names != hw.gpu_name or not one_gpu:
@@ -60,6 +60,7 @@ def card_model_units(run: MeasuredRun, params_b: float | None) -> ReferenceUnits
         hw.gpu_name,
         params_b,
         p.batch_size,
+        p.tokens,
     )
     return None if u is None else units_model(u)
 

@@ -24,14 +24,15 @@ def _measured(name: str = "NVIDIA H200", **flags: str) -> dict:
 
 @pytest.fixture(scope="module")
 def at_7b() -> dict:
-    """An eager NF4 run on a fake H200 that says it is of 7B (the units' size)."""
-    return _measured(params_b="7")
+    """An eager NF4 run on a fake H200 that says it is of 7B, 256 tokens a run (the
+    units' size and length)."""
+    return _measured(params_b="7", tokens="256")
 
 
 def test_a_unit_at_the_units_size_states_their_spread_and_where_it_lies(at_7b):
     res = at_7b["results"]
     units = res["reference_units"]
-    eager = card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 7.0, 1)
+    eager = card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 7.0, 1, 256)
     assert (
         eager is not None and units["source"] == eager.source == "docs/validation/h200-eager-units"
     )
@@ -49,16 +50,20 @@ def test_a_unit_at_the_units_size_states_their_spread_and_where_it_lies(at_7b):
 
 def test_no_units_stand_beside_another_size_another_card_or_a_card_never_measured():
     assert "reference_units" not in _measured()["results"]  # tiny-test: not 7B
-    h100 = _measured("NVIDIA H100 80GB HBM3", params_b="7")  # no eager H100 units
+    assert "reference_units" not in _measured(params_b="7")["results"]  # 4 tokens a run
+    h100 = _measured("NVIDIA H100 80GB HBM3", params_b="7", tokens="256")  # no eager H100 units
     assert "reference_units" not in h100["results"]
-    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 7.0, 4) is None
-    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 13.0, 1) is None
-    h100_graphs = card_model_spread("hopper", "NF4", "graphs", "NVIDIA H100 80GB HBM3", 7.0, 1)
-    h200_graphs = card_model_spread("hopper", "NF4", "graphs", "NVIDIA H200", 7.0, 1)
+    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 7.0, 4, 256) is None
+    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 13.0, 1, 256) is None
+    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 7.0, 1, 64) is None
+    h100 = "NVIDIA H100 80GB HBM3"
+    h100_graphs = card_model_spread("hopper", "NF4", "graphs", h100, 7.0, 1, 256)
+    h200_graphs = card_model_spread("hopper", "NF4", "graphs", "NVIDIA H200", 7.0, 1, 256)
     assert h100_graphs is not None and h100_graphs.card == "NVIDIA H100 80GB HBM3"
     assert h200_graphs is not None and h200_graphs.card == "NVIDIA H200"
-    assert card_model_spread("hopper", "NF4", "graphs", "NVIDIA H20", 7.0, 1) is None
-    assert card_model_spread("ampere", "NF4", "eager", "NVIDIA A100-SXM4-80GB", 7.0, 1) is None
+    assert card_model_spread("hopper", "NF4", "graphs", "NVIDIA H20", 7.0, 1, 256) is None
+    a100 = "NVIDIA A100-SXM4-80GB"
+    assert card_model_spread("ampere", "NF4", "eager", a100, 7.0, 1, 256) is None
 
 
 @pytest.mark.parametrize(
@@ -68,6 +73,7 @@ def test_no_units_stand_beside_another_size_another_card_or_a_card_never_measure
         ({"card": "NVIDIA H100 80GB HBM3"}, "reference_units.card: 'NVIDIA H100 80GB HBM3'"),
         ({"params_b": 13.0}, "measured at 13B batch 1, but the report is of 7.0B batch 1"),
         ({"batch_size": 4}, "measured at 7B batch 4"),
+        ({"tokens_per_run": 64}, "tokens_per_run: 64, but the run decoded 256 tokens a run"),
         ({"precision": "INT8"}, "reference_units.precision: 'INT8', but the report is of NF4"),
         ({"pooled_pct": 30.0}, "reference_units.ci95_pct: [8.49, 18.662] does not hold"),
     ],
