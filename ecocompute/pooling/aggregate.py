@@ -28,7 +28,7 @@ from ecocompute.core.printable import printable
 from ecocompute.core.rounding import rounded
 from ecocompute.errors import RunError
 from ecocompute.pooling.groups import KIND_WORDS, Group, _cv, _mean, _sd, group_reports
-from ecocompute.pooling.units import UNITS_FOOTNOTE, UnitPool, pool_units, render_units
+from ecocompute.pooling.units import UNITS_FOOTNOTE, UnitPool, _num, pool_units, render_units
 from ecocompute.results.collect import Invalid, Report, read_reports
 from ecocompute.results.identity import REPEATED
 
@@ -152,10 +152,6 @@ def csv_text(rows: Sequence[TableRow]) -> str:
 def write_csv(table: Table, path: str | os.PathLike[str]) -> Path:
     """The table as CSV at path, written atomically. Raises RunError."""
     return write_text_atomic(Path(path), csv_text(table.rows()))
-
-
-def _num(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
 
 
 def render_table(table: Table) -> str:

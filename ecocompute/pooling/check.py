@@ -345,7 +345,7 @@ def load_curves(source: str) -> CurvesFile:
 
     if source.startswith(("http://", "https://")):
         try:
-            body = get_bounded(
+            data = get_bounded(
                 source,
                 {"Accept": "application/json"},
                 deadline_s=CURVES_TIMEOUT_S,
@@ -353,20 +353,16 @@ def load_curves(source: str) -> CurvesFile:
             )
         except GetFailed as exc:
             raise InputError("curves", source, f"could not be fetched ({exc.reason})") from None
-        if len(body) > MAX_CURVES_BYTES:
-            raise InputError("curves", source, f"is larger than {MAX_CURVES_BYTES} bytes")
-        text = body.decode("utf-8", errors="replace")
     else:
         try:
             with open(source, "rb") as f:
                 data = f.read(MAX_CURVES_BYTES + 1)
         except OSError as exc:
             raise InputError("curves", source, f"cannot be read ({exc.strerror})") from None
-        if len(data) > MAX_CURVES_BYTES:
-            raise InputError("curves", source, f"is larger than {MAX_CURVES_BYTES} bytes")
-        text = data.decode("utf-8", errors="replace")
+    if len(data) > MAX_CURVES_BYTES:  # both read at most one byte more, to tell
+        raise InputError("curves", source, f"is larger than {MAX_CURVES_BYTES} bytes")
     try:
-        return curves_from_text(text, source)
+        return curves_from_text(data.decode("utf-8", errors="replace"), source)
     except ValueError as exc:
         raise InputError("curves", source, str(exc)) from None
 

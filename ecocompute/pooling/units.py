@@ -207,6 +207,10 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
 def _ci(ci: tuple[float, float] | None) -> str:
     return "-" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
 
@@ -226,12 +230,10 @@ def render_units(pools: Sequence[UnitPool]) -> str:
             f"{'tok/s':>5} {'n':>2} {'vs FP16':>8} {'95% CI (this unit)':>18}  host CPU"
         )
         for u in p.units:
-            fp16, speed = u.fp16_energy_per_token_mj, u.fp16_tokens_per_s
             lines.append(
                 f"  {u.tail:<14} {u.board_part or '-':<20} {u.vbios or '-':<15} "
-                f"{'-' if u.idle_before_w is None else format(u.idle_before_w, '.0f'):>6} "
-                f"{'-' if fp16 is None else format(fp16, ',.0f'):>8} "
-                f"{'-' if speed is None else format(speed, '.1f'):>5} {len(u.reports):>2} "
+                f"{_num(u.idle_before_w, '.0f'):>6} {_num(u.fp16_energy_per_token_mj, ',.0f'):>8} "
+                f"{_num(u.fp16_tokens_per_s, '.1f'):>5} {len(u.reports):>2} "
                 f"{u.delta_pct:>+7.2f}% {_ci(u.ci95_pct):>18}  {u.host_cpu or '-'}"
             )
         if p.pooled is not None:
