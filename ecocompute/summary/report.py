@@ -20,12 +20,7 @@ from ecocompute.report.labels import (
 )
 from ecocompute.report.model import Measurement, Report, Software, Workload
 from ecocompute.report.references import beside_unit
-from ecocompute.report.results_model import (
-    BetweenCompiles,
-    FormatConditions,
-    HeldView,
-    Results,
-)
+from ecocompute.report.results_model import BetweenCompiles, FormatConditions, HeldView, Results
 from ecocompute.report.software import stack_in_words
 
 _BASIS_WORDS = {
@@ -211,17 +206,17 @@ def reference_units_lines(report: Report, label: str = "") -> list[str]:
     if units is None:
         return []
     lines = [f"  units      {units.words()}"]  # it names the format
-    delta = res.vs_fp16_energy_pct_exact
+    delta, lead = res.vs_fp16_energy_pct_exact, f"{label}: " if label else ""
     if report.measured:  # beside this unit's own figure
         if delta is None:
             return lines
         beside, outside = beside_unit(units, delta, res.fp16_energy_per_token_mj)
         key = "caution" if outside else "this unit"
-        lines.append(f"  {key:<10} {label}: {beside}" if label else f"  {key:<10} {beside}")
+        lines.append(f"  {key:<10} {lead}{beside}")
         return lines
     apart = None if delta is None else units.disagreement(delta, report.workload.params_b)
     if apart is not None:
-        lines.append(f"  caution    {label}: {apart}" if label else f"  caution    {apart}")
+        lines.append(f"  caution    {lead}{apart}")
     return lines
 
 

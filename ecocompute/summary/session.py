@@ -8,11 +8,7 @@ from typing import Any
 
 from ecocompute.report.labels import card_with_arch, gpu_list, local_gpu
 from ecocompute.report.model import Report
-from ecocompute.report.results_model import (
-    Conditions,
-    FormatConditions,
-    Results,
-)
+from ecocompute.report.results_model import FormatConditions, Results
 from ecocompute.summary.report import (
     HELD_LEAD,
     SCOPE,
@@ -132,13 +128,10 @@ def _format_line(report: Report) -> str:
     work, res = report.workload, report.results
     stats = res.per_format.get(work.precision)
     key = stats.format if stats else work.precision
-    delta, ci = res.vs_fp16_energy_pct, res.vs_fp16_ci95_pct
     cells = [
         f"  {key:<13}",
         f"{_mj(res.energy_per_token_mj, ''):>10}",
-        f"{'-' if delta is None else format(delta, '+.1f') + '%':>8}",
-        f"{'-' if not ci else f'{ci[0]:+.1f} .. {ci[1]:+.1f}%':>17}",
-        f"{res.verdict or '-':<12}",
+        *_delta_cells(res.vs_fp16_energy_pct, res.vs_fp16_ci95_pct, res.verdict),
     ]
     if stats is not None:
         share = stats.of_bandwidth_limit_pct
@@ -156,6 +149,15 @@ def _format_line(report: Report) -> str:
     )
     line = " ".join(cells)
     return line + (f"\n  {'':<13} note: {note}" if note else "")
+
+
+def _delta_cells(delta: float | None, ci: Sequence[float] | None, verdict: str | None) -> list[str]:
+    """A format's vs FP16, 95% CI and verdict columns (its own view's or the held one's)."""
+    return [
+        f"{'-' if delta is None else format(delta, '+.1f') + '%':>8}",
+        f"{'-' if not ci else f'{ci[0]:+.1f} .. {ci[1]:+.1f}%':>17}",
+        f"{verdict or '-':<12}",
+    ]
 
 
 def _fp16_throughput(res: Results) -> str:
@@ -186,19 +188,8 @@ def held_session_lines(reports: Sequence[Report]) -> list[str]:
     ]
     for report, held in with_view:
         fmt = report.workload.precision
-        ci = held.vs_fp16_ci95_pct
-        delta = held.vs_fp16_energy_pct
-        lines.append(
-            " ".join(
-                [
-                    f"  {fmt:<13}",
-                    f"{held.energy_per_token_mj:>10,.1f}",
-                    f"{'-' if delta is None else format(delta, '+.1f') + '%':>8}",
-                    f"{'-' if not ci else f'{ci[0]:+.1f} .. {ci[1]:+.1f}%':>17}",
-                    f"{held.verdict or '-':<12}",
-                ]
-            )
-        )
+        cells = _delta_cells(held.vs_fp16_energy_pct, held.vs_fp16_ci95_pct, held.verdict)
+        lines.append(" ".join([f"  {fmt:<13}", f"{held.energy_per_token_mj:>10,.1f}", *cells]))
         freed = freed_words(fmt, report.results)
         lines.append(f"  {'':<13} {freed or fmt + ' used every GPU of the session'}")
         verdict = report.results.verdict
@@ -211,7 +202,7 @@ def _session_throttle(reports: Sequence[Report]) -> str | None:
     """Every format's windows (FP16's once), as one throttle line."""
     per: dict[str, FormatConditions] = {}
     for r in reports:
-        conditions: Conditions | None = r.results.conditions
+        conditions = r.results.conditions
         if r.measured and conditions is not None:
             for fmt, c in conditions.per_format.items():
                 per.setdefault(fmt, c)
