@@ -94,8 +94,8 @@ class ReportJob:
                     f"quality_text: {printable(p.quality_text)} {problem}; the quality probe "
                     "is skipped"
                 )
-        prefetched = _prefetch(self.params, progress, machine) if self.params.prefetch else None
-        outcome = run_energy_estimate(self.params, progress, machine=machine)
+        prefetched = _prefetch(p, progress, machine) if p.prefetch else None
+        outcome = run_energy_estimate(p, progress, machine=machine)
         report = build_report(outcome, command)
         if prefetched is not None and report.provenance is not None:
             provenance = report.provenance.model_copy(update={"prefetch": prefetched})
@@ -103,13 +103,18 @@ class ReportJob:
         # The link goes in the report before it is checked, so the file and
         # share_url.txt hold the same one.
         link = None
-        if self.params.share:
-            report, link = _share_link(report, self.params.site)
+        if p.share:
+            report, link = with_share_url(report, p.site)  # unchanged where no link
+            if link is None:
+                say(
+                    f"share: no delta vs FP16 in this report (basis {report.results.basis}); "
+                    "no link written"
+                )
         text = report_text(report)
         summary = render(report, printable(self.target))  # a path of any bytes prints
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
-        if self.params.power_trace:
+        if p.power_trace:
             self._write_traces(outcome)
         write_text_atomic(self.target, text, create_dir=not self.folder_existed)
         if link is not None:
@@ -172,16 +177,6 @@ def _prefetch(params: RunParams, progress: Progress, machine: Machine | None) ->
             ],
         ),
     )
-
-
-def _share_link(report: Report, site: str) -> tuple[Report, str | None]:
-    shared, link = with_share_url(report, site)
-    if link is None:
-        say(
-            f"share: no delta vs FP16 in this report (basis {report.results.basis}); "
-            "no link written"
-        )
-    return shared, link
 
 
 def _write_share_file(path: Path, link: str) -> None:
