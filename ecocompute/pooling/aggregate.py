@@ -128,8 +128,7 @@ def read_reports_for(
         check_output_file("output", output)  # a folder or unusable name: exit 2 now
     reports, invalid = read_reports(paths)
     if output is not None:  # what is written must not replace a report it is made from
-        read: list[str | os.PathLike[str]] = [*(r.path for r in reports)]
-        read += [bad.path for bad in invalid]
+        read = [r.path for r in reports] + [bad.path for bad in invalid]
         check_not_an_input("output", output, read)
     return reports, invalid
 
