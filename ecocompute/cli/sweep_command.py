@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 
 from ecocompute.boundary.printing import print_after_write
@@ -133,7 +134,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     could not be printed, 1 when a point failed (sweep.json is written either way)."""
     from ecocompute.fleet.options import options_from_flags
     from ecocompute.sweeps.document import SWEEP_NAME
-    from ecocompute.sweeps.plan import split_batches, split_list, split_prompt_lengths
+    from ecocompute.sweeps.plan import (
+        prompt_folder,
+        split_batches,
+        split_list,
+        split_prompt_lengths,
+    )
     from ecocompute.sweeps.render import render
 
     fleet = options_from_flags(
@@ -163,8 +169,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     shared = run_flags_given(args, leave_out=("output_dir",))
     lengths = split_prompt_lengths(args.prompt_lengths)
     if lengths is not None and len(lengths) > 1:
-        from ecocompute.sweeps.plan import prompt_folder
-
         folders = [prompt_folder(n) for n in lengths]
         args.written_so_far = sweep_leaves(args.output_dir, folders)
     if lengths is not None and (models is None or fleet is not None):
@@ -172,14 +176,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise InputError("prompt_tokens", args.prompt_lengths, why)
     if lengths is not None and len(lengths) == 1:
         shared["prompt_tokens"], lengths = str(lengths[0]), None
-    if lengths is not None and models is not None:
-        from ecocompute.sweeps.plan import prompt_folder
-        from ecocompute.sweeps.sweep import prompt_sweep
+    from ecocompute.sweeps.sweep import fit_reports, prompt_sweep, sweep
 
+    out, root = args.output_dir, Path(args.output_dir)
+    if models is None:
+        done = {root: fit_reports(out, reports=args.reports, progress=progress, command=command)}
+    elif lengths is not None:
         by_length = prompt_sweep(
             models,
             precisions,
-            args.output_dir,
+            out,
             lengths,
             options=shared,
             parameters_file=args.parameters_file,
@@ -187,56 +193,35 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             progress=progress,
             command=command,
         )
-        failed = total = 0
-        for n, one in by_length.items():
-            path = Path(args.output_dir) / prompt_folder(n) / SWEEP_NAME
-            status = print_after_write(render(one, path), [str(path)])
-            if status:
-                return status
-            failed, total = failed + len(one.failed), total + len(one.runs)
-        if failed:
-            raise RunError(f"{failed} of {total} run(s) failed (see each p<length>/{SWEEP_NAME})")
-        return 0
-    if models is None:
-        from ecocompute.sweeps.sweep import fit_reports
-
-        done = fit_reports(
-            args.output_dir, reports=args.reports, progress=progress, command=command
-        )
-    elif fleet is None:
-        from ecocompute.sweeps.sweep import sweep
-
-        done = sweep(
-            models,
-            precisions,
-            args.output_dir,
-            options=shared,
-            parameters_file=args.parameters_file,
-            batch_sizes=batch_sizes,
-            progress=progress,
-            command=command,
-        )
+        done = {root / prompt_folder(n): one for n, one in by_length.items()}
     else:
-        from ecocompute.fleet.sweep import fleet_sweep
+        run = sweep
+        if fleet is not None:
+            from ecocompute.fleet.sweep import fleet_sweep
 
-        done = fleet_sweep(
-            models,
-            precisions,
-            args.output_dir,
-            fleet,
-            options=shared,
-            parameters_file=args.parameters_file,
-            batch_sizes=batch_sizes,
-            progress=progress,
-            command=command,
-        )
-    path = Path(args.output_dir) / SWEEP_NAME
-    status = print_after_write(render(done, path), [str(path)])
-    if status:
-        return status
-    if done.failed:
-        raise RunError(
-            f"{len(done.failed)} of {len(done.runs)} run(s) failed (see {path}); "
-            "the others were fitted"
-        )
+            run = functools.partial(fleet_sweep, fleet=fleet)
+        done = {
+            root: run(
+                models,
+                precisions,
+                out,
+                options=shared,
+                parameters_file=args.parameters_file,
+                batch_sizes=batch_sizes,
+                progress=progress,
+                command=command,
+            )
+        }
+    for folder, one in done.items():
+        path = folder / SWEEP_NAME
+        status = print_after_write(render(one, path), [str(path)])
+        if status:
+            return status
+    failed = sum(len(one.failed) for one in done.values())
+    total = sum(len(one.runs) for one in done.values())
+    if failed and lengths is not None:
+        raise RunError(f"{failed} of {total} run(s) failed (see each p<length>/{SWEEP_NAME})")
+    if failed:
+        why = f"(see {root / SWEEP_NAME}); the others were fitted"
+        raise RunError(f"{failed} of {total} run(s) failed {why}")
     return 0
