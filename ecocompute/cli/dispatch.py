@@ -19,14 +19,9 @@ from collections.abc import Callable, Sequence
 from ecocompute import __version__
 from ecocompute.boundary.interrupts import describe as describe_interrupt
 from ecocompute.boundary.interrupts import handled
-from ecocompute.boundary.printing import (
-    flush_stdout,
-    stdout_failure,
-)
+from ecocompute.boundary.printing import flush_stdout, stdout_failure
 from ecocompute.cli.estimate_command import add_energy_estimate
-from ecocompute.cli.flags import (
-    OneLineParser,
-)
+from ecocompute.cli.flags import OneLineParser
 from ecocompute.cli.reports_commands import (
     add_aggregate,
     add_check,

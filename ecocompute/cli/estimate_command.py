@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ecocompute.boundary.printing import (
-    print_after_write,
-)
+from ecocompute.boundary.printing import print_after_write
 from ecocompute.cli.flags import (
     add_run_flags,
     parameters_file_flag,

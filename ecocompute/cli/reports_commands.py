@@ -8,9 +8,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from ecocompute.boundary.printing import print_after_write
+from ecocompute.core.printable import printable
 from ecocompute.errors import InputError
 
 if TYPE_CHECKING:
+    from ecocompute.results.collect import Report
     from ecocompute.results.conformance import Conformance
 
 # -- validate ------------------------------------------------------------------------
@@ -69,7 +71,6 @@ def _validate_profile(args: argparse.Namespace) -> int:
     read, or a --schema that cannot be used)."""
     import json
 
-    from ecocompute.core.printable import printable
     from ecocompute.results.conformance import judge_file, read_schema
 
     schema = None
@@ -106,7 +107,6 @@ def _validate_profile(args: argparse.Namespace) -> int:
 
 
 def _render_verdict(path: str, v: Conformance) -> str:
-    from ecocompute.core.printable import printable
     from ecocompute.results.conformance import SCHEMA_INVALID, SCHEMA_VALID
 
     lines = [f"== {path} ({v.profile}) =="]
@@ -189,17 +189,9 @@ def add_aggregate(sub: argparse._SubParsersAction) -> None:
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     """Skipped files on stderr; no valid report: exit 1; the CSV written before the table
     is printed, so that a stdout that fails afterwards is told apart (exit 3)."""
-    from ecocompute.pooling.aggregate import (
-        aggregate,
-        read_reports_for,
-        render_invalid,
-        render_table,
-        write_csv,
-    )
+    from ecocompute.pooling.aggregate import aggregate, render_table, write_csv
 
-    reports, invalid = read_reports_for(args.paths, args.output)
-    if invalid:
-        print(render_invalid(invalid), file=sys.stderr)
+    reports = _read_reports(args)
     if not reports:
         print("ecocompute: error: no valid energy.json report found", file=sys.stderr)
         return 1
@@ -211,6 +203,16 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     target = write_csv(table, args.output)
     print(f"wrote {target}", file=sys.stderr)
     return print_after_write(text, [str(target)])
+
+
+def _read_reports(args: argparse.Namespace) -> list[Report]:
+    """The reports under args.paths; the files that are not valid ones listed on stderr."""
+    from ecocompute.pooling.aggregate import read_reports_for, render_invalid
+
+    reports, invalid = read_reports_for(args.paths, args.output)
+    if invalid:
+        print(render_invalid(invalid), file=sys.stderr)
+    return reports
 
 
 def add_plot(sub: argparse._SubParsersAction) -> None:
@@ -246,7 +248,6 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     saying so could not be printed."""
     from ecocompute.plots.files import require_matplotlib
     from ecocompute.plots.size_plot import plot_reports
-    from ecocompute.pooling.aggregate import read_reports_for, render_invalid
 
     require_matplotlib()
     if args.power_trace:
@@ -255,11 +256,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         if len(args.paths) != 1 or args.card is not None:
             raise InputError("power_trace", " ".join(args.paths), "draws one report, no --card")
         path = plot_power_trace(args.paths[0], args.output)
-        return print_after_write(f"wrote {path}", [str(path)])
-    reports, invalid = read_reports_for(args.paths, args.output)
-    if invalid:
-        print(render_invalid(invalid), file=sys.stderr)
-    path = plot_reports(reports, args.output, card=args.card)
+    else:
+        path = plot_reports(_read_reports(args), args.output, card=args.card)
     return print_after_write(f"wrote {path}", [str(path)])
 
 
