@@ -62,7 +62,7 @@ from ecocompute.fleet.point import (
 )
 from ecocompute.params import RunParams
 from ecocompute.report.write import REPORT_NAME
-from ecocompute.sweeps.document import CANCELLED, RunRecord
+from ecocompute.sweeps.document import CANCELLED, FAILED, RunRecord
 from ecocompute.sweeps.records import answered, new_record, written_record
 
 
@@ -215,7 +215,8 @@ class _Fleet:
         if verdict is Verdict.OK:
             self._ok(point, outcome)
         elif verdict is Verdict.CANCELLED:
-            self._cancelled(point, f"cancelled by {self.interrupt_name} while it ran", place)
+            why = f"cancelled by {self.interrupt_name} while it ran"
+            self._fail(point, place, why, status=CANCELLED)
         else:
             point.attempts += 1
             retryable = may_retry and verdict is Verdict.RETRY
@@ -246,14 +247,12 @@ class _Fleet:
         where = describe_placement(place)
         point.errors.append(f"attempt {point.attempts} on {where}: {reason}")
         elapsed = "" if outcome is None else f" after {outcome.elapsed_s:.1f} s"
-        if point.pinned is not None and retryable and point.attempts < MAX_ATTEMPTS:
-            # its GPU is the point of it: once more on the same worker, never another
-            self.say(point, f"FAILED{elapsed} on {where}: {reason}; retrying on the same GPU")
-            self.submit(point)
-            return
         if retryable and point.attempts < MAX_ATTEMPTS:
-            self.say(point, f"FAILED{elapsed} on {where}: {reason}; retrying on another worker")
-            point.avoid.update(a for a in (place.worker, place.worker_name) if a)
+            # a pinned point's GPU is the point of it: once more on the same worker only
+            again = "the same GPU" if point.pinned is not None else "another worker"
+            self.say(point, f"FAILED{elapsed} on {where}: {reason}; retrying on {again}")
+            if point.pinned is None:
+                point.avoid.update(a for a in (place.worker, place.worker_name) if a)
             self.submit(point)
             return
         self.say(point, f"FAILED{elapsed} on {where}: {reason}")
@@ -290,13 +289,10 @@ class _Fleet:
         place: Placement | None,
         reason: str,
         outcome: PointOutcome | None = None,
+        status: str = FAILED,
     ) -> None:
         placement = self._placement_fields(point, place, outcome)
-        point.record = new_record(point.params, error=reason, more=placement)
-
-    def _cancelled(self, point: Point, reason: str, place: Placement | None) -> None:
-        placement = self._placement_fields(point, place, None)
-        point.record = new_record(point.params, error=reason, status=CANCELLED, more=placement)
+        point.record = new_record(point.params, error=reason, status=status, more=placement)
 
     def _placement_fields(
         self, point: Point, place: Placement | None, outcome: PointOutcome | None
@@ -339,7 +335,8 @@ class _Fleet:
         self.pending.clear()
         for point in self.points:
             if point.record is None:
-                self._cancelled(point, f"cancelled by {name} before it finished", None)
+                why = f"cancelled by {name} before it finished"
+                self._fail(point, None, why, status=CANCELLED)
         return self.records()
 
     def records(self) -> list[RunRecord]:

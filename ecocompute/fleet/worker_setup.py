@@ -18,13 +18,9 @@ import contextlib
 import os
 
 
-def leave_the_terminals_process_group() -> None:
-    """Make this process the leader of a process group of its own (its children follow
-    it there). Never raises: where the system refuses, the worker is as it was."""
+def dask_setup(worker: object) -> None:
+    """Called by Dask in each worker process as it starts: makes it the leader of a
+    process group of its own (its children follow it there). Never raises: where the
+    system refuses, the worker is as it was."""
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
-
-
-def dask_setup(worker: object) -> None:
-    """Called by Dask in each worker process as it starts."""
-    leave_the_terminals_process_group()
