@@ -88,14 +88,14 @@ def check_output_dir(given: str | os.PathLike[str]) -> Path:
     out = Path(path)
     st = stat_or_none("output_dir", path)
     if st is not None and not stat.S_ISDIR(st.st_mode):
-        raise InputError("output_dir", path, f"is a {_kind_words(st)}; give a folder")
+        raise InputError("output_dir", path, f"is a {kind_of(st)}; give a folder")
     if st is None and lstat_or_none("output_dir", path) is not None:
         raise InputError("output_dir", path, "is a symbolic link to nothing; give a folder")
     existing = out
     while (found := stat_or_none("output_dir", existing)) is None:
         existing = existing.parent
     if not stat.S_ISDIR(found.st_mode):
-        raise InputError("output_dir", path, f"{existing} is a {_kind_words(found)}, not a folder")
+        raise InputError("output_dir", path, f"{existing} is a {kind_of(found)}, not a folder")
     # each missing folder's name, and room for the files it will hold
     check_creatable("output_dir", out, room=len(_LONGEST_NAME_INSIDE) + 1)
     try:  # root ignores permission bits, so try for real; the probe file is removed
@@ -109,8 +109,3 @@ def check_output_dir(given: str | os.PathLike[str]) -> Path:
 # As long as the longest name written inside an output folder (a report's temp file,
 # boundary/atomic.py): a folder whose path leaves no room for it is refused up front.
 _LONGEST_NAME_INSIDE = "." + "x" * 63
-
-
-def _kind_words(st: os.stat_result) -> str:
-    kind = kind_of(st)
-    return "file" if kind == "file" else kind

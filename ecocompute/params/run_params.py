@@ -422,15 +422,14 @@ class RunParams:
                 "needs --decode graphs or compiled (eager generate() runs its own prefill "
                 "inside the decode; its trials measure both together)",
             )
-        if self.compile_batch == "dynamic" and self.decode != "compiled":
-            why = "needs --decode compiled (only a compiled step has shapes to keep dynamic)"
-            raise InputError("compile_batch", self.compile_batch, why)
-        if self.compile_scope == "layer" and self.decode != "compiled":
-            why = "needs --decode compiled (only a compiled step has layers compiled)"
-            raise InputError("compile_scope", self.compile_scope, why)
-        if self.compile_mode != "max-autotune-no-cudagraphs" and self.decode != "compiled":
-            why = "needs --decode compiled (only a compiled step has a compile mode)"
-            raise InputError("compile_mode", self.compile_mode, why)
+        for name, has in (
+            ("compile_batch", "shapes to keep dynamic"),
+            ("compile_scope", "layers compiled"),
+            ("compile_mode", "a compile mode"),
+        ):
+            if self.decode != "compiled" and (value := getattr(self, name)) != FIELDS[name].default:
+                why = f"needs --decode compiled (only a compiled step has {has})"
+                raise InputError(name, value, why)
         if self.near_tie_std != NEAR_TIE_STD_FRACTION and self.decode == "eager":
             why = "needs --decode graphs or compiled (only a replayed step is checked)"
             raise InputError("near_tie_std", self.near_tie_std, why)
