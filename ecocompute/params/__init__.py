@@ -25,6 +25,7 @@ from ecocompute.params.run_params import (
     DEFAULTS,
     FIELDS,
     YAML_KEYS,
+    Flag,
     RunParams,
     flag_for,
     from_text,
