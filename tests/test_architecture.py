@@ -201,3 +201,27 @@ def test_only_the_command_line_prints():
     }
     assert printing == set()
     assert _writes_to_a_stream(ast.parse("import sys\nprint(1)\nsys.stderr.write('x')")) == [2, 3]
+
+
+def test_every_name_a_package_exports_is_there():
+    """__all__ lists only names the module has (a star import would raise otherwise)."""
+    import importlib
+
+    missing = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        listed = [
+            elt.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            and isinstance(node.value, ast.List | ast.Tuple)
+            for elt in node.value.elts
+            if isinstance(elt, ast.Constant) and isinstance(elt.value, str)
+        ]
+        if listed:
+            module = importlib.import_module(module_name(path))
+            gone = [name for name in listed if not hasattr(module, name)]
+            if gone:
+                missing[module_name(path)] = gone
+    assert missing == {}
