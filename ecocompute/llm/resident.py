@@ -51,8 +51,14 @@ class ResidentModels(ModelBackend):
         if accelerator is not None:
             accelerator.release()
 
-    def prompt(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        return self.inner.prompt(*args, **kwargs)
+    def prompt(
+        self,
+        checkpoint: Checkpoint,
+        batch_size: int,
+        accelerator: Accelerator,
+        prompt_tokens: int | None = None,
+    ) -> tuple[Any, Any]:
+        return self.inner.prompt(checkpoint, batch_size, accelerator, prompt_tokens)
 
     def config(self, checkpoint: Checkpoint) -> Any:
         return self.inner.config(checkpoint)

@@ -7,7 +7,6 @@ that makes a report; it is not yet checked or written (report/write.py).
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
 
 from ecocompute import __version__
 from ecocompute.core.precision import Precision
@@ -155,19 +154,6 @@ def gpu(g: GpuRecord, before: BeforeSession | None = None) -> Gpu:
     )
 
 
-def _workload(p: RunParams, **fields: Any) -> Workload:
-    """The workload section: the run's parameters, and what each kind of run adds."""
-    return Workload(
-        model_name=p.model_name,
-        precision=str(p.precision),  # type: ignore[arg-type]
-        batch_size=p.batch_size,
-        context_length=p.context_length,
-        max_new_tokens=p.tokens,
-        llm_int8_threshold=_int8_threshold(p),
-        **fields,
-    )
-
-
 def _int8_threshold(p: RunParams) -> float | None:
     if p.precision is Precision.INT8 and p.spec().library == BITSANDBYTES:
         return p.llm_int8_threshold
@@ -212,16 +198,21 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             cuda_visible_devices=hw.cuda_visible_devices,
             memory_bandwidth_gbs=run.bandwidth_gbs,
         ),
-        workload=_workload(
-            p,
+        workload=Workload(
+            model_name=p.model_name,
+            precision=str(p.precision),  # type: ignore[arg-type]
+            batch_size=p.batch_size,
+            context_length=p.context_length,
+            max_new_tokens=p.tokens,
             params_b=nominal,
-            params_b_source=source,
+            params_b_source=source,  # type: ignore[arg-type]
             params_b_counted=counted_b,
             prompt_tokens=run.prompt_tokens,
             prompt_source=None if p.prompt_tokens is None else "prompt_tokens",
-            weights=run.checkpoint.weights,
+            weights=run.checkpoint.weights,  # type: ignore[arg-type]
             weights_note=run.checkpoint.weights_note,
-            quantization=quantization,
+            llm_int8_threshold=_int8_threshold(p),
+            quantization=quantization,  # type: ignore[arg-type]
             decoding=DECODING,
         ),
         measurement=_measurement(run),
@@ -539,8 +530,16 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             "comes from (1.1 requires >= 1)",
             gpus=[gpu(g) for g in hw.gpus],
         ),
-        workload=_workload(
-            p, params_b=run.params_b, params_b_source=run.params_b_source, weights="not loaded"
+        workload=Workload(
+            model_name=p.model_name,
+            precision=str(p.precision),  # type: ignore[arg-type]
+            batch_size=p.batch_size,
+            context_length=p.context_length,
+            max_new_tokens=p.tokens,
+            params_b=run.params_b,
+            params_b_source=run.params_b_source,  # type: ignore[arg-type]
+            weights="not loaded",
+            llm_int8_threshold=_int8_threshold(p),
         ),
         measurement=Measurement(
             method=fig.method,
