@@ -152,7 +152,8 @@ def measured_units_problems(report: Report) -> list[str]:
 
 
 def _size_problems(u: ReferenceUnits, where: str, report: Report) -> list[str]:
-    """Units beside a run (not beside a derived figure) are of its size and batch size."""
+    """Units of a run's own workload (reference_units beside a measured unit, regime_units
+    beside a derived figure) are of its size and batch size."""
     work = report.workload
     if u.batch_size == work.batch_size and at_units_size(u.params_b, work.params_b):
         return []

@@ -100,20 +100,23 @@ def beside_unit(units: ReferenceUnits, delta_pct: float, fp16_mj: float | None) 
     interval, else their pooled one; their FP16 range)."""
     lo, hi = units.pi95_pct or units.ci95_pct
     where = "prediction interval" if units.pi95_pct is not None else "pooled interval"
-    inside = lo <= delta_pct <= hi
-    side = "inside" if inside else ("below" if delta_pct < lo else "above")
+    side = _side(delta_pct, lo, hi)
     words = f"this unit's {delta_pct:+.1f}% lies {side} their {where}"
-    if not inside:
+    if side != "inside":
         words += f" [{lo:+.1f}, {hi:+.1f}]"
+    outside = side != "inside"
     fp16 = units.fp16_energy_per_token_mj_range
     if fp16 is not None and fp16_mj is not None:
-        held = fp16[0] <= fp16_mj <= fp16[1]
-        place = "inside" if held else ("below" if fp16_mj < fp16[0] else "above")
+        place = _side(fp16_mj, *fp16)
         words += f", its FP16 ({fp16_mj:,.0f} mJ/token) {place} their FP16 range"
-        if not held:
+        if place != "inside":
             words += f" [{fp16[0]:,.0f}, {fp16[1]:,.0f}]"
-        inside = inside and held
-    if not inside:
+        outside = outside or place != "inside"
+    if outside:
         what = ", its host or its compile" if units.regime == "compiled" else " or its host"
         words += f"; something of this unit{what} sets it apart from them (docs/units.md)"
-    return words, not inside
+    return words, outside
+
+
+def _side(value: float, lo: float, hi: float) -> str:
+    return "below" if value < lo else ("above" if value > hi else "inside")

@@ -381,8 +381,8 @@ class ReferenceUnits(Strict):
     """How a format's delta varied between GPU units of a card model, where this project
     measured that (one model, batch size and regime; `aggregate --units`): beside a
     derived figure from those measurements, or beside a measured report's own unit at
-    the units' size, batch size and regime. Neither figure is a unit's promise: a unit
-    not yet measured may lie anywhere in pi95_pct there."""
+    the units' size, batch size, tokens per run and regime. Neither figure is a unit's
+    promise: a unit not yet measured may lie anywhere in pi95_pct there."""
 
     source: str = Field(description="the reports' folder in the EcoCompute repository")
     card: str
@@ -534,8 +534,9 @@ class Results(Strict):
     reference_units: ReferenceUnits | None = Field(
         None,
         description="this project's units of the card model: beside a derived figure from "
-        "their measurements, or beside a measured unit of that card at their regime, size "
-        "and batch size (its own trials give its figures; this block gives the spread)",
+        "their measurements, or beside a measured unit of that card at their regime, size, "
+        "batch size and tokens per run (its own trials give its figures; this block gives "
+        "the spread)",
     )
     regime_units: ReferenceUnits | None = Field(
         None,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.boundary.finding import find_files
+from ecocompute.core.json_types import JsonObject
 from ecocompute.report.files import UNSEARCHABLE, files_under, read_document
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.identity import content_key, repeats
@@ -58,19 +59,21 @@ def record_of(path: str | os.PathLike[str], document: Mapping[str, Any]) -> Repo
 def read_one(path: str | os.PathLike[str]) -> Report | Invalid:
     """The record of one report file, or why the file is not one. Never raises for a
     bad file or path."""
+    return _read(path)[0]
+
+
+def _read(path: str | os.PathLike[str]) -> tuple[Report | Invalid, JsonObject | None]:
+    """read_one, with the document it was read from (None where none was)."""
     document, problems = read_document(path)
     if document is None:
-        return Invalid(str(path), problems)
-    return record_of(path, document)
+        return Invalid(str(path), problems), None
+    return record_of(path, document), document
 
 
 def _read_keyed(path: Path) -> tuple[Report | Invalid, str]:
     """read_one, with the content key of a valid report's document (identity.py)."""
-    document, problems = read_document(path)
-    if document is None:
-        return Invalid(str(path), problems), ""
-    one = record_of(path, document)
-    return one, "" if isinstance(one, Invalid) else content_key(document)
+    one, document = _read(path)
+    return one, "" if isinstance(one, Invalid) or document is None else content_key(document)
 
 
 def read_reports(
