@@ -101,10 +101,10 @@ def beside_unit(units: ReferenceUnits, delta_pct: float, fp16_mj: float | None) 
     lo, hi = units.pi95_pct or units.ci95_pct
     where = "prediction interval" if units.pi95_pct is not None else "pooled interval"
     side = _side(delta_pct, lo, hi)
-    words = f"this unit's {delta_pct:+.1f}% lies {side} their {where}"
-    if side != "inside":
-        words += f" [{lo:+.1f}, {hi:+.1f}]"
     outside = side != "inside"
+    words = f"this unit's {delta_pct:+.1f}% lies {side} their {where}"
+    if outside:
+        words += f" [{lo:+.1f}, {hi:+.1f}]"
     fp16 = units.fp16_energy_per_token_mj_range
     if fp16 is not None and fp16_mj is not None:
         place = _side(fp16_mj, *fp16)

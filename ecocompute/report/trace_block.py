@@ -90,8 +90,13 @@ def trace_block(run: MeasuredRun) -> PowerTrace | None:
 
     precision = str(run.params.precision)
     files = [file("primary", PRIMARY_FILE, precision)]
+    shared = ""  # what the note says of a quantized run's two files
     if run.params.precision.quantized:
         files.append(file("fp16_baseline", FP16_FILE, "FP16"))
+        shared = (
+            f". FP16 and {precision} ran interleaved in one session: both files hold the "
+            "same samples"
+        )
     return PowerTrace(
         format="csv",
         columns=list(COLUMNS),
@@ -107,14 +112,8 @@ def trace_block(run: MeasuredRun) -> PowerTrace | None:
         ),
         note=(
             f"NVML GPU-package power of NVML GPU(s) {', '.join(map(str, record.nvml_indices))} "
-            "(summed per read), t_s seconds on the trace's own clock"
-            + (
-                f". FP16 and {precision} ran interleaved in one session: both files hold the "
-                "same samples; "
-                if run.params.precision.quantized
-                else "; "
-            )
-            + "the reported energy does not come from this trace."
+            f"(summed per read), t_s seconds on the trace's own clock{shared}; the reported "
+            "energy does not come from this trace."
         ),
         files=files,
         nvml_indices=list(record.nvml_indices),

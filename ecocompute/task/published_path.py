@@ -88,9 +88,7 @@ def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware)
         figure = not_published(arch.arch, params_b, str(spec.precision), spec.label)
     check_possible(figure, params_b)  # far beyond its curves, a size is bad input
     if params.batch_size != PUBLISHED_BATCH_SIZE:
-        figure = not_at_batch(
-            figure, params.batch_size
-        )  # far beyond its curves, a size is bad input
+        figure = not_at_batch(figure, params.batch_size)
     regime_units = None
     if params.decode != "eager":
         units = project_regime_spread(arch.arch, str(params.precision), params.decode, arch.product)
