@@ -9,6 +9,10 @@ SHA-256 of the kernel nodes in node order, each as "function|grid|block|shared m
 kernel arguments (addresses) are left out, since they differ from process to process.
 What it cannot see: two binaries of one function name and launch shape (a kernel built
 with other pipelining stages); the graph-level shape of the step is what it pins.
+
+Beside the hash, the record lists the step's distinct launches (function, grid, block,
+shared memory) with how often each runs, in order of first launch: two compiles whose
+hashes differ can then be compared kernel by kernel (which matmul an autotuner chose).
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ import hashlib
 import os
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ecocompute.core.json_types import JsonObject
+from ecocompute.core.json_types import Json, JsonObject
 from ecocompute.errors import one_line
 
 SOURCE = "CUDA graph of the decode step (cudaGraphDebugDotPrint, verbose)"
@@ -98,12 +103,29 @@ def _dims(text: str) -> tuple[int, int, int]:
 def fingerprint(nodes: Sequence[KernelNode]) -> JsonObject:
     """The report's record of a step's kernels."""
     digest = hashlib.sha256("\n".join(n.canonical() for n in nodes).encode()).hexdigest()
+    counts = Counter(n.canonical() for n in nodes)  # insertion order: first launch
+    firsts = {n.canonical(): n for n in reversed(nodes)}
+    launches: list[Json] = [
+        {
+            "function": firsts[key].function,
+            "grid": _listed(firsts[key].grid),
+            "block": _listed(firsts[key].block),
+            "shared_mem_bytes": firsts[key].shared_mem_bytes,
+            "count": count,
+        }
+        for key, count in counts.items()
+    ]
     return {
         "sha256": digest,
         "kernels": len(nodes),
         "distinct_functions": len({n.function for n in nodes}),
         "source": SOURCE,
+        "launches": launches,
     }
+
+
+def _listed(dims: tuple[int, int, int] | None) -> list[Json] | None:
+    return None if dims is None else list(dims)
 
 
 def dot_fingerprint(dot: str) -> JsonObject:

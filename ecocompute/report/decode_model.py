@@ -4,7 +4,7 @@ with --compiles N each compile's record. Part of the report model (report/model.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -14,11 +14,24 @@ from ecocompute.report.results_model import Format, Index, NonNegative, Strict
 Regime = Literal["eager", "graphs", "compiled"]
 
 
+class KernelLaunch(Strict):
+    """One distinct launch of a captured step, and how many times the step makes it."""
+
+    function: str
+    grid: list[Index] | None
+    block: list[Index] | None
+    shared_mem_bytes: Index | None
+    count: Annotated[int, Field(ge=1)]
+
+
 class KernelFingerprint(Strict):
+    OMIT_NULL = ("launches",)  # reports before the launches were listed have none
+
     sha256: str | None
     kernels: Index | None = None
     distinct_functions: Index | None = None
     source: str
+    launches: list[KernelLaunch] | None = None
 
 
 class FormatDecode(Strict):

@@ -16,7 +16,7 @@ import pynvml
 import pytest
 
 from ecocompute.core.meta import pool
-from ecocompute.llm.kernel_fingerprint import dot_fingerprint, kernel_nodes
+from ecocompute.llm.kernel_fingerprint import dot_fingerprint, fingerprint, kernel_nodes
 from ecocompute.monitor.conditions import window_conditions
 from ecocompute.pooling.aggregate import group_reports
 from ecocompute.pooling.units import pool_units, render_units
@@ -225,6 +225,13 @@ def test_the_kernel_fingerprint_of_a_real_h200_graph_dump():
     assert [n.shared_mem_bytes for n in nodes] == [k["shared"] for k in kernels]
     first = dot_fingerprint(dot)
     assert first["kernels"] == 3 and first["distinct_functions"] == 3
+    # the launches, listed beside the hash, say which kernel the matmul took (cuBLAS's nvjet)
+    launches = first["launches"]
+    assert [launch["function"] for launch in launches] == [n.function for n in nodes]
+    assert launches[0]["function"].startswith("nvjet_sm90") and launches[0]["grid"] == [2, 64, 1]
+    again = fingerprint([*nodes, dataclasses.replace(nodes[0], index=99)])
+    assert [launch["count"] for launch in again["launches"]] == [2, 1, 1]
+    assert again["kernels"] == 4 and again["sha256"] != first["sha256"]
     # another process: other addresses, the same kernels -> the same fingerprint
     moved = dot.replace("0x000000004B296170", "0x00000000DEADBEEF")
     assert dot_fingerprint(moved)["sha256"] == first["sha256"]
