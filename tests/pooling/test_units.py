@@ -9,6 +9,8 @@ import copy
 import dataclasses
 import json
 import math
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -410,3 +412,26 @@ def test_leaving_each_unit_out_names_the_one_the_pool_hangs_on(tmp_path):
     # three units: leaving one out would leave no prediction interval, so none is given
     (q,) = pool_units([group_reports(read_reports([tmp_path / f"u{i}" for i in range(3)])[0])[0]])
     assert q.leave_one_out == () and "without" not in render_units([q])
+
+
+def test_a_compiled_units_launches_are_listed_and_add_up():
+    """docs/validation/h200-compiled-units/79fabb5ba6c0: the first compiled unit whose
+    report lists its launches (2026-12-03). Its launches.txt is what
+    benchmarks/kernel_launches.py makes of its report, and every format's launch counts
+    add up to the kernels its fingerprint counts."""
+    repo = Path(__file__).parents[2]
+    folder = repo / "docs/validation/h200-compiled-units/79fabb5ba6c0"
+    report = json.loads((folder / "session/energy.json").read_text())
+    for record in report["measurement"]["decode"]["per_format"].values():
+        fingerprint = record["kernel_fingerprint"]
+        assert sum(launch["count"] for launch in fingerprint["launches"]) == fingerprint["kernels"]
+    relative = "docs/validation/h200-compiled-units/79fabb5ba6c0/session/energy.json"
+    listed = subprocess.run(
+        [sys.executable, "benchmarks/kernel_launches.py", relative],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert listed == (folder / "launches.txt").read_text()
+    assert "FP16: 190.6 tok/s, 2,825 mJ/token, 538 W; 303 kernels" in listed
