@@ -435,3 +435,26 @@ def test_a_compiled_units_launches_are_listed_and_add_up():
     ).stdout
     assert listed == (folder / "launches.txt").read_text()
     assert "FP16: 190.6 tok/s, 2,825 mJ/token, 538 W; 303 kernels" in listed
+
+
+def test_two_steps_launches_are_compared_launch_by_launch(tmp_path):
+    """benchmarks/kernel_launches.py --diff: a step whose one reduction another autotune
+    ran on 512 blocks, not 64, differs from 79fabb5ba6c0's in that launch alone."""
+    repo = Path(__file__).parents[2]
+    relative = "docs/validation/h200-compiled-units/79fabb5ba6c0/session/energy.json"
+    report = json.loads((repo / relative).read_text())
+    fp16 = report["measurement"]["decode"]["per_format"]["FP16"]["kernel_fingerprint"]
+    for launch in fp16["launches"]:
+        if launch["function"].endswith("_view_19"):
+            launch.update(grid=[512, 1, 1], block=[128, 1, 1], shared_mem_bytes=2048)
+    other = tmp_path / "retuned.json"
+    other.write_text(json.dumps(report))
+    listed = subprocess.run(
+        [sys.executable, "benchmarks/kernel_launches.py", "--diff", relative, str(other)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "FP16: 2 launches differ" in listed and "NF4: 0 launches differ" in listed
+    assert "A  14  B   0  [64, 1, 1]" in listed and "A   0  B  14  [512, 1, 1]" in listed
