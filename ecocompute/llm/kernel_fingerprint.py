@@ -103,17 +103,17 @@ def _dims(text: str) -> tuple[int, int, int]:
 def fingerprint(nodes: Sequence[KernelNode]) -> JsonObject:
     """The report's record of a step's kernels."""
     digest = hashlib.sha256("\n".join(n.canonical() for n in nodes).encode()).hexdigest()
-    counts = Counter(n.canonical() for n in nodes)  # insertion order: first launch
-    firsts = {n.canonical(): n for n in reversed(nodes)}
+    # a Counter keeps the order keys first came in: the order of first launch
+    counts = Counter((n.function, n.grid, n.block, n.shared_mem_bytes) for n in nodes)
     launches: list[Json] = [
         {
-            "function": firsts[key].function,
-            "grid": _listed(firsts[key].grid),
-            "block": _listed(firsts[key].block),
-            "shared_mem_bytes": firsts[key].shared_mem_bytes,
+            "function": function,
+            "grid": _listed(grid),
+            "block": _listed(block),
+            "shared_mem_bytes": shared,
             "count": count,
         }
-        for key, count in counts.items()
+        for (function, grid, block, shared), count in counts.items()
     ]
     return {
         "sha256": digest,

@@ -14,12 +14,15 @@ from ecocompute.report.results_model import Format, Index, NonNegative, Strict
 Regime = Literal["eager", "graphs", "compiled"]
 
 
+Dims = Annotated[list[Index], Field(min_length=3, max_length=3)]  # x, y, z
+
+
 class KernelLaunch(Strict):
     """One distinct launch of a captured step, and how many times the step makes it."""
 
     function: str
-    grid: list[Index] | None
-    block: list[Index] | None
+    grid: Dims | None
+    block: Dims | None
     shared_mem_bytes: Index | None
     count: Annotated[int, Field(ge=1)]
 
