@@ -43,15 +43,14 @@ def describe(path: Path, every: bool) -> list[str]:
         for fmt, record in per_format.items():
             mine = [t for t in trials if t["format"] == fmt and t.get("compile") == compile_index]
             fingerprint = record.get("kernel_fingerprint") or {}
-            speed = statistics.fmean(t["throughput_tokens_per_s"] for t in mine) if mine else None
-            energy = statistics.fmean(t["energy_per_token_mj"] for t in mine) if mine else None
-            power = statistics.fmean(t["avg_power_watts"] for t in mine) if mine else None
             where = "" if compile_index is None else f"compile {compile_index + 1}, "
-            figures = (
-                f"{speed:.1f} tok/s, {energy:,.0f} mJ/token, {power:.0f} W"
-                if speed is not None and energy is not None and power is not None
-                else "no trials"
-            )
+            figures = "no trials"
+            if mine:
+                speed, energy, power = (
+                    statistics.fmean(t[key] for t in mine)
+                    for key in ("throughput_tokens_per_s", "energy_per_token_mj", "avg_power_watts")
+                )
+                figures = f"{speed:.1f} tok/s, {energy:,.0f} mJ/token, {power:.0f} W"
             lines.append(
                 f"  {where}{fmt}: {figures}; {fingerprint.get('kernels')} kernels, "
                 f"sha256 {str(fingerprint.get('sha256'))[:12]}"

@@ -7,6 +7,7 @@ that makes a report; it is not yet checked or written (report/write.py).
 from __future__ import annotations
 
 import datetime as _dt
+from typing import TypedDict
 
 from ecocompute import __version__
 from ecocompute.core.precision import Precision
@@ -57,6 +58,7 @@ from ecocompute.report.references import (
 )
 from ecocompute.report.results_model import (
     CI_METHOD_COMPILES,
+    Format,
     IdleWindow,
     Results,
 )
@@ -154,6 +156,29 @@ def gpu(g: GpuRecord, before: BeforeSession | None = None) -> Gpu:
     )
 
 
+class _RunFields(TypedDict):
+    """The workload's fields that a run's parameters give, measured or derived alike
+    (a TypedDict, so that mypy checks them where they are unpacked into Workload)."""
+
+    model_name: str
+    precision: Format
+    batch_size: int
+    context_length: int | None
+    max_new_tokens: int | None
+    llm_int8_threshold: float | None
+
+
+def _run_fields(p: RunParams) -> _RunFields:
+    return _RunFields(
+        model_name=p.model_name,
+        precision=str(p.precision),  # type: ignore[typeddict-item]
+        batch_size=p.batch_size,
+        context_length=p.context_length,
+        max_new_tokens=p.tokens,
+        llm_int8_threshold=_int8_threshold(p),
+    )
+
+
 def _int8_threshold(p: RunParams) -> float | None:
     if p.precision is Precision.INT8 and p.spec().library == BITSANDBYTES:
         return p.llm_int8_threshold
@@ -199,11 +224,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             memory_bandwidth_gbs=run.bandwidth_gbs,
         ),
         workload=Workload(
-            model_name=p.model_name,
-            precision=str(p.precision),  # type: ignore[arg-type]
-            batch_size=p.batch_size,
-            context_length=p.context_length,
-            max_new_tokens=p.tokens,
+            **_run_fields(p),
             params_b=nominal,
             params_b_source=source,  # type: ignore[arg-type]
             params_b_counted=counted_b,
@@ -211,7 +232,6 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             prompt_source=None if p.prompt_tokens is None else "prompt_tokens",
             weights=run.checkpoint.weights,  # type: ignore[arg-type]
             weights_note=run.checkpoint.weights_note,
-            llm_int8_threshold=_int8_threshold(p),
             quantization=quantization,  # type: ignore[arg-type]
             decoding=DECODING,
         ),
@@ -531,15 +551,10 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             gpus=[gpu(g) for g in hw.gpus],
         ),
         workload=Workload(
-            model_name=p.model_name,
-            precision=str(p.precision),  # type: ignore[arg-type]
-            batch_size=p.batch_size,
-            context_length=p.context_length,
-            max_new_tokens=p.tokens,
+            **_run_fields(p),
             params_b=run.params_b,
             params_b_source=run.params_b_source,  # type: ignore[arg-type]
             weights="not loaded",
-            llm_int8_threshold=_int8_threshold(p),
         ),
         measurement=Measurement(
             method=fig.method,

@@ -414,47 +414,45 @@ def test_leaving_each_unit_out_names_the_one_the_pool_hangs_on(tmp_path):
     assert q.leave_one_out == () and "without" not in render_units([q])
 
 
-def test_a_compiled_units_launches_are_listed_and_add_up():
-    """docs/validation/h200-compiled-units/79fabb5ba6c0: the first compiled unit whose
-    report lists its launches (2026-12-03). Its launches.txt is what
-    benchmarks/kernel_launches.py makes of its report, and every format's launch counts
-    add up to the kernels its fingerprint counts."""
-    repo = Path(__file__).parents[2]
-    folder = repo / "docs/validation/h200-compiled-units/79fabb5ba6c0"
-    report = json.loads((folder / "session/energy.json").read_text())
-    for record in report["measurement"]["decode"]["per_format"].values():
-        fingerprint = record["kernel_fingerprint"]
-        assert sum(launch["count"] for launch in fingerprint["launches"]) == fingerprint["kernels"]
-    relative = "docs/validation/h200-compiled-units/79fabb5ba6c0/session/energy.json"
-    listed = subprocess.run(
-        [sys.executable, "benchmarks/kernel_launches.py", relative],
-        cwd=repo,
+# the first compiled unit whose report lists its launches (2026-12-03)
+LAUNCHED = "docs/validation/h200-compiled-units/79fabb5ba6c0/session/energy.json"
+REPO = Path(__file__).parents[2]
+
+
+def _kernel_launches(*args: str) -> str:
+    """What benchmarks/kernel_launches.py prints, run as its docstring shows it."""
+    return subprocess.run(
+        [sys.executable, "benchmarks/kernel_launches.py", *args],
+        cwd=REPO,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    assert listed == (folder / "launches.txt").read_text()
+
+
+def test_a_compiled_units_launches_are_listed_and_add_up():
+    """docs/validation/h200-compiled-units/79fabb5ba6c0: its launches.txt is what
+    benchmarks/kernel_launches.py makes of its report, and every format's launch counts
+    add up to the kernels its fingerprint counts."""
+    report = json.loads((REPO / LAUNCHED).read_text())
+    for record in report["measurement"]["decode"]["per_format"].values():
+        fingerprint = record["kernel_fingerprint"]
+        assert sum(launch["count"] for launch in fingerprint["launches"]) == fingerprint["kernels"]
+    listed = _kernel_launches(LAUNCHED)
+    assert listed == (REPO / LAUNCHED).parents[1].joinpath("launches.txt").read_text()
     assert "FP16: 190.6 tok/s, 2,825 mJ/token, 538 W; 303 kernels" in listed
 
 
 def test_two_steps_launches_are_compared_launch_by_launch(tmp_path):
     """benchmarks/kernel_launches.py --diff: a step whose one reduction another autotune
     ran on 512 blocks, not 64, differs from 79fabb5ba6c0's in that launch alone."""
-    repo = Path(__file__).parents[2]
-    relative = "docs/validation/h200-compiled-units/79fabb5ba6c0/session/energy.json"
-    report = json.loads((repo / relative).read_text())
+    report = json.loads((REPO / LAUNCHED).read_text())
     fp16 = report["measurement"]["decode"]["per_format"]["FP16"]["kernel_fingerprint"]
     for launch in fp16["launches"]:
         if launch["function"].endswith("_view_19"):
             launch.update(grid=[512, 1, 1], block=[128, 1, 1], shared_mem_bytes=2048)
     other = tmp_path / "retuned.json"
     other.write_text(json.dumps(report))
-    listed = subprocess.run(
-        [sys.executable, "benchmarks/kernel_launches.py", "--diff", relative, str(other)],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    listed = _kernel_launches("--diff", LAUNCHED, str(other))
     assert "FP16: 2 launches differ" in listed and "NF4: 0 launches differ" in listed
     assert "A  14  B   0  [64, 1, 1]" in listed and "A   0  B  14  [512, 1, 1]" in listed
