@@ -414,7 +414,8 @@ class ReferenceUnits(Strict):
         absolute = "" if fp16 is None else f"; FP16 on them {fp16[0]:,.0f}-{fp16[1]:,.0f} mJ/token"
         return (
             f"{self.precision} over {self.n_units} {self.card} units ({self.regime}, "
-            f"{self.model_name}, batch {self.batch_size}; {self.source}): pooled "
+            f"{self.model_name}, batch {self.batch_size}, {self.tokens_per_run} tokens a run; "
+            f"{self.source}): pooled "
             f"{self.pooled_pct:+.1f}% [{lo:+.1f}, {hi:+.1f}], between-unit sd "
             f"{self.between_unit_sd_pts:.1f} points{new}{absolute}"
         )

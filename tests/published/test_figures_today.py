@@ -375,6 +375,8 @@ def test_a_regime_no_figure_covers_gets_the_units_measured_in_it(
     out = capsys.readouterr().out
     assert f"  regime     In the {regime} regime this project measured {precision} over" in out
     assert f"In the {regime} regime this project measured" in res["note"]
+    # the units' scope, their tokens a run among it, whatever the run asked for
+    assert f"batch 1, {units['tokens_per_run']} tokens a run;" in res["note"]
     delta = res.get("vs_fp16_energy_pct_exact")
     if delta is None:  # INT4 and FP8: the published dataset has no figure for them
         assert "no eager figure stands beside it" in res["note"]
@@ -392,6 +394,10 @@ def test_regime_units_stand_only_where_the_units_were_measured(tmp_path):
     assert "regime_units" not in results(13, "NF4", "--decode", "compiled")  # another size
     assert "regime_units" not in results(7, "NF4", "--decode", "compiled", "--batch_size", "4")
     assert "regime_units" not in results(7, "INT8", "--decode", "compiled")  # not measured
+    # no decode runs: the units stand beside a shorter run asked for, and say their length
+    shorter = results(7, "NF4", "--decode", "compiled", "--tokens", "64")
+    assert shorter["regime_units"]["tokens_per_run"] == 256
+    assert "batch 1, 256 tokens a run;" in shorter["note"]
     assert (
         "regime_units"
         not in _dry_run(tmp_path, "ada", 7, "NF4", extra=("--decode", "graphs"))["results"]
