@@ -32,6 +32,11 @@
 # on the same warm machine would load it and rerun the same kernels (138 s,
 # docs/validation/h200-compiled-warm-cache), so this script empties that cache before a
 # compiled session (KEEP_INDUCTOR_CACHE=1 keeps it). The synthetic checkpoint stays.
+# The slow-FP16 test (docs/validation/h200-compiled-units/README.md): on one machine, a
+# max-autotune compile then a default-mode one, each listing its launches
+# (benchmarks/kernel_launches.py --diff A B):
+#   COMPILES=1 ITERATIONS=3 FORMATS=NF4 BUDGET_S=330 OUT=... benchmarks/units_h200.sh
+#   COMPILE_MODE=default COMPILES=1 ITERATIONS=3 FORMATS=NF4 BUDGET_S=300 OUT=... benchmarks/units_h200.sh
 set -uo pipefail
 : "${OUT:?set OUT to the folder that comes back}"
 export PYTHONUNBUFFERED=1 ECOCOMPUTE_CACHE=/tmp/ecocompute-cache
@@ -75,6 +80,9 @@ cat "$WORK/setup.log"
 if [ -n "${COMPILES:-}" ]; then  # the compiled regime: a fixed count under each compile
   [ -n "${KEEP_INDUCTOR_CACHE:-}" ] || rm -rf "$ECOCOMPUTE_CACHE/inductor"  # a fresh compile
   REGIME=(--decode compiled --compiles "$COMPILES" --iterations "${ITERATIONS:-4}")
+  # COMPILE_MODE=default: inductor's default mode (no autotuning, no coordinate descent),
+  # the test of whether max-autotune's timed launch shapes make a unit's FP16 slow
+  [ -n "${COMPILE_MODE:-}" ] && REGIME+=(--compile_mode "$COMPILE_MODE")
 elif [ -n "${EAGER:-}" ]; then  # the eager regime (the no-GPU path's figures are eager ones)
   REGIME=(--decode eager --iterations 3 --ci_target_pts 1 --max_rounds "$MAX_ROUNDS")
 else
