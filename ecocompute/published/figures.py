@@ -183,7 +183,9 @@ def _delta_for(arch: str, params_b: float, precision: str) -> _Delta | None:
         text = _curve_text(mine, params_b, whose) + ", eager generate(); not a published curve"
         return _Delta(mine.delta_pct(params_b), mine.covers(params_b), text, mine)
     points = project_points_for(arch, precision)
-    for point in points:
+    # a fitted format's points are its fit's: past the sizes the fit is used over, none
+    # of them stands in (a 13B point for 13.5B), and the published curve is borrowed
+    for point in points if mine is None else ():
         if point.stands_for(params_b):
             text = (
                 f"{precision} {point.delta_pct:+.1f}% from {label} at "

@@ -130,6 +130,18 @@ def test_hopper_nf4_uses_our_fit_up_to_13b_and_borrows_ampere_above():
     assert "not extended above 13B" in above.note and "borrowed" in above.note
 
 
+@pytest.mark.parametrize("params_b", [13.01, 13.5, 13.6])
+def test_just_above_13b_hopper_nf4_borrows_too_and_writes_its_report(tmp_path, params_b):
+    """The 13B NF4 point stands for sizes within 5% of it, but it is the fit's: just past
+    13B it must not stand in for the fit (the report's check held the figure to the
+    curves, and the run failed with nothing written); Ampere's curve is borrowed there."""
+    report = _dry_run(tmp_path, "hopper", params_b, "NF4")
+    res = report["results"]
+    assert res["basis"] == "extrapolated" and res["reference_curve"]["borrowed_from"] == "ampere"
+    expected = curve_for("ampere", "NF4").delta_pct(params_b)
+    assert res["vs_fp16_energy_pct_exact"] == pytest.approx(expected)
+
+
 def test_hopper_nf4_fit_follows_our_points():
     # every per-report NF4 point lies within two of its own standard errors of the fit
     # (the largest: llama-2-7b's ci3 run, 0.33 pp off with se 0.74; qwen2.5-3b 6.97 / 5.46)
