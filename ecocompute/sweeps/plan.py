@@ -154,7 +154,8 @@ def plan(
     formats = [p.upper() for p in names_list("precisions", precisions)]
     batch_sizes = checked_batches(batch_sizes)
     if len(set(formats)) != len(formats):  # "NF4,nf4": one folder, written twice
-        raise InputError("precisions", ",".join(precisions), "lists a format twice")
+        shown = precisions if isinstance(precisions, str) else ",".join(precisions)
+        raise InputError("precisions", shown, "lists a format twice")
     for fmt in formats:
         if fmt not in SWEEP_FORMATS:
             raise InputError(

@@ -230,3 +230,14 @@ def test_a_compiled_sweep_says_how_many_compiles_lie_ahead(tmp_path):
     assert (compiles_ahead(both) or "").startswith("compiled, dynamic batch: 4 compiles")
     one = plan(["m-7b"], formats, {"decode": "compiled"}, tmp_path)
     assert compiles_ahead(one) is None  # one point: its own progress says each compile
+
+
+@pytest.mark.parametrize("precisions", ["NF4,nf4", ["NF4", "nf4"]])
+def test_a_format_listed_twice_is_named_as_given(tmp_path, precisions):
+    """From Python, one text of formats is shown as the command line shows it, not joined
+    letter by letter ('N,F,4,,,n,f,4')."""
+    from ecocompute.errors import InputError
+    from ecocompute.sweeps.plan import plan
+
+    with pytest.raises(InputError, match="invalid precisions 'NF4,nf4': lists a format twice"):
+        plan(["m-1b"], precisions, {}, tmp_path)
