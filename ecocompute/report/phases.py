@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 
 from ecocompute.core.stats import summarise
 from ecocompute.report.inputs import Measured
-from ecocompute.report.pairing import FP16, paired_figures, pairs_of
+from ecocompute.report.pairing import FP16, between_compiles, paired_figures, pairs_of
 from ecocompute.report.results_model import (
     Format,
     PhaseFigure,
@@ -79,7 +79,9 @@ def _phase_figure(
         )
     quantized = m.precision != FP16
     pairs = pairs_of(m.trials, m.precision, per_token) if quantized else []
-    return PhaseFigure.model_construct(unit=unit, per_format=per, **paired_figures(pairs))
+    # over --compiles N, pooled across compiles as the headline is: the decode phase is it
+    compiles = between_compiles(m.trials, pairs)
+    return PhaseFigure.model_construct(unit=unit, per_format=per, **paired_figures(pairs, compiles))
 
 
 def decided_by(

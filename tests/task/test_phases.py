@@ -10,6 +10,7 @@ import time
 import pytest
 
 from ecocompute.boundary.progress import Progress
+from ecocompute.core.stats import estimate_delta
 from ecocompute.errors import InputError
 from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.params import RunParams, resolve
@@ -17,6 +18,7 @@ from ecocompute.report import derive
 from ecocompute.report import phases as phase_math
 from ecocompute.report.checks import report_problems
 from ecocompute.report.model import Report
+from ecocompute.report.pairing import between_compiles
 from ecocompute.report.read import validation_errors
 from ecocompute.task.trials import prefills_for
 
@@ -160,6 +162,36 @@ def test_the_report_is_checked_exactly_and_a_forged_phase_figure_is_caught(drawi
     moved["results"]["trials"][1]["prefill"]["energy_joules"] *= 1.5
     problems = report_problems(Report.model_validate(moved))
     assert any("prefill" in p for p in problems)
+
+
+def test_over_compiles_each_phase_is_pooled_as_the_headline_is(drawing):
+    """--compiles N: the decode phase is the headline, so its delta, interval and verdict
+    are the pooled ones across compiles, and so are the prefill's and the workload's
+    (each over its own pairs); a flat interval over every pair is not theirs."""
+    report = Report.model_validate(_report(drawing, precision="NF4", iterations="4"))
+    res, work = report.results, report.workload
+    # the same trials as two compiles of two rounds each
+    trials = [t.model_copy(update={"compile": 1 if (t.pair or 0) < 2 else 2}) for t in res.trials]
+    inputs = derive.measured_inputs(
+        res.model_copy(update={"trials": trials}),
+        work.precision,
+        work.batch_size,
+        None,
+        work.prompt_tokens,
+        work.max_new_tokens,
+    )
+    again = derive.derive_results(inputs, "")
+    assert again.between_compiles is not None and again.phases is not None
+    decode = again.phases.decode
+    assert decode.vs_fp16_energy_pct == again.vs_fp16_energy_pct_exact
+    assert decode.vs_fp16_ci95_pct == again.vs_fp16_ci95_pct
+    assert decode.verdict == again.verdict
+    for figure in (again.phases.prefill, again.phases.workload):
+        flat = estimate_delta([p.delta_pct for p in figure.pairs]).ci95_pct
+        assert figure.vs_fp16_ci95_pct is not None and flat is not None
+        assert figure.vs_fp16_ci95_pct != list(flat)
+        pooled = between_compiles(inputs.trials, figure.pairs)
+        assert pooled is not None and figure.vs_fp16_ci95_pct == pooled.ci95_pct
 
 
 def test_fp16_alone_reports_both_phases_without_a_delta(drawing):
