@@ -7,8 +7,10 @@ N(0, tau^2) the unit's own departure from the card model's mean and e_i ~ N(0, v
 - tau^2 by restricted maximum likelihood (REML), the estimator the methods literature
   recommends over DerSimonian-Laird for few units (Viechtbauer 2005; Langan et al.
   2019), found by the fixed-point iteration of the REML estimating equation
-  tau^2 = sum w_i^2 ((y_i - mu)^2 - v_i) / sum w_i^2 + 1 / sum w_i, w_i = 1/(v_i+tau^2);
-  DerSimonian-Laird's moment estimator is given too.
+  tau^2 = sum w_i^2 ((y_i - mu)^2 - v_i) / sum w_i^2 + 1 / sum w_i, w_i = 1/(v_i+tau^2),
+  checked against a direct search of the restricted likelihood (the iteration can settle
+  on the lower of two peaks, or not settle); DerSimonian-Laird's moment estimator is
+  given too.
 - mu = sum w_i y_i / sum w_i, with its standard error 1/sqrt(sum w_i) (the classic
   random-effects SE) and the Hartung-Knapp-Sidik-Jonkman SE, which the interval uses:
   sqrt(sum w_i (y_i - mu)^2 / ((k - 1) sum w_i)), with Student t on k - 1 degrees of
@@ -31,6 +33,8 @@ from ecocompute.core.stats import CONFIDENCE, t_quantile
 Z_975 = 1.959963984540054  # the standard normal's 97.5% quantile
 MAX_ITERATIONS = 500
 TOLERANCE = 1e-12
+GRID_POINTS = 120  # of the direct search for the likelihood's highest point
+LIKELIHOOD_SLACK = 1e-9  # a higher peak than the fixed point's: by more than rounding
 
 
 @dataclass(frozen=True)
@@ -84,11 +88,17 @@ def tau2_dersimonian_laird(y: Sequence[float], v: Sequence[float]) -> float:
     return max(0.0, (_cochran_q(y, v) - (k - 1)) / denominator)
 
 
-def tau2_reml(y: Sequence[float], v: Sequence[float]) -> float:
-    """The REML estimate, truncated at 0 (started from DerSimonian-Laird's)."""
-    if len(y) < 2:
-        return 0.0
-    tau2 = tau2_dersimonian_laird(y, v)
+def restricted_loglik(y: Sequence[float], v: Sequence[float], tau2: float) -> float:
+    """The restricted (REML) log-likelihood of tau^2, up to a constant:
+    -(sum log(v_i + tau^2) + log sum w_i + sum w_i (y_i - mu)^2) / 2."""
+    w = [1.0 / (vi + tau2) for vi in v]
+    mu = _weighted_mean(y, w)
+    spread = sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
+    return -0.5 * (sum(math.log(vi + tau2) for vi in v) + math.log(sum(w)) + spread)
+
+
+def _fixed_point(y: Sequence[float], v: Sequence[float], tau2: float) -> float | None:
+    """The REML estimating equation iterated from tau2; None where it has not settled."""
     for _ in range(MAX_ITERATIONS):
         w = [1.0 / (vi + tau2) for vi in v]
         mu = _weighted_mean(y, w)
@@ -98,7 +108,44 @@ def tau2_reml(y: Sequence[float], v: Sequence[float]) -> float:
         if abs(new - tau2) <= TOLERANCE * max(1.0, tau2):
             return new
         tau2 = new
-    return tau2
+    return None
+
+
+def _likelihood_maximum(y: Sequence[float], v: Sequence[float]) -> float:
+    """The restricted likelihood's highest point over tau^2 >= 0: the best of a grid
+    (0, then GRID_POINTS geometric steps up to the spread of the estimates and their
+    variances, well past any maximum), refined by golden section between its neighbours."""
+    upper = 10.0 * ((max(y) - min(y)) ** 2 + max(v))
+    grid = [0.0] + [
+        upper * 10.0 ** (-12.0 * (1.0 - i / GRID_POINTS)) for i in range(GRID_POINTS + 1)
+    ]
+    values = [restricted_loglik(y, v, t) for t in grid]
+    best = max(range(len(grid)), key=values.__getitem__)
+    lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    while hi - lo > TOLERANCE * max(1.0, hi):
+        a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        if restricted_loglik(y, v, a) >= restricted_loglik(y, v, b):
+            hi = b
+        else:
+            lo = a
+    found = (lo + hi) / 2.0
+    return found if restricted_loglik(y, v, found) >= values[best] else grid[best]
+
+
+def tau2_reml(y: Sequence[float], v: Sequence[float]) -> float:
+    """The REML estimate, tau^2 >= 0: the estimating equation's fixed point from
+    DerSimonian-Laird's estimate, where it settles on the likelihood's highest point;
+    where it settles on a lower peak (estimates of very unequal variances can give the
+    likelihood two) or does not settle, the likelihood's highest point found directly."""
+    if len(y) < 2:
+        return 0.0
+    settled = _fixed_point(y, v, tau2_dersimonian_laird(y, v))
+    highest = _likelihood_maximum(y, v)
+    if settled is None:
+        return highest
+    gain = restricted_loglik(y, v, highest) - restricted_loglik(y, v, settled)
+    return highest if gain > LIKELIHOOD_SLACK else settled
 
 
 def pool(

@@ -17,7 +17,7 @@ from pathlib import Path
 import pynvml
 import pytest
 
-from ecocompute.core.meta import pool
+from ecocompute.core.meta import pool, restricted_loglik
 from ecocompute.llm.kernel_fingerprint import dot_fingerprint, fingerprint, kernel_nodes
 from ecocompute.monitor.conditions import window_conditions
 from ecocompute.pooling.aggregate import group_reports
@@ -82,6 +82,32 @@ def test_random_effects_reproduce_the_published_worked_example():
     # the intervals the tool prints: Hartung-Knapp (t on k-1), wider than the z one
     assert r.ci95[0] < r.z_ci95()[0] and r.ci95[1] > r.z_ci95()[1]
     assert r.pi95[0] < r.ci95[0] and r.pi95[1] > r.ci95[1]
+
+
+def _fine_maximum(y, v):
+    """The restricted likelihood's highest point by brute force: 20,001 points up to 40."""
+    grid = [40.0 * i / 20_000 for i in range(20_001)]
+    return max(grid, key=lambda t: restricted_loglik(y, v, t))
+
+
+@pytest.mark.parametrize(
+    ("y", "se"),
+    [
+        # estimates of very unequal variances: the likelihood has two peaks (tau^2 near
+        # 0.011 and 12.24), and the fixed point from DerSimonian-Laird's settled on the lower
+        ([-29.89, -22.202, -33.979, -29.656], [0.09, 2.311, 4.144, 0.199]),
+        # the highest point is tau^2 = 0, which the fixed point creeps towards for ~1,800
+        # iterations and had not reached at its 500th (it gave 0.0085)
+        ([-11.464095125993456, -22.155222875461767, -20.098505374111042],
+         [5.018618, 2.515454, 0.057720]),
+    ],
+)  # fmt: skip
+def test_reml_is_the_likelihoods_highest_point(y, se):
+    v = [s * s for s in se]
+    r = pool(y, v)
+    best = _fine_maximum(y, v)
+    assert restricted_loglik(y, v, r.tau2) >= restricted_loglik(y, v, best) - 1e-9
+    assert r.tau2 == pytest.approx(best, abs=2e-3)
 
 
 def test_pooling_refuses_what_it_cannot_weigh():
