@@ -33,6 +33,7 @@ from __future__ import annotations
 import enum
 import math
 import os
+import re
 from dataclasses import dataclass, replace
 
 from ecocompute.errors import InputError
@@ -137,7 +138,7 @@ def grade_anchor(r: Report, k: float, curves: CurvesFile | None = None) -> Grade
     dev = 100.0 * (fp16 / anchor - 1.0)
     tol = k * cv
     within = abs(dev) <= tol
-    same_card = any(c.strip().lower() in r.card.lower() for c in card.split(" + "))
+    same_card = any(_names_card(r.card, c) for c in card.split(" + "))
     return Grade(
         what,
         within,
@@ -150,6 +151,18 @@ def grade_anchor(r: Report, k: float, curves: CurvesFile | None = None) -> Grade
             else f"; note: the anchor was measured on {card}, this report on {r.card}"
         ),
     )
+
+
+def _names_card(product: str, card: str) -> bool:
+    """Whether an NVML product name is this card: the card's name as whole words in it
+    ("RTX 4090" in "NVIDIA GeForce RTX 4090", "A800" in "NVIDIA A800-SXM4-80GB"), a
+    model's one-letter suffix joined to its number first, so the RTX 4090 D
+    ("NVIDIA GeForce RTX 4090 D") is not the RTX 4090, and is the RTX 4090D."""
+
+    def joined(name: str) -> str:
+        return re.sub(r"(\d) ([a-z])\b", r"\1\2", " ".join(name.lower().split()))
+
+    return re.search(rf"\b{re.escape(joined(card))}\b", joined(product)) is not None
 
 
 def _curve_of(arch: str, precision: str, curves: CurvesFile | None) -> DeltaCurve | None:

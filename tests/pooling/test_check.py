@@ -36,6 +36,17 @@ def test_within_the_anchor_and_the_curve_is_exit_0(tmp_path, capsys):
     assert "this report on NVIDIA L40S" in capsys.readouterr().out  # cross-card: said
 
 
+def test_the_7b_anchor_of_the_rtx_4090_alone_names_another_card_for_a_4090_d(tmp_path, capsys):
+    """The site's 7B Ada anchor was measured on the RTX 4090 alone: an RTX 4090 D report
+    ("NVIDIA GeForce RTX 4090 D", whose name holds "RTX 4090") is graded with a note."""
+    for gpu, note in (("NVIDIA GeForce RTX 4090 D", True), ("NVIDIA GeForce RTX 4090", False)):
+        doc = measured(params_b=7.0, precision="FP16", fp16_mj=5467.88, gpu=gpu, arch="ada")
+        assert _check(tmp_path, doc) == 0
+        out = capsys.readouterr().out
+        assert "the site's RTX 4090 anchor" in out
+        assert ("the anchor was measured on RTX 4090, this report on " + gpu in out) is note
+
+
 def test_outside_the_curve_is_exit_1_and_k_widens_it(tmp_path, capsys):
     curve = curve_for("ada", "NF4")
     spread = curve_spread(curve).pct
