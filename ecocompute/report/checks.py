@@ -244,7 +244,24 @@ def format_rules(report: Report) -> list[str]:
             f"$.measurement.iterations: {meas.iterations}{each}, but the report holds {rounds} "
             "round(s) of a fixed count"
         )
-    return problems + compile_rules(report)
+    return problems + idle_window_rules(report) + compile_rules(report)
+
+
+def idle_window_rules(report: Report) -> list[str]:
+    """The idle window reads each GPU it names once, one energy per GPU."""
+    w = report.results.idle_window
+    if w is None:
+        return []
+    where = "$.results.idle_window"
+    problems = []
+    if len(set(w.nvml_indices)) != len(w.nvml_indices):
+        problems.append(f"{where}.nvml_indices: {w.nvml_indices} names a GPU twice")
+    if len(w.energy_joules_by_gpu) != len(w.nvml_indices):
+        problems.append(
+            f"{where}.energy_joules_by_gpu: {len(w.energy_joules_by_gpu)} energies, but "
+            f"nvml_indices names {len(w.nvml_indices)} GPU(s)"
+        )
+    return problems
 
 
 def compile_rules(report: Report) -> list[str]:

@@ -218,6 +218,35 @@ def test_a_round_copied_and_reindexed_is_found():
     ]
 
 
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda w: w.update(nvml_indices=[]), "1 energies, but nvml_indices names 0 GPU(s)"),
+        (lambda w: w["nvml_indices"].append(5), "1 energies, but nvml_indices names 2 GPU(s)"),
+        (
+            lambda w: w.update(nvml_indices=[0, 0], energy_joules_by_gpu=[9.0, 9.0]),
+            "nvml_indices: [0, 0] names a GPU twice",
+        ),
+    ],
+)
+def test_an_idle_window_of_other_gpus_than_energies_is_invalid_not_a_crash(
+    tmp_path, capsys, edit, named
+):
+    """Its energies were zipped with its GPUs (strict) while deriving: one such file
+    stopped every command that reads reports with an internal error; it is one INVALID
+    line, and the valid file beside it still reads."""
+    rounds = [((600.0 + k, 4.5, {}), (780.0 - k, 5.9, {})) for k in range(3)]
+    good = _document(rounds, "NF4", 256, idle_w=50.0)
+    bad = copy.deepcopy(good)
+    edit(bad["results"]["idle_window"])
+    assert any(named in p for p in consistency_problems(bad))
+    write(good, tmp_path / "good")
+    write(bad, tmp_path / "bad")
+    assert main(["validate", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "good/energy.json: valid" in out and named in out
+
+
 # energy per token from 1 mJ to 100 J; windows of 1 ms to 3 h, at most 700 W per GPU
 _mj_per_token = st.floats(min_value=1.0, max_value=1e5, allow_nan=False)
 _duration = st.floats(min_value=1e-3, max_value=1e4, allow_nan=False)
