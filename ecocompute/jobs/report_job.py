@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ecocompute.boundary.atomic import file_identity, write_text_atomic
 from ecocompute.boundary.progress import Progress, say
-from ecocompute.boundary.user_paths import check_link_into_folder
+from ecocompute.boundary.user_paths import check_link_into_folder, check_not_an_input
 from ecocompute.core.printable import printable
 from ecocompute.errors import RunError
 from ecocompute.params import (
@@ -28,7 +28,7 @@ from ecocompute.report.build import build_report
 from ecocompute.report.model import Prefetch, Report, SiteAnchor, SiteAnswer
 from ecocompute.report.schema import require_validator
 from ecocompute.report.share import SHARE_FILE, with_share_url
-from ecocompute.report.trace_block import trace_files
+from ecocompute.report.trace_block import FP16_FILE, PRIMARY_FILE, trace_files
 from ecocompute.report.write import REPORT_NAME, report_text
 from ecocompute.summary.report import render
 from ecocompute.task.machine import Machine
@@ -49,6 +49,14 @@ class Written:
         return self.report.model_dump(mode="json")
 
 
+def keep_inputs(params: RunParams, outputs: list[Path]) -> None:
+    """No file the run will write is one it reads (--quality_text out/energy.json would be
+    replaced by the report). Raises InputError."""
+    read = [params.quality_text] if params.quality_text is not None else []
+    for output in outputs:
+        check_not_an_input("output_dir", output, read)
+
+
 class ReportJob:
     """One report's life: its target and, from before the run, the identity of whatever
     file was there, so that written() can tell afterwards whether the rename happened."""
@@ -60,6 +68,8 @@ class ReportJob:
         self.folder_existed = folder.is_dir()
         self.target = folder / REPORT_NAME
         check_link_into_folder("output_dir", self.target)  # before the run, not after it
+        extra = [PRIMARY_FILE, FP16_FILE] if params.power_trace else []
+        keep_inputs(params, [self.target, *(folder / n for n in extra + [SHARE_FILE])])
         self._before = file_identity(self.target)
 
     def _write_traces(self, outcome: MeasuredRun | PublishedRun) -> None:

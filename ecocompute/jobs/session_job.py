@@ -17,7 +17,7 @@ from ecocompute.boundary.progress import Progress
 from ecocompute.boundary.user_paths import check_link_into_folder
 from ecocompute.core.printable import printable
 from ecocompute.errors import PartlyWritten
-from ecocompute.jobs.report_job import Written, check_encodable
+from ecocompute.jobs.report_job import Written, check_encodable, keep_inputs
 from ecocompute.params import RunParams, check_output_dir
 from ecocompute.report.build import build_report
 from ecocompute.report.schema import require_validator
@@ -53,6 +53,7 @@ class SessionJob:
         }
         for target in self.targets.values():  # as ReportJob: before the run, not after
             check_link_into_folder("output_dir", target)
+        keep_inputs(params, list(self.targets.values()))
         self._before = {key: file_identity(path) for key, path in self.targets.items()}
 
     def written(self) -> list[Path]:

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -68,6 +69,24 @@ def test_an_output_that_is_an_input_report_is_refused(reports, capsys, tool):
         assert line.startswith("ecocompute: error: invalid output "), line
         assert "one of the files read" in line and "destroy" in line
         assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("formats", "written"), [("NF4", "energy.json"), ("NF4,INT8", "INT8/energy.json")]
+)
+def test_a_run_never_writes_over_its_own_quality_text(tmp_path, capsys, formats, written):
+    """--quality_text naming the report the run would write (a single format's, or one
+    of a session's) is refused before anything runs, and the text is left as it was."""
+    out = tmp_path / "o"
+    text = out / written
+    text.parent.mkdir(parents=True)
+    text.write_text("a quality text\n")
+    argv = ["energy_estimate", "--dry_run", "--precision", formats, "--output_dir", str(out)]
+    assert main([*argv, "--quality_text", str(text)]) == 2
+    line = _one_error(capsys)
+    assert "one of the files read" in line and "destroy" in line, line
+    assert text.read_text() == "a quality text\n"
+    assert sorted(p.name for p in out.rglob("*")) == sorted(Path(written).parts)
 
 
 @pytest.mark.parametrize("tool", ["aggregate", "plot"])
