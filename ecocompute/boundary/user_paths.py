@@ -43,6 +43,19 @@ def stat_or_none(field: str, path: str | os.PathLike[str]) -> os.stat_result | N
     return _status(field, path, follow=True)
 
 
+def regular_file(field: str, path: str | os.PathLike[str], give: str) -> os.stat_result:
+    """The status of the regular file an input path names (links followed). Raises
+    InputError for anything else: a folder, nothing, or what would block or never end
+    when read (a FIFO, a device such as /dev/zero); give: what to name instead."""
+    st = stat_or_none(field, path)
+    if st is None or not stat.S_ISREG(st.st_mode):
+        what = {"folder": "is a folder", "missing": "does not exist"}.get(
+            kind_of(st), "is not a regular file"
+        )
+        raise InputError(field, os.fspath(path), f"{what}; give {give}")
+    return st
+
+
 def _status(field: str, path: str | os.PathLike[str], *, follow: bool) -> os.stat_result | None:
     try:
         return os.stat(path, follow_symlinks=follow)

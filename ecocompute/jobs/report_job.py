@@ -69,7 +69,7 @@ class ReportJob:
         self.target = folder / REPORT_NAME
         check_link_into_folder("output_dir", self.target)  # before the run, not after it
         extra = [PRIMARY_FILE, FP16_FILE] if params.power_trace else []
-        keep_inputs(params, [self.target, *(folder / n for n in extra + [SHARE_FILE])])
+        keep_inputs(params, [self.target, *(folder / n for n in [*extra, SHARE_FILE])])
         self._before = file_identity(self.target)
 
     def _write_traces(self, outcome: MeasuredRun | PublishedRun) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import difflib
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from ecocompute.boundary.user_paths import kind_of, stat_or_none
+from ecocompute.boundary.user_paths import regular_file
 from ecocompute.errors import InputError
 from ecocompute.params.path_checks import quality_text_problem
 from ecocompute.params.run_params import YAML_KEYS, RunParams, from_text
@@ -25,12 +24,7 @@ def read_parameters_file(path: str | os.PathLike[str]) -> dict[str, object]:
     def refuse(why: str) -> InputError:
         return InputError("parameters_file", str(path), why)
 
-    st = stat_or_none("parameters_file", path)  # a name too long, a NUL byte: InputError
-    if st is None or not stat.S_ISREG(st.st_mode):
-        what = {"folder": "is a folder", "missing": "does not exist"}.get(
-            kind_of(st), "is not a regular file"
-        )
-        raise refuse(f"{what}; give a YAML file")
+    st = regular_file("parameters_file", path, "a YAML file")  # a NUL byte: InputError too
     if st.st_size > MAX_PARAMETERS_BYTES:
         raise refuse(f"is larger than {MAX_PARAMETERS_BYTES // 1024} KiB; not a parameters file")
     try:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.user_paths import regular_file
 from ecocompute.errors import InputError
 from ecocompute.plots.axes import series_color
 from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
@@ -30,8 +31,9 @@ class TraceSeries:
 
 def read_trace_csv(path: Path) -> TraceSeries:
     """t_s,power_w rows (finite numbers, time not decreasing). Raises InputError."""
+    st = regular_file("power_trace", path, "the CSV file the report names")  # never a FIFO
     try:
-        if path.stat().st_size > MAX_TRACE_BYTES:
+        if st.st_size > MAX_TRACE_BYTES:
             raise InputError("power_trace", str(path), f"larger than {MAX_TRACE_BYTES} bytes")
         with path.open(newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))

@@ -36,6 +36,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
+from ecocompute.boundary.user_paths import regular_file
 from ecocompute.errors import InputError
 from ecocompute.published.figures import (
     Anchors,
@@ -367,6 +368,7 @@ def load_curves(source: str) -> CurvesFile:
         except GetFailed as exc:
             raise InputError("curves", source, f"could not be fetched ({exc.reason})") from None
     else:
+        regular_file("curves", source, "a curves.json file or an http(s) URL")  # never a FIFO
         try:
             with open(source, "rb") as f:
                 data = f.read(MAX_CURVES_BYTES + 1)

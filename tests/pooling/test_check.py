@@ -239,3 +239,34 @@ def test_curves_without_a_fitted_range_are_fitted_over_their_anchors():
     entry["anchors"] = []
     with pytest.raises(ValueError, match=r"curves\.ada\.INT8 lacks a finite A, S, Nstar, n_min"):
         curves_from_text(json.dumps(site), "given")
+
+
+def test_curves_or_a_trace_that_is_a_fifo_is_refused_not_waited_on(tmp_path, capsys):
+    """A FIFO named as --curves, or as the power trace a report names, is bad input in
+    one line: reading it waited for a writer that never came. (Every 2 s its write end is
+    opened and closed, so a reader that waits ends too, with another message.)"""
+    import contextlib
+    import os
+    import threading
+
+    from ecocompute.errors import InputError
+    from ecocompute.plots.trace_plot import read_trace_csv
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def unblock() -> None:
+        while not done.wait(2.0):
+            with contextlib.suppress(OSError):  # no reader waiting: nothing to end
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    threading.Thread(target=unblock, daemon=True).start()
+    try:
+        doc = measured(params_b=1.1, delta=20.0, fp16_mj=ADA_ANCHOR_1_1B, **ADA)
+        assert _check(tmp_path, doc, "--curves", str(fifo)) == 2
+        assert "is not a regular file" in capsys.readouterr().err
+        with pytest.raises(InputError, match="is not a regular file"):
+            read_trace_csv(fifo)
+    finally:
+        done.set()
