@@ -66,12 +66,41 @@ def curves_from_text(text: str, where: str) -> CurvesFile:
                 for key in ("A", "S", "Nstar", "n_min", "n_max"):
                     if not math.isfinite(float(entry[key])):
                         raise ValueError
+                spread = float(entry.get("resid_std", 0.0))
+                if float(entry["Nstar"]) <= 0 or not 0 <= spread < math.inf:
+                    raise ValueError
             except (KeyError, TypeError, ValueError, AttributeError):
                 raise ValueError(
-                    f"{where}: curves.{arch}.{fmt} lacks a finite A, S, Nstar, n_min, n_max "
-                    "or an anchor's N and dE"
+                    f"{where}: curves.{arch}.{fmt} lacks a finite A, S, Nstar > 0, n_min, "
+                    "n_max, resid_std >= 0 or an anchor's N and dE"
                 ) from None
+    _check_caps_and_anchors(document, where)
     return CurvesFile(where, document)
+
+
+def _check_caps_and_anchors(document: dict[str, Any], where: str) -> None:
+    """s_cap: a finite bound >= 0 per format; fp16_energy: each class's anchors of a size
+    > 0, an energy and a card. Raises ValueError saying which is wrong."""
+    caps = document.get("s_cap", {})
+    if not isinstance(caps, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < math.inf
+        for v in caps.values()
+    ):
+        raise ValueError(f"{where}: s_cap is not a finite bound >= 0 per format")
+    energy = document.get("fp16_energy", {})
+    if not isinstance(energy, dict):
+        raise ValueError(f"{where}: fp16_energy is not an object")
+    for arch, entry in energy.items():
+        try:
+            for a in entry["anchors"]:
+                n, e = float(a["N"]), float(a["e_j1k"])
+                if not (0 < n < math.inf and 0 < e < math.inf) or not isinstance(a["gpu"], str):
+                    raise ValueError
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ValueError(
+                f"{where}: fp16_energy.{arch} lacks anchors of a size N > 0, an energy "
+                "e_j1k > 0 and a card (gpu)"
+            ) from None
 
 
 def _no_constant(name: str) -> Any:

@@ -221,6 +221,19 @@ def test_curves_from_a_file_and_from_a_url(tmp_path, capsys, monkeypatch):
     (tmp_path / "bad.json").write_text('{"curves": {"ada": {"INT8": {"A": "x"}}}}')
     assert _check(tmp_path, doc, "--curves", str(tmp_path / "bad.json")) == 2
     assert "lacks a finite A" in capsys.readouterr().err
+    # values no curve or anchor can hold are bad input too, never an internal error
+    for edit, says in (
+        (lambda d: d["curves"]["ada"]["INT8"].update(Nstar=0), "Nstar > 0"),
+        (lambda d: d["curves"]["ada"]["INT8"].update(resid_std=-10), "resid_std >= 0"),
+        (lambda d: d.update(s_cap="x"), "s_cap is not a finite bound"),
+        (lambda d: d["fp16_energy"]["ada"]["anchors"][0].update(N=0), "fp16_energy.ada lacks"),
+    ):
+        wrong = json.loads(json.dumps(site))
+        edit(wrong)
+        given.write_text(json.dumps(wrong))
+        assert _check(tmp_path, doc, "--curves", str(given)) == 2, says
+        err = capsys.readouterr().err
+        assert "invalid curves" in err and says in err, err
 
 
 def test_curves_without_a_fitted_range_are_fitted_over_their_anchors():
@@ -237,7 +250,9 @@ def test_curves_without_a_fitted_range_are_fitted_over_their_anchors():
     curve = site_curve("ada", "INT8", curves_from_text(json.dumps(site), "given"))
     assert curve is not None and curve.fitted_range_b == (0.5, 7.0)
     entry["anchors"] = []
-    with pytest.raises(ValueError, match=r"curves\.ada\.INT8 lacks a finite A, S, Nstar, n_min"):
+    with pytest.raises(
+        ValueError, match=r"curves\.ada\.INT8 lacks a finite A, S, Nstar > 0, n_min"
+    ):
         curves_from_text(json.dumps(site), "given")
 
 
