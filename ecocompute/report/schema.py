@@ -227,6 +227,33 @@ def check_schema(schema: JsonObject) -> None:
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:
         raise ValueError(f"not a valid JSON schema: {exc.message}") from None
+    _check_refs(schema)
+
+
+def _check_refs(schema: JsonObject) -> None:
+    """Every $ref of the schema leads somewhere within it: validating would otherwise
+    fail on the first report that reaches one (a pointer to nowhere, or another document,
+    which is never fetched). Raises ValueError (one line)."""
+    from referencing import Registry, Resource
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    resolver = Registry().resolver_with_root(
+        Resource.from_contents(schema, default_specification=DRAFT202012)
+    )
+    pending: list[object] = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                try:
+                    resolver.lookup(ref)
+                except Unresolvable:
+                    raise ValueError(f"its $ref {ref!r} leads nowhere in it") from None
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
 
 
 def schema_errors_against(document: object, schema: JsonObject) -> list[str]:

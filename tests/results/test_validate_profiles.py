@@ -246,6 +246,12 @@ def test_the_validate_subcommand_speaks_json_and_takes_a_schema(tmp_path):
     assert r.returncode == 3 and "cannot read --schema" in r.stderr
     r = _cli("--json", str(FIX / CONFORMANT))
     assert r.returncode == 2 and "--profile" in r.stderr
+    # a $ref that leads nowhere, or to a document never fetched: a schema that cannot be
+    # used (exit 3), not an internal error at the first report that reaches it
+    for ref in ("#/nope", "https://example.invalid/other.json"):
+        (tmp_path / "r.json").write_text(json.dumps({"$ref": ref}))
+        r = _cli("--profile", "v1.1-core", "--schema", str(tmp_path / "r.json"), str(FIX / RETEST))
+        assert r.returncode == 3 and f"its $ref {ref!r} leads nowhere" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("precision", ["FP16", "NF4"])
