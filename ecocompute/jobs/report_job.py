@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecocompute.boundary.atomic import file_identity, write_text_atomic
+from ecocompute.boundary.atomic import file_identity, write_text_atomic, write_texts_atomic
 from ecocompute.boundary.progress import Progress, say
 from ecocompute.boundary.user_paths import check_link_into_folder, check_not_an_input
 from ecocompute.core.printable import printable
@@ -72,14 +72,12 @@ class ReportJob:
         keep_inputs(params, [self.target, *(folder / n for n in [*extra, SHARE_FILE])])
         self._before = file_identity(self.target)
 
-    def _write_traces(self, outcome: MeasuredRun | PublishedRun) -> None:
-        """The trace's CSV files, each atomically, before energy.json names them (a
-        report never names a file that is not there); the published path has none."""
+    def _traces(self, outcome: MeasuredRun | PublishedRun) -> list[tuple[Path, str]]:
+        """The trace's CSV files beside the report; the published path has none."""
         if not isinstance(outcome, MeasuredRun):
             say(NO_TRACE)
-            return
-        for name, csv in trace_files(outcome).items():
-            write_text_atomic(self.target.parent / name, csv, create_dir=not self.folder_existed)
+            return []
+        return [(self.target.parent / name, csv) for name, csv in trace_files(outcome).items()]
 
     def written(self) -> bool:
         """True once this job's report has replaced whatever was at the target."""
@@ -124,9 +122,10 @@ class ReportJob:
         summary = render(report, printable(self.target))  # a path of any bytes prints
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
-        if p.power_trace:
-            self._write_traces(outcome)
-        write_text_atomic(self.target, text, create_dir=not self.folder_existed)
+        # the traces and the report as one: every file made in full before the first
+        # rename, the traces renamed first (a report never names a file that is not there)
+        items = [*(self._traces(outcome) if p.power_trace else []), (self.target, text)]
+        write_texts_atomic(items, create_dir=not self.folder_existed)
         if link is not None:
             _write_share_file(self.target.parent / SHARE_FILE, link)
         return Written(self.target, report, summary)

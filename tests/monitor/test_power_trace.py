@@ -137,6 +137,35 @@ def test_a_measured_run_writes_the_trace_and_reads_nothing_in_its_windows(
     assert (tmp_path / "t.png").stat().st_size > 10_000
 
 
+@pytest.mark.parametrize("blocked", ["power_trace_fp16.csv", "energy.json"])
+def test_traces_and_report_are_written_as_one(
+    tmp_path, capsys, monkeypatch, synthetic_cache, blocked
+):
+    """A trace or the report that cannot be written (a folder in its place) leaves every
+    earlier file as it was, as "nothing was written" says: the traces were renamed into
+    place before the report was tried, so an old report stood beside a new trace."""
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(synthetic_cache))
+    install_fakes(
+        monkeypatch.setattr, lambda: FakeTelemetry(power_w=lambda t: 100.0), CpuAccelerator()
+    )
+    out = tmp_path / "out"
+    earlier = {"energy.json": "an earlier report", "power_trace.csv": "an earlier trace"}
+    for name, text in earlier.items():
+        if name != blocked:
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            (out / name).write_text(text)
+    (out / blocked).mkdir(parents=True)
+    argv = ["run", "--model", "synthetic:tiny-test", "--precision", "NF4", "--tokens", "4",
+            "--iterations", "2", "--warmup", "0", "--idle_seconds", "0.2",
+            "--power_trace", "-q", "--output_dir", str(out)]  # fmt: skip
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"could not write {out / blocked}" in err and "nothing was written" in err, err
+    for name, text in earlier.items():
+        assert name == blocked or (out / name).read_text() == text, name
+    assert sorted(p.name for p in out.iterdir()) == sorted({*earlier, blocked})
+
+
 def test_plot_power_trace_of_a_report_without_one_is_bad_input(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     assert main(["run", "--dry_run", "-q", "--output_dir", str(tmp_path)]) == 0
