@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ecocompute.boundary.user_paths import file_key
+from ecocompute.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,14 @@ def find_files(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]) 
     each file once (by identity), and the folders that could not be searched."""
     found = Found()
     for given in paths:
-        path = Path(given)
+        text = os.fspath(given)  # as given: Path() would read '' as '.', 'r.json/' as 'r.json'
+        if not text:
+            raise InputError("PATH", text, "expected a non-empty path ('.' is this folder)")
+        path = Path(text)
         if _is_dir(path):
             _search(path, names, found)
+        elif text.endswith(os.sep):
+            raise InputError("PATH", text, "ends in a '/', but names no folder")
         else:
             found.add(path)  # a missing or unreadable file is reported by its reader
     return found

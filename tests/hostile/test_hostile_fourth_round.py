@@ -399,3 +399,18 @@ def test_an_estimates_write_takes_no_empty_or_non_path_folder(tmp_path, monkeypa
         with pytest.raises(InputError, match=r"invalid output_dir .*expected a non-empty string"):
             answer.write(folder)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("tool", ["validate", "aggregate"])
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [("", "expected a non-empty path"), ("energy.json/", "ends in a '/', but names no folder")],
+)
+def test_a_path_to_read_is_taken_exactly_as_given(tmp_path, monkeypatch, capsys, tool, given, says):
+    """'' is never this folder, and 'energy.json/' never the file energy.json (pathlib
+    reads both so): bad input, as errors.md says of every path."""
+    assert main(["energy_estimate", "--dry_run", "-q", "--output_dir", str(tmp_path)]) == 0
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main([tool, given]) == 2
+    assert f"invalid PATH {given!r}: {says}" in capsys.readouterr().err
