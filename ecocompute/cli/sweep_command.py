@@ -162,6 +162,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     args.written_so_far = sweep_leaves(args.output_dir)
     if args.reports and not args.fit_only:
         raise InputError("reports", args.reports, "only with --fit_only")
+    if args.fit_only:  # a fit runs nothing: a flag for the runs would be silently unused
+        given = run_flags_given(args, leave_out=("output_dir", "quiet"))
+        given |= {n: getattr(args, n) for n in ("models", "batch_sizes", "parameters_file")}
+        given["precisions"] = None if args.precisions == "NF4" else args.precisions
+        name = next((n for n, v in given.items() if v is not None), None)
+        if name is not None:
+            raise InputError(name, given[name], "only without --fit_only (a fit runs nothing)")
     models = None if args.fit_only else split_list("models", args.models)
     precisions = split_list("precisions", args.precisions)
     batch_sizes = split_batches(args.batch_sizes)

@@ -24,9 +24,9 @@ def one_of(values: set[str], what: str) -> str | None:
     if len(values) > 1:
         raise InputError(
             what,
-            None,
-            f"the measured reports disagree ({'; '.join(sorted(values))}); a sweep fits one "
-            "card, one software stack and one protocol: fit them separately",
+            "; ".join(sorted(values)),
+            "the measured reports disagree; a sweep fits one card, one software stack and "
+            "one protocol: fit them separately",
         )
     return next(iter(values), None)
 

@@ -153,14 +153,25 @@ def fit_reports(
     root = open_folder(output_dir, progress)
     if not root.is_dir() and not reports:
         raise InputError("output_dir", str(output_dir), "does not exist; nothing to fit")
-    root.mkdir(parents=True, exist_ok=True)
-    with folder_held(root):
-        records, skipped = existing_records(root, reports)
-        for line in skipped:
-            progress(f"skipped invalid report {line}")
-        if not records:
-            raise InputError("output_dir", str(output_dir), f"holds no valid {REPORT_NAME} to fit")
-        return finish(records, root, command=command, n_boot=n_boot)
+    made = not root.exists()
+    try:
+        with folder_held(root):  # makes the folder
+            records, skipped = existing_records(root, reports)
+            for line in skipped:
+                progress(f"skipped invalid report {line}")
+            if not records:
+                field, given = (
+                    ("reports", " ".join(os.fspath(r) for r in reports))
+                    if reports
+                    else ("output_dir", os.fspath(output_dir))
+                )
+                raise InputError(field, given, f"holds no valid {REPORT_NAME} to fit")
+            return finish(records, root, command=command, n_boot=n_boot)
+    except InputError:  # bad input leaves nothing, not even the folder it made
+        if made:
+            with contextlib.suppress(OSError):
+                root.rmdir()  # only while empty
+        raise
 
 
 @contextlib.contextmanager

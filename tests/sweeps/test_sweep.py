@@ -119,6 +119,28 @@ def test_fit_only_on_an_empty_folder_is_exit_2(tmp_path):
     assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path)]) == 2
 
 
+def test_fit_only_bad_input_names_its_field_and_leaves_no_folder(tmp_path, capsys):
+    """--reports with nothing to fit names --reports, reports of two cards name the
+    cards, and neither leaves the output folder it would have made; a flag for the runs
+    (which a fit never makes) is refused, not silently unused."""
+    _place_on_curve(tmp_path / "r", (0.5, 1.0, 2.0))
+    write(measured(gpu="NVIDIA A100-SXM4-80GB", arch="ampere"), tmp_path / "other")
+    out = tmp_path / "sw"
+    fit = ["sweep", "--fit_only", "--output_dir", str(out), "-q"]
+    cases = (
+        (["--reports", str(tmp_path / "none")], "invalid reports "),
+        (["--reports", str(tmp_path / "r"), str(tmp_path / "other")], "invalid card 'NVIDIA "),
+        (["--reports", str(tmp_path / "r"), "--tokens", "0"], "invalid tokens '0': only without"),
+        (["--reports", str(tmp_path / "r"), "--models", "m-1b"], "invalid models 'm-1b'"),
+    )
+    for extra, says in cases:
+        assert main([*fit, *extra]) == 2, extra
+        assert says in capsys.readouterr().err, extra
+        assert not out.exists(), extra
+    assert main([*fit, "--reports", str(tmp_path / "r")]) == 0  # -q stays a fit's own
+    assert (out / "sweep.json").is_file()
+
+
 def test_a_failed_run_is_recorded_the_rest_fitted_and_exit_1(tmp_path, monkeypatch, capsys):
     import ecocompute.jobs.report_job as job
 
