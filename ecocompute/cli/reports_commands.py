@@ -257,7 +257,12 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             raise InputError("power_trace", " ".join(args.paths), "draws one report, no --card")
         path = plot_power_trace(args.paths[0], args.output)
     else:
-        path = plot_reports(_read_reports(args), args.output, card=args.card)
+        try:
+            path = plot_reports(_read_reports(args), args.output, card=args.card)
+        except InputError as exc:
+            if exc.field != "PATH":
+                raise
+            raise InputError("PATH", " ".join(args.paths), exc.allowed) from None  # as given
     return print_after_write(f"wrote {path}", [str(path)])
 
 

@@ -253,3 +253,14 @@ def test_every_legend_stays_inside_the_figure():
         extent = legend.get_window_extent(renderer)
         assert extent.x0 >= 0 and extent.y0 >= 0, extent
         assert extent.x1 <= box.x1 and extent.y1 <= box.y1, extent
+
+
+def test_nothing_plottable_names_the_paths_given(tmp_path, monkeypatch, capsys):
+    """FP16 reports alone: bad input naming the paths as given, not 'PATH None'."""
+    write(measured(precision="FP16"), tmp_path / "fp16")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["plot", "fp16", "empty", "-o", "p.png"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid PATH 'fp16 empty': no plottable report" in err, err
+    assert not (tmp_path / "p.png").exists()
