@@ -33,12 +33,13 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from ecocompute.boundary.atomic import write_mode
 from ecocompute.boundary.progress import Progress, library_progress_bars_hidden
 from ecocompute.errors import InputError
 from ecocompute.params import RunParams, check_output_dir
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
-from ecocompute.sweeps.document import RunRecord, Sweep, write_sweep
+from ecocompute.sweeps.document import SWEEP_NAME, RunRecord, Sweep, write_sweep
 from ecocompute.sweeps.plan import Plan, options_of, plan, prompt_folder
 from ecocompute.sweeps.run import existing_records, run_sweep
 from ecocompute.sweeps.summary import summarise, with_plot
@@ -228,6 +229,7 @@ def finish(
 ) -> Sweep:
     """The points' records made into the Sweep: fitted, plotted, sweep.json written."""
     summary, reports = summarise(records, root, command=command, n_boot=n_boot)
+    write_mode(root / SWEEP_NAME)  # a sweep.json that cannot be written (a folder): no plot
     summary = with_plot(summary, reports, root)
     write_sweep(summary, root)
     return summary

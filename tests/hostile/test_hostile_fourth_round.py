@@ -146,6 +146,16 @@ def test_an_unwritable_sweep_png_costs_no_sweep_json(tmp_path, capsys):
     assert doc["runs"][0]["status"] == "ok"
 
 
+def test_an_unwritable_sweep_json_costs_the_plot_too(tmp_path, capsys):
+    """Nor the other way round: a sweep.json that cannot be written (a folder in its
+    place) is found before the plot is drawn, so no sweep.png stands that no line names."""
+    out = tmp_path / "sw"
+    (out / "sweep.json").mkdir(parents=True)
+    assert main([*SWEEP, "--output_dir", str(out)]) == 1
+    assert "no sweep.json was written" in capsys.readouterr().err
+    assert not (out / "sweep.png").exists()
+
+
 # --- item 3: --scheduler checked as input, never echoing a password --------------------
 
 
