@@ -313,6 +313,8 @@ def judge_file(
     JSON, not UTF-8 (the container's usage error)."""
     if Path(path).is_dir():  # a run's output folder: its report
         path = Path(path) / "energy.json"
+        if not path.exists():
+            return "no energy.json in this folder"
     document, problems = read_document(path)
     if document is None:
         return "; ".join(problems) or "cannot be read"

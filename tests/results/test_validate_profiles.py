@@ -252,6 +252,10 @@ def test_the_validate_subcommand_speaks_json_and_takes_a_schema(tmp_path):
         (tmp_path / "r.json").write_text(json.dumps({"$ref": ref}))
         r = _cli("--profile", "v1.1-core", "--schema", str(tmp_path / "r.json"), str(FIX / RETEST))
         assert r.returncode == 3 and f"its $ref {ref!r} leads nowhere" in r.stderr, r.stderr
+    # a folder without a report says so (it said 'No such file or directory')
+    (tmp_path / "empty").mkdir()
+    r = _cli("--profile", "v1.1-core", str(tmp_path / "empty"))
+    assert r.returncode == 3 and "empty: no energy.json in this folder" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("precision", ["FP16", "NF4"])
