@@ -122,10 +122,12 @@ class ReportJob:
         summary = render(report, printable(self.target))  # a path of any bytes prints
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
-        # the traces and the report as one: every file made in full before the first
-        # rename, the traces renamed first (a report never names a file that is not there)
-        items = [*(self._traces(outcome) if p.power_trace else []), (self.target, text)]
-        write_texts_atomic(items, create_dir=not self.folder_existed)
+        traces = self._traces(outcome) if p.power_trace else []
+        if traces:  # with the report as one: all made before the first rename, traces first
+            items = [*traces, (self.target, text)]
+            write_texts_atomic(items, create_dir=not self.folder_existed)
+        else:
+            write_text_atomic(self.target, text, create_dir=not self.folder_existed)
         if link is not None:
             _write_share_file(self.target.parent / SHARE_FILE, link)
         return Written(self.target, report, summary)
