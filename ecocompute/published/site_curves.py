@@ -78,7 +78,7 @@ def curves_from_text(text: str, where: str) -> CurvesFile:
     return CurvesFile(where, document)
 
 
-def _check_caps_and_anchors(document: dict[str, Any], where: str) -> None:
+def _check_caps_and_anchors(document: Mapping[str, object], where: str) -> None:
     """s_cap: a finite bound >= 0 per format; fp16_energy: each class's anchors of a size
     > 0, an energy and a card. Raises ValueError saying which is wrong."""
     caps = document.get("s_cap", {})
