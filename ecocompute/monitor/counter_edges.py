@@ -76,11 +76,14 @@ def value_after_step(step: Step, t: float, period_s: float) -> float:
     return step.value_mj + rate * max(0.0, t - step.time_s)
 
 
-def value_before_step(step: Step, t: float, rate_mj_per_s: float) -> float:
-    """Counter value at t, shortly before a step, going back from the step at the rate
-    measured after it (the GPU is idle once a window has closed), never below the
-    value before the step."""
-    return max(step.previous_mj, step.value_mj - rate_mj_per_s * max(0.0, step.time_s - t))
+def value_before_step(step: Step, t: float, rate_mj_per_s: float, period_s: float) -> float:
+    """Counter value at t, before a step, going back from the step at the rate measured
+    after it (the GPU is idle once a window has closed). Never below the value before
+    the step where the step is the first after t (within one period of it); a later
+    step's previous value is itself later than t (the GPUs' steps are waited for one
+    GPU after another), so it bounds nothing there."""
+    value = step.value_mj - rate_mj_per_s * max(0.0, step.time_s - t)
+    return max(step.previous_mj, value) if step.time_s - t <= period_s else value
 
 
 def rate_between(first: Step, second: Step) -> float:

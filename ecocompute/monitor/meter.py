@@ -205,7 +205,8 @@ class EnergyMeter:
                 self.edge_fallbacks += 1
                 values.append(self._read_mj(i))
             else:
-                values.append(value_before_step(first, t1, rate_between(first, second)))
+                rate = rate_between(first, second)
+                values.append(value_before_step(first, t1, rate, periods[i]))
         return values
 
     def run(self, work: Callable[[], T]) -> tuple[T, WindowEdges]:
