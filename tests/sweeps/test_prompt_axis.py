@@ -87,8 +87,13 @@ def test_the_command_line_takes_a_list_of_prompt_lengths(tmp_path, capsys):
     args = ["sweep", "--models", "synthetic:tiny-test", "--output_dir", str(tmp_path / "o")]
     assert main([*args, "--prompt_tokens", "1024,128"]) == 2
     assert "invalid prompt_tokens '1024,128'" in capsys.readouterr().err
-    assert main([*args, "--prompt_tokens", "16,32", "--fit_only"]) == 2
+    fit = ["sweep", "--fit_only", "--output_dir", str(tmp_path / "o")]  # no --models: none run
+    assert main([*fit, "--prompt_tokens", "16,32"]) == 2
     assert "not with --fit_only" in capsys.readouterr().err
+    assert main([*args, "--prompt_tokens", "16,32", "--fit_only"]) == 2
+    assert (
+        "invalid models 'synthetic:tiny-test': only without --fit_only" in capsys.readouterr().err
+    )
     # a dry run over two lengths: a sweep.json under each length's folder
     args[2] = "synthetic:qwen2.5-0.5b"
     assert main([*args, "--prompt_tokens", "16,32", "--dry_run", "--quiet"]) == 0
