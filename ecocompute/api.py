@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecocompute.boundary.progress import Progress
-from ecocompute.core import environment as _environment  # noqa: F401  (before torch)
+from ecocompute.boundary.progress import Progress, library_progress_bars_hidden
+from ecocompute.core.environment import environment_kept  # first: before torch
 from ecocompute.core.printable import printable
 from ecocompute.errors import InputError, ReportInvalid, RunError
 from ecocompute.report.model import Report
@@ -153,6 +153,7 @@ _UNSET: Any = _Unset()  # not given: RunParams' own default (or the RunParams' o
 
 # Run parameters estimate() has no use for: it writes nothing and prints only on request.
 _NOT_OPTIONS = {
+    "model_name": "give the model as estimate()'s first argument",
     "output_dir": "estimate() writes nothing: call .write(folder) on its result",
     "quiet": "estimate() is silent unless progress=True",
     "share": "a command-line option of energy_estimate (it writes share_url.txt)",
@@ -204,7 +205,10 @@ def estimate(
     from ecocompute.task.run import run_session, session_refusals
 
     params = _params(model, precision, options)
-    outcomes = run_session(params, Progress(quiet=not progress), machine=machine)
+    # nothing outlives the call: a variable a library sets on its first import inside it
+    # (inductor's cache folder), the bars the libraries draw themselves unless asked
+    with environment_kept(), library_progress_bars_hidden(not progress):
+        outcomes = run_session(params, Progress(quiet=not progress), machine=machine)
     results = []
     for outcome in outcomes:
         report = build_report(outcome, None)
@@ -237,22 +241,48 @@ def sweep(
         raise InputError(
             "output_dir", None, "the folder the sweep writes its reports and sweep.json into"
         )
-    if params is not None and options:
-        name = sorted(options)[0]
-        raise InputError(name, options[name], "give params= or options by name, not both")
-    shared = params if params is not None else {**options, "quiet": not progress}
-    done = run_sweep(
-        models,  # a text is one list ("gpt-1b", "NF4,INT8"), never its letters
-        precisions,
-        output_dir,
-        options=shared,
-        batch_sizes=batch_sizes,
-        progress=Progress(quiet=not progress),
-        machine=machine,
-    )
+    shared = _sweep_options(params, options, progress)
+    with environment_kept():
+        done = run_sweep(
+            models,  # a text is one list ("gpt-1b", "NF4,INT8"), never its letters
+            precisions,
+            output_dir,
+            options=shared,
+            batch_sizes=batch_sizes,
+            progress=Progress(quiet=not progress),
+            machine=machine,
+        )
     if done.failed:
         raise SweepFailed(done)
     return done
+
+
+def _sweep_options(
+    params: RunParams | None, options: Mapping[str, Any], progress: bool
+) -> RunParams | dict[str, Any]:
+    """What every point of a sweep shares: params whole (quiet as progress asks), or
+    options by name, each of its type as estimate() takes it ("4" for batch_size is
+    refused, not read as the command line reads it). Raises InputError."""
+    from ecocompute.params import FIELDS, RunParams
+
+    if params is not None and options:
+        name = sorted(options)[0]
+        raise InputError(name, options[name], "give params= or options by name, not both")
+    for name in ("share", "prefetch", "power_trace"):  # as estimate() refuses them
+        if options.get(name) or (isinstance(params, RunParams) and getattr(params, name)):
+            raise InputError(name, True, _NOT_OPTIONS[name])
+    if params is not None:
+        if not isinstance(params, RunParams):
+            raise InputError(
+                "params", params, "a RunParams (ecocompute.params), or options by name"
+            )
+        return dataclasses.replace(params, quiet=not progress)
+    # each of its type, as RunParams takes it (the sweep itself refuses unknown names and
+    # the fields it sets per point)
+    per_point = {"model_name", "precision", "formats", "output_dir", "quiet"}
+    typed = {n: v for n, v in options.items() if n in FIELDS and n not in per_point}
+    RunParams(**typed)  # raises InputError naming the field
+    return {**options, "quiet": not progress}
 
 
 def prompt_sweep(
@@ -271,22 +301,21 @@ def prompt_sweep(
     one pass, each length's reports and sweep.json under <output_dir>/p<length>/; returns
     each length's Sweep. A point that fails is recorded; then SweepFailed carrying the
     first length's Sweep that has one. Raises InputError before anything runs."""
+    from ecocompute.sweeps.plan import checked_prompt_lengths
     from ecocompute.sweeps.sweep import prompt_sweep as run_prompt_sweep
 
-    if params is not None and options:
-        name = sorted(options)[0]
-        raise InputError(name, options[name], "give params= or options by name, not both")
-    shared = params if params is not None else {**options, "quiet": not progress}
-    done = run_prompt_sweep(
-        list(models),
-        list(precisions),
-        output_dir,
-        list(prompt_lengths),
-        options=shared,
-        batch_sizes=batch_sizes,
-        progress=Progress(quiet=not progress),
-        machine=machine,
-    )
+    shared = _sweep_options(params, options, progress)
+    with environment_kept():
+        done = run_prompt_sweep(
+            models,  # a text is one list, never its letters (sweeps.plan.names_list)
+            precisions,
+            output_dir,
+            checked_prompt_lengths(prompt_lengths),
+            options=shared,
+            batch_sizes=batch_sizes,
+            progress=Progress(quiet=not progress),
+            machine=machine,
+        )
     failed = [one for one in done.values() if one.failed]
     if failed:
         raise SweepFailed(failed[0])
@@ -308,10 +337,11 @@ def read_report(path: str | os.PathLike[str]) -> ReportRecord:
     """One report file of any format this tool reads (1.0 and 1.1 of the published
     container, this tool's 1.2, 1.3, 1.4 and 2.0) as its typed record
     (ecocompute.results.record.Report: what aggregate, check and the plots read).
-    Raises ReportInvalid with every reason when it is not a valid report."""
+    Raises ReportInvalid with every reason when it is not a valid report, InputError
+    when path is not a path (None, bytes, a number)."""
     from ecocompute.results.collect import Invalid, read_one
 
-    one = read_one(path)
+    one = read_one(_path("path", path))
     if isinstance(one, Invalid):
         raise ReportInvalid(one.problems, read_from=printable(os.fspath(path)))
     return one
@@ -325,12 +355,26 @@ def pool_units(*paths: str | os.PathLike[str]) -> list[UnitPool]:
     the same per board part or VBIOS where the units differ in it, and (from four units)
     the pool without each unit in turn, most influential first. A list of
     ecocompute.pooling.units.UnitPool; invalid files are skipped (aggregate lists them).
-    Raises InputError without a path."""
+    Raises InputError without a path, or for one that is not a path or does not exist."""
     from ecocompute.pooling.groups import group_reports
     from ecocompute.pooling.units import pool_units as pool
     from ecocompute.results.collect import read_reports
 
     if not paths:
         raise InputError("paths", "()", "at least one report or folder")
-    reports, _invalid = read_reports([str(p) for p in paths])
+    given = [_path("paths", p) for p in paths]
+    for p in given:
+        if not os.path.lexists(p):
+            raise InputError("paths", p, "does not exist")
+    reports, _invalid = read_reports(given)
     return pool(group_reports(reports))
+
+
+def _path(field: str, value: object) -> str:
+    """A path the caller gave, as text (str or os.PathLike of str), never its repr: None,
+    bytes or a number is an InputError, not a file named 'None'."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise InputError(field, value, "a report's or folder's path (str or os.PathLike)")
+    return value

@@ -246,3 +246,86 @@ def test_sweep_without_an_output_dir_is_an_input_error_and_a_comma_text_is_a_lis
         ("synthetic:qwen2.5-3b", "NF4"),
         ("synthetic:qwen2.5-3b", "INT8"),
     ]
+
+
+def test_the_sweeps_take_their_arguments_as_estimate_does(tmp_path, capsys):
+    """A review's findings (2026-12-04): prompt_sweep() read a text of models or formats
+    letter by letter and took any prompt lengths; sweep() read its options as the command
+    line reads text ("4" for batch_size), took share= and power_trace=, which estimate()
+    refuses, and crashed on params="x"; with params= it printed on stderr unasked."""
+    from ecocompute.params import resolve
+
+    out = tmp_path / "sw"
+    done = ecocompute.prompt_sweep(
+        "synthetic:qwen2.5-0.5b", [128], "NF4,INT8", output_dir=out, dry_run=True
+    )
+    assert list(done) == [128] and {r.precision for r in done[128].runs} == {"NF4", "INT8"}
+    for lengths, says in (
+        ([], "give a list"),
+        ([128.0], "whole numbers"),
+        (["128"], "whole numbers"),
+        ([256, 128], "increasing order"),
+        ([128, 128], "twice"),
+        (None, "give a list"),
+    ):
+        with pytest.raises(InputError, match=says):
+            ecocompute.prompt_sweep(["m-1b"], lengths, output_dir=out, dry_run=True)
+    for options, field in (
+        ({"batch_size": "4"}, "batch_size"),
+        ({"tokens": 8.0}, "tokens"),
+        ({"dry_run": "yes"}, "dry_run"),
+        ({"share": True}, "share"),
+        ({"power_trace": True}, "power_trace"),
+    ):
+        with pytest.raises(InputError) as info:
+            ecocompute.sweep(["m-1b"], output_dir=out, **options)
+        assert info.value.field == field
+    with pytest.raises(InputError, match="invalid params 'x'"):
+        ecocompute.sweep(["m-1b"], output_dir=out, params="x")
+    capsys.readouterr()
+    params = resolve(None, {"dry_run": True, "gpu_arch": "ada"})
+    ecocompute.sweep(["synthetic:qwen2.5-0.5b"], output_dir=tmp_path / "p", params=params)
+    assert capsys.readouterr().err == ""  # progress=False: silent, whatever params say
+
+
+def test_a_path_that_is_not_one_is_bad_input(tmp_path):
+    """read_report() and pool_units() refuse None, bytes or a number (pool_units searched
+    a folder named 'None'), and pool_units() a path that does not exist (it pooled the
+    others without a word); estimate(model_name=) names the field (a TypeError before)."""
+    for bad in (None, b"energy.json", 3, ""):
+        with pytest.raises(InputError):
+            ecocompute.read_report(bad)
+        with pytest.raises(InputError):
+            ecocompute.pool_units(bad)
+    with pytest.raises(InputError, match="does not exist"):
+        ecocompute.pool_units(tmp_path / "missing")
+    with pytest.raises(InputError, match="invalid model_name"):
+        ecocompute.estimate("m-1b", model_name="m-7b", dry_run=True)
+
+
+def test_a_first_import_inside_estimate_leaves_no_variable_and_no_bars(tmp_path):
+    """In a fresh process, estimate() on the stand-ins imports transformers itself, which
+    makes inductor set TORCHINDUCTOR_CACHE_DIR; the call puts the environment back and
+    hides the bars the libraries draw ("Loading weights") unless progress=True."""
+    import subprocess
+    import sys
+
+    script = (
+        "import contextlib, io, os\n"
+        "from tests.fakes import fake_machine\n"
+        "import ecocompute\n"
+        "before, err = dict(os.environ), io.StringIO()\n"
+        "with contextlib.redirect_stderr(err):\n"
+        "    r = ecocompute.estimate('synthetic:tiny-test', 'NF4', machine=fake_machine(),\n"
+        "                            tokens=4, iterations=2, warmup=0, idle_seconds=0.2)\n"
+        "assert r.basis == 'measured', r.basis\n"
+        "changed = {k for k in {*before, *os.environ} if before.get(k) != os.environ.get(k)}\n"
+        "print(sorted(changed), repr(err.getvalue()))\n"
+    )
+    env = {**os.environ, "ECOCOMPUTE_CACHE": str(tmp_path / "cache")}
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] ''", done.stdout

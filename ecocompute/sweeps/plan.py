@@ -98,8 +98,30 @@ def split_prompt_lengths(text: str | None) -> list[int] | None:
         if not item.isdigit() or int(item) < 1 or len(item) > 7:
             raise InputError("prompt_tokens", text, "give whole numbers >= 1, e.g. 128,1024,4096")
         lengths.append(int(item))
+    return checked_prompt_lengths(lengths, shown=text)
+
+
+_MAX_PROMPT = 9_999_999  # seven digits, as the command line reads them
+
+
+def checked_prompt_lengths(value: object, *, shown: object = None) -> list[int]:
+    """prompt lengths, from the command line (split_prompt_lengths) or the Python API: a
+    non-empty list of whole numbers (not bools, not floats) >= 1, each once, in
+    increasing order. Raises InputError."""
+    shown = value if shown is None else shown
+    if isinstance(value, str):
+        return split_prompt_lengths(value) or []
+    if not isinstance(value, Sequence) or not value:
+        raise InputError(
+            "prompt_tokens", shown, "give a list of whole numbers >= 1, e.g. [128, 1024]"
+        )
+    lengths = list(value)
+    if not all(type(n) is int and 1 <= n <= _MAX_PROMPT for n in lengths):
+        raise InputError("prompt_tokens", shown, "give whole numbers >= 1, e.g. 128,1024,4096")
+    if len(set(lengths)) != len(lengths):
+        raise InputError("prompt_tokens", shown, "lists a prompt length twice")
     if lengths != sorted(lengths):
-        raise InputError("prompt_tokens", text, "give the prompt lengths in increasing order")
+        raise InputError("prompt_tokens", shown, "give the prompt lengths in increasing order")
     return lengths
 
 
