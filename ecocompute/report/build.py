@@ -436,6 +436,10 @@ def results_of(run: MeasuredRun) -> Results:
     return derive.derive_results(inputs, measured_note(run))
 
 
+def _each_compile(compiles: int) -> str:
+    return f" under each of {compiles} compiles" if compiles > 1 else ""
+
+
 def measured_note(run: MeasuredRun) -> str:
     p, hw = run.params, run.hardware
     indices = ", ".join(str(g.nvml_index) for g in hw.gpus)
@@ -445,7 +449,8 @@ def measured_note(run: MeasuredRun) -> str:
         f"{', '.join(sorted({g.name for g in hw.gpus}))} (GPU {indices} by NVML index) "
         f"from {source}, {len(run.trials)} trials ({run.rounds} per format, {run.order}), "
         f"{p.tokens} new tokens each at batch {p.batch_size} ({run.decode.get('regime')} "
-        f"decode), after {p.warmup} warm-ups per format; {run.checkpoint.weights} weights; "
+        f"decode), after {p.warmup} warm-ups per format{_each_compile(p.compiles)}; "
+        f"{run.checkpoint.weights} weights; "
         f"torch {run.versions.get('torch')}."
     )
     if run.checkpoint.weights == "synthetic" and _int8_threshold(p) is not None:

@@ -35,11 +35,36 @@ SCOPE = "  scope      GPU-package energy only (not wall power); not a certified 
 HELD_LEAD = "the figures above: the GPUs each model used; 'held' below adds the GPUs a format freed"
 
 
-def basis_words(basis: str, reference_card: str | None) -> str:
-    words = _BASIS_WORDS[basis]
-    if is_project_card(reference_card):  # Hopper: this project's H200 figures, not published
-        words = words.replace("the published dataset", "this project's own measurements")
-    return words
+def weights_lines(work: Workload) -> list[str]:
+    """What the weights were, with what that costs the figures: random (INT8's outliers
+    understated, no perplexity), or pretrained but converted (not the original release)."""
+    if work.weights == "synthetic":
+        return ["  weights    synthetic (random weights: INT8's outlier cost is understated, no "
+                "perplexity)"]  # fmt: skip
+    if work.weights == "pretrained":
+        converted = (work.weights_note or "").startswith("pretrained, converted from GGUF")
+        caveat = " (converted from GGUF: not the original weights; workload.weights_note)"
+        return [f"  weights    pretrained{caveat if converted else ''}"]
+    return []
+
+
+def basis_words(res: Results) -> str:
+    words = _BASIS_WORDS[res.basis]
+    if not is_project_card(res.reference_card):
+        return words
+    lender = borrowed_from(res)
+    if lender is not None:  # Hopper's FP16 is ours, its delta another class's published curve
+        return (
+            f"FP16 derived from this project's own measurements, the delta from {lender}'s "
+            "published curve, borrowed from another architecture (not measured here)"
+        )
+    return words.replace("the published dataset", "this project's own measurements")
+
+
+def borrowed_from(res: Results) -> str | None:
+    """The arch class whose published curve a derived figure borrows, or None."""
+    curve = res.reference_curve
+    return None if curve is None else curve.borrowed_from
 
 
 def why_no_figure(report: Report) -> str | None:
@@ -94,7 +119,9 @@ def data_from_line(reports: Sequence[Report]) -> list[str]:
     if card is None:
         return []
     whose = "this project's" if is_project_card(card) else "published"
-    return [f"  data from  {whose} {card} measurements"]
+    lenders = sorted({b for r in reports if (b := borrowed_from(r.results)) is not None})
+    lent = f" and {', '.join(lenders)}'s published curve (borrowed)" if lenders else ""
+    return [f"  data from  {whose} {card} measurements{lent}"]
 
 
 def _mj(value: float | None, unit: str = " mJ/token") -> str:
@@ -162,7 +189,7 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
     lines.extend(reference_units_lines(report))
     if res.verdict:
         lines.append(f"  verdict    {verdict_words(work.precision, res)}")
-    lines.append(f"  basis      {res.basis}: {basis_words(res.basis, res.reference_card)}")
+    lines.append(f"  basis      {res.basis}: {basis_words(res)}")
     no_figure = why_no_figure(report)
     if no_figure:
         lines.append(f"  no figure  {no_figure}")
@@ -177,19 +204,13 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
             lines.append(f"  compile    {compile_words(report.measurement)}")
         if res.between_compiles is not None:
             lines.append(f"  compiles   {compiles_words(work.precision, res.between_compiles)}")
-        lines.append(f"  check      {cross_check(res)}")
+        lines.append(f"  check      {cross_check(res, report.measurement.sample_rate_hz)}")
         gpus = gpus_by_format(res)
         if gpus:
             lines.append(f"  gpus       {gpus}")
         lines.extend(held_lines(work.precision, res))
     lines.extend(arch_note_line(report))
-    if work.weights in ("pretrained", "synthetic"):
-        caveat = (
-            " (random weights: INT8's outlier cost is understated, no perplexity)"
-            if work.weights == "synthetic"
-            else ""
-        )
-        lines.append(f"  weights    {work.weights}{caveat}")
+    lines.extend(weights_lines(work))
     if report.software is not None:
         lines.append(f"  software   {software_words(report.software)}")
     lines.append(SCOPE)
@@ -343,17 +364,22 @@ def compile_words(measurement: Measurement) -> str:
     words = f"{each}; torch.compile {mode}, before any measured window".replace("  ", " ")
     if not decode.compiles:  # one compile: its draw of kernels is part of every figure
         words += f"; one compile: {ONE_COMPILE_SCOPE}"
+    else:  # per_format holds the first compile's (decode.compile_note)
+        words = f"the first of {len(decode.compiles)} compiles: {words}"
+        if decode.compile_s is not None:
+            words += f"; {decode.compile_s:.1f} s of compiling over all of them"
     return words
 
 
-def cross_check(res: Results) -> str:
-    """How the 10 Hz power sampler agreed with the energy counter, window by window."""
+def cross_check(res: Results, rate_hz: float) -> str:
+    """How the power sampler (at the run's rate) agreed with the energy counter, window
+    by window."""
     dropped = res.dropped_samples or 0
     reads = f"{dropped} read{'s' if dropped != 1 else ''} dropped"
     if res.sampled_vs_counter_max_abs_pct is None or res.sampled_vs_counter_pct is None:
-        return f"no energy counter: energy is the 10 Hz power sampler's alone; {reads}"
+        return f"no energy counter: energy is the {rate_hz:g} Hz power sampler's alone; {reads}"
     return (
-        f"10 Hz sampler vs energy counter: mean {res.sampled_vs_counter_pct:+.2f}%, "
+        f"{rate_hz:g} Hz sampler vs energy counter: mean {res.sampled_vs_counter_pct:+.2f}%, "
         f"largest {res.sampled_vs_counter_max_abs_pct:.2f}% over {len(res.trials)} windows; "
         f"{reads}"
     )

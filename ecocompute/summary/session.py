@@ -29,6 +29,7 @@ from ecocompute.summary.report import (
     software_words,
     throttle_line,
     unit_lines,
+    weights_lines,
     why_no_figure,
 )
 
@@ -49,7 +50,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         "EcoCompute energy estimate: a session of several formats",
         f"  model      {work.model_name} ({size_words(work)})",
         f"  card       {card_with_arch(local_gpu(first), sut.gpu_arch)}",
-        *[line for line in unit_lines(first) if not line.startswith("  throttle")],
+        *[_first_formats(line, first) for line in unit_lines(first) if "  throttle" not in line],
         *data_from_line(reports),
         f"  formats    {', '.join(r.workload.precision for r in reports)}, each vs the same "
         "FP16 baseline",
@@ -78,6 +79,8 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         header += " (of bandwidth limit)"
     lines.append(header)
     lines.extend(_format_line(r) for r in reports)
+    if any(r.results.phases is not None for r in reports):  # --phases apart
+        lines.append("  window     the figures above are the decode window's; the phases below")
     session = first.measurement.session
     refused = (session.refused if session is not None else None) or {}
     lines.extend(
@@ -98,8 +101,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         lines.append(f"  throttle   {throttle}")
     lines.extend(context_lines(first, reports))
     lines.extend(arch_note_line(first))
-    if work.weights in ("pretrained", "synthetic"):
-        lines.append(f"  weights    {work.weights}")
+    lines.extend(weights_lines(work))
     if first.software is not None:
         lines.append(f"  software   {software_words(first.software)}")
     lines.append(SCOPE)
@@ -107,19 +109,26 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     return "\n".join(lines)
 
 
+def _first_formats(line: str, first: Report) -> str:
+    """The thermal line is the first report's: its windows (FP16's and its format's), not
+    the session's; every report holds its own."""
+    if not line.startswith("  thermal"):
+        return line
+    return f"{line} (FP16's and {first.workload.precision}'s windows; each report holds its own)"
+
+
 def session_basis_lines(reports: Sequence[Report]) -> list[str]:
     """One basis line where every format has the same basis; else one per basis, naming
     its formats (a session's formats can differ: NF4 interpolated, INT4 unavailable)."""
-    by_basis: dict[str, list[Report]] = {}
-    for r in reports:
-        by_basis.setdefault(r.results.basis, []).append(r)
+    by_basis: dict[tuple[str, str], list[Report]] = {}
+    for r in reports:  # one basis in other words too: a borrowed curve's
+        by_basis.setdefault((r.results.basis, basis_words(r.results)), []).append(r)
     if len(by_basis) == 1:
-        basis, group = next(iter(by_basis.items()))
-        return [f"  basis      {basis}: {basis_words(basis, group[0].results.reference_card)}"]
+        ((basis, words),) = by_basis
+        return [f"  basis      {basis}: {words}"]
     lines = []
-    for i, (basis, group) in enumerate(by_basis.items()):
+    for i, ((basis, words), group) in enumerate(by_basis.items()):
         names = ", ".join(r.workload.precision for r in group)
-        words = basis_words(basis, group[0].results.reference_card)
         lines.append(f"  {'basis' if i == 0 else '':<10} {names} {basis}: {words}")
     return lines
 

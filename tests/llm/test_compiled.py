@@ -442,6 +442,9 @@ def _two_compiles(tmp_path):
     assert res["ci_method"] == meas["ci_method"] and "rounds within compiles" in res["ci_method"]
     assert "compiles   NF4 over 2 compiles, each from an empty cache" in written.summary
     assert "; one compile: " not in written.summary  # the interval spans compiles
+    # warm-ups ran under each compile, and the compile line gives the first compile's
+    assert "warm-ups per format under each of 2 compiles;" in res["note"]
+    assert "  compile    the first of 2 compiles: FP16 " in written.summary
     return report, folders
 
 

@@ -95,3 +95,64 @@ def test_a_single_unavailable_report_says_why_on_screen():
     line = _line(render(report, "out/energy.json"), "no figure")
     assert "FP8 (torchao" in line and "was never measured there" in line
     assert "--decode graphs" not in line  # the decode line says that
+
+
+# -- a review's findings (2026-12-04): lines that said more, or other, than the file ------
+
+
+def test_the_check_line_gives_the_runs_own_sample_rate():
+    doc = measured()
+    doc["measurement"]["sample_rate_hz"] = 50
+    assert (
+        _line(render(doc, "out/energy.json"), "check")
+        .split(None, 1)[1]
+        .startswith("50 Hz sampler vs energy counter")
+    )
+
+
+def test_a_borrowed_curve_is_not_called_this_projects_own():
+    """Hopper INT8 at 7B: FP16 from this project's H200 measurements, the delta from
+    Ampere's published curve, borrowed; the basis and data-from lines said 'this
+    project's own measurements' alone."""
+    text = _session("INT8,NF4", gpu_arch="hopper", params_b="7")
+    basis = _line(text, "basis")
+    assert (
+        "INT8 extrapolated: FP16 derived from this project's own measurements, the delta" in (basis)
+        and "from ampere's published curve, borrowed" in basis
+    )
+    assert "NF4 interpolated: derived from this project's own measurements" in text
+    assert _line(text, "data from").endswith(
+        "this project's NVIDIA H200 measurements and ampere's published curve (borrowed)"
+    )
+
+
+def test_weights_lines_carry_their_caveats():
+    from ecocompute.report.model import Workload
+    from ecocompute.summary.report import weights_lines
+
+    def one(**fields: object) -> list[str]:
+        return weights_lines(Workload.model_validate({**measured()["workload"], **fields}))
+
+    assert "INT8's outlier cost is understated" in one(weights="synthetic")[0]
+    gguf = "pretrained, converted from GGUF: file x.gguf; Q4_1 round trip: not the original."
+    assert "not the original weights" in one(weights="pretrained", weights_note=gguf)[0]
+    assert one(weights="pretrained", weights_note=None) == ["  weights    pretrained"]
+
+
+def test_committed_sessions_say_whose_thermal_line_and_which_compile():
+    """The H100 session's thermal line is its first report's windows (FP16 and NF4), and
+    a two-compile report's compile line gives the first compile's times and says so."""
+    import json
+
+    from ecocompute.summary.session import render_session
+
+    from ..conftest import REPO
+
+    unit = REPO / "docs/validation/h100-units/12540358f057/session"
+    docs = [json.loads((unit / f / "energy.json").read_text()) for f in ("NF4", "INT4", "FP8")]
+    thermal = _line(render_session(docs, ["a", "b", "c"]), "thermal")
+    assert thermal.endswith("(FP16's and NF4's windows; each report holds its own)"), thermal
+    two = REPO / "docs/validation/h200-compiled-units/ae7bae9e5a61/session/NF4/energy.json"
+    compile_line = _line(render(json.loads(two.read_text()), "x"), "compile ")
+    assert compile_line.split(None, 1)[1].startswith("the first of 2 compiles: FP16 ")
+    assert "s of compiling over all of them" in compile_line

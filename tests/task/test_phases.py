@@ -279,11 +279,17 @@ def test_each_round_pairs_the_workload_figure_of_its_two_trials():
 
 def test_the_summary_gives_each_phase_and_the_deciding_one(drawing):
     from ecocompute.summary.report import render
+    from ecocompute.summary.session import render_session
 
-    text = render(_report(drawing, precision="NF4"), "out/energy.json")
+    document = _report(drawing, precision="NF4")
+    text = render(document, "out/energy.json")
     assert "  phase      prefill: " in text and "mJ/prompt token" in text
     assert "  phase      decode: " in text and "  phase      24 in, 5 out: " in text
     assert "  decides    decided by the " in text
+    # a session's table is the decode window's too, and says so as one report's delta does
+    assert "(the decode window)" in text
+    session = render_session([document, document], ["a", "b"])
+    assert "  window     the figures above are the decode window's" in session
 
 
 def _reading(joules):
