@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
+from collections.abc import Callable
 from typing import Any
 
 from ecocompute.errors import TelemetryUnavailable
@@ -28,6 +30,10 @@ from ecocompute.telemetry.base import (
 log = logging.getLogger(__name__)
 
 _FIELD_POWER_INSTANT = 186  # NVML_FI_DEV_POWER_INSTANT, milliwatts
+# A capability's probe: tried again after an error other than NOT_SUPPORTED (a timeout
+# once is no proof a GPU lacks its energy counter), once per GPU, before any window
+PROBE_ATTEMPTS = 3
+PROBE_PAUSE_S = 0.05
 _FIELD_MEMORY_TEMP = 82  # NVML_FI_DEV_MEMORY_TEMP, degrees C
 # Cumulative nanoseconds the clocks were held down, per reason (nvml.h: the
 # NVML_FI_DEV_CLOCKS_EVENT_REASON_* fields; SW_POWER_CAP is NVML_FI_DEV_PERF_POLICY_POWER).
@@ -125,24 +131,35 @@ class NvmlTelemetry(GpuTelemetry):
         return width_bits / 8 * clock_mhz * 1e6 * 2 / 1e9
 
     def capabilities(self, index: int) -> Capabilities:
+        """What the GPU offers, probed once: each read tried PROBE_ATTEMPTS times where
+        it fails otherwise than NOT_SUPPORTED, so that one transient error (a timeout)
+        does not decide the session's energy source or power field."""
         if index not in self._caps:
+            handle = self._handles[index]
             field = None
-            if self._read_instant_mw(index) is not None:
+            if self._offers(lambda: self._read_instant_mw(index), index, "instant power"):
                 field = POWER_FIELD_INSTANT
-            else:
-                try:
-                    self._nv.nvmlDeviceGetPowerUsage(self._handles[index])
-                    field = POWER_FIELD_AVERAGE
-                except self._nv.NVMLError as exc:
-                    log.debug("GPU %d: power usage unreadable: %s", index, exc)
-            try:
-                self._nv.nvmlDeviceGetTotalEnergyConsumption(self._handles[index])
-                counter = True
-            except self._nv.NVMLError as exc:
-                log.debug("GPU %d: energy counter unreadable: %s", index, exc)
-                counter = False
+            elif self._offers(lambda: self._nv.nvmlDeviceGetPowerUsage(handle), index, "power"):
+                field = POWER_FIELD_AVERAGE
+            counter = self._offers(
+                lambda: self._nv.nvmlDeviceGetTotalEnergyConsumption(handle), index, "energy"
+            )
             self._caps[index] = Capabilities(field is not None, field, counter)
         return self._caps[index]
+
+    def _offers(self, read: Callable[[], object], index: int, what: str) -> bool:
+        nv = self._nv
+        for attempt in range(PROBE_ATTEMPTS):
+            if attempt:
+                time.sleep(PROBE_PAUSE_S)
+            try:
+                if read() is not None:
+                    return True
+            except nv.NVMLError as exc:
+                log.debug("GPU %d: %s unreadable: %s", index, what, exc)
+                if exc.value == nv.NVML_ERROR_NOT_SUPPORTED:
+                    return False  # not offered: no second try
+        return False
 
     def board(self, index: int) -> BoardInfo:
         nv, handle = self._nv, self._handles[index]
