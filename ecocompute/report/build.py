@@ -436,20 +436,17 @@ def results_of(run: MeasuredRun) -> Results:
     return derive.derive_results(inputs, measured_note(run))
 
 
-def _each_compile(compiles: int) -> str:
-    return f" under each of {compiles} compiles" if compiles > 1 else ""
-
-
 def measured_note(run: MeasuredRun) -> str:
     p, hw = run.params, run.hardware
     indices = ", ".join(str(g.nvml_index) for g in hw.gpus)
     source = "the NVML energy counter" if run.counter else "integrated NVML power samples"
+    each = f" under each of {p.compiles} compiles" if p.compiles > 1 else ""
     note = (
         f"Measured on this machine: GPU-package energy of "
         f"{', '.join(sorted({g.name for g in hw.gpus}))} (GPU {indices} by NVML index) "
         f"from {source}, {len(run.trials)} trials ({run.rounds} per format, {run.order}), "
         f"{p.tokens} new tokens each at batch {p.batch_size} ({run.decode.get('regime')} "
-        f"decode), after {p.warmup} warm-ups per format{_each_compile(p.compiles)}; "
+        f"decode), after {p.warmup} warm-ups per format{each}; "
         f"{run.checkpoint.weights} weights; "
         f"torch {run.versions.get('torch')}."
     )
