@@ -43,6 +43,11 @@ class EagerDecoder(Decoder):
         self.model = model
         self.attention_mask = attention_mask
         self.config = generation_config(model, tokens)
+        # generate() fills what its config leaves unset from the model's own generation
+        # config, the checkpoint's generation_config.json: a repetition penalty (then not
+        # greedy), a max_length (then a warning logged on every call, inside the window).
+        # The model's is made neutral, so eager decodes exactly as graphs and compiled do.
+        model.generation_config = neutral_generation_config(model)
 
     def prepare(self) -> None:
         return None  # generate() builds its cache per call; warm-ups are the caller's
@@ -69,6 +74,15 @@ def generation_config(model: Any, tokens: int) -> Any:
         use_cache=True,
         pad_token_id=pad if pad is not None else eos,
         eos_token_id=eos,
+    )
+
+
+def neutral_generation_config(model: Any) -> Any:
+    """A generation config with nothing of the checkpoint's but its pad and eos tokens."""
+    from transformers import GenerationConfig
+
+    return GenerationConfig(
+        pad_token_id=model.config.pad_token_id, eos_token_id=model.config.eos_token_id
     )
 
 

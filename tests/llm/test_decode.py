@@ -75,6 +75,34 @@ def test_static_step_gives_generates_greedy_tokens(family, sliding_window, attn,
     assert len(set(new[0].tolist())) > TOKENS // 4  # not a degenerate repetition
 
 
+def test_eager_takes_nothing_from_the_checkpoints_generation_config():
+    """A checkpoint's generation_config.json (Qwen2.5-Instruct ships a repetition
+    penalty; TinyLlama-Chat a max_length): generate() filled what our config left unset
+    from it, so eager was not greedy (its tokens parted from graphs') and logged
+    "Both max_new_tokens and max_length" on every call, inside the measured window."""
+    import logging
+
+    model = tiny_model()
+    shipped = model.generation_config
+    shipped.repetition_penalty, shipped.no_repeat_ngram_size, shipped.max_length = 1.3, 3, 2048
+    ids, mask = prompt(1)
+    eager_decoder = make_decoder(model, ids, mask, TOKENS, "eager")
+    logged: list[str] = []
+
+    class Kept(logging.Handler):  # transformers' logger does not propagate to the root's
+        def emit(self, record: logging.LogRecord) -> None:
+            logged.append(record.getMessage())
+
+    handler, library = Kept(level=logging.WARNING), logging.getLogger("transformers")
+    library.addHandler(handler)
+    try:
+        eager = eager_decoder.run()
+    finally:
+        library.removeHandler(handler)
+    assert logged == []
+    assert torch.equal(decode(model, ids, mask, "graphs"), eager)
+
+
 def test_left_padded_rows_give_generates_tokens(llama):
     ids, mask = prompt(2)
     mask[1, :3] = 0  # row 1: three pads on the left
