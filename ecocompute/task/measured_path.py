@@ -178,7 +178,9 @@ def _session_run(
     fp16 = _load(s, checkpoint, FP16_SPEC)
     params_count = count_parameters(fp16.model)
     sheet = ScoreSheet(p, checkpoint, s.backend, s.accelerator, s.progress)
-    phases, order, loaded = _phases(s, checkpoint, fp16, prompt, sheet, specs)
+    held = [fp16]
+    del fp16  # _phases holds the only reference: alternating blocks free FP16 before NF4's load
+    phases, order, loaded = _phases(s, checkpoint, held, prompt, sheet, specs)
     refused = {fmt: why for phase in phases for fmt, why in phase.refused.items()}
     s.clock.reused = all(m.reused for m in loaded)
     meters = {fmt: meter for ph in phases for fmt, meter in ph.result.meters.items()}
@@ -240,13 +242,15 @@ def _bandwidth_gbs(telemetry: GpuTelemetry, used: Sequence[DeviceMatch]) -> floa
 def _phases(
     s: Bench,
     checkpoint: Checkpoint,
-    fp16: LoadedModel,
+    held: list[LoadedModel],
     prompt: tuple[Any, Any],
     sheet: ScoreSheet,
     specs: Sequence[FormatSpec],
 ) -> tuple[list[_Phase], str, list[LoadedModel]]:
     """Every format resident and interleaved where they fit, else (one format only)
-    one block each. Each phase's models are scored once its sampler has stopped."""
+    one block each. Each phase's models are scored once its sampler has stopped. held:
+    the loaded FP16 model, taken out, so that this frame holds its only reference."""
+    fp16 = held.pop()
     if not specs:
         first = _phase(s, [fp16], prompt, idle=True)
         _score(s, sheet, {Precision.FP16: fp16.model})

@@ -120,6 +120,35 @@ def test_alternating_blocks_when_both_do_not_fit():
     assert report["workload"]["llm_int8_threshold"] == 6.0
 
 
+def test_alternating_blocks_free_fp16_before_the_quantized_load():
+    """The FP16 copy must be gone before the quantized one loads (that is why the blocks
+    alternate); the session's own frame held it, so it stayed (a review, 2026-12-04)."""
+    import gc
+    import weakref
+
+    seen: dict[str, object] = {}
+
+    class Watching(StandInQuantBackend):
+        def load(self, checkpoint, spec, accelerator):
+            if spec.precision != "FP16":
+                gc.collect()
+                seen["fp16 alive at the quantized load"] = seen["fp16"]() is not None
+            loaded = super().load(checkpoint, spec, accelerator)
+            if spec.precision == "FP16":
+                seen["fp16"] = weakref.ref(loaded.model)
+            return loaded
+
+    report = estimate_report(
+        _params(precision="INT8", iterations="2"),
+        Progress(quiet=True),
+        open_telemetry=lambda: FakeTelemetry(),
+        accelerator=CpuAccelerator(free_mib=10),
+        backend=Watching(),
+    )
+    assert report["measurement"]["order"] == "alternating blocks"
+    assert seen["fp16 alive at the quantized load"] is False
+
+
 def test_sampler_alone_when_the_counter_is_unsupported():
     report = estimate_report(
         _params(precision="FP16"),
