@@ -34,6 +34,11 @@ OURS = "ecocompute "  # the name of an older format of ours: "ecocompute " + its
 ADDED = (("workload", "decoding"), ("measurement", "window"))
 
 
+# quality's texts, which our 1.3 and 1.4 may hold as null and the published 1.3 schema
+# allows only as strings (absent where there is none)
+TEXTS_NOT_NULL = ("note", "delta_note", "error")
+
+
 def to_current(doc: JsonObject) -> JsonObject:
     """A valid report of one of our older formats (the caller read it) in today's
     published envelope; the document itself is untouched."""
@@ -46,6 +51,11 @@ def to_current(doc: JsonObject) -> JsonObject:
     provenance["upgraded_from"] = f"{name}{CHAIN}{earlier}" if earlier else name
     for (block, key), value in recorded_records(doc).items():
         _section(new, block)[key] = value
+    quality = new.get("quality")
+    if isinstance(quality, dict):  # our older formats allow a null text; the published, none
+        for key in TEXTS_NOT_NULL:
+            if key in quality and quality[key] is None:
+                del quality[key]
     return new
 
 

@@ -109,6 +109,26 @@ def test_a_copy_is_upgraded_again_unchanged(tmp_path):
     assert Path(again.target).read_bytes() == Path(first.target).read_bytes()
 
 
+def test_a_null_quality_text_is_upgraded_as_absent(tmp_path):
+    """Our 1.3 and 1.4 allow quality.note, delta_note and error to be null; the strict
+    published 1.3 schema takes them only as text, so `upgrade` refused such a valid
+    report (25 of our historical 1.3 reports; a review, 2026-12-04). A null text is left
+    out of the copy, which passes the strict schema and reads back the same."""
+    doc = _doc(ONE)
+    doc["quality"].update(note=None, delta_note=None, error=None)
+    source = tmp_path / "src" / "energy.json"
+    source.parent.mkdir()
+    source.write_text(json.dumps(doc))
+    done = upgrade_reports([source], tmp_path / "up")[0]
+    assert done.outcome == "upgraded", done.line()
+    copy = _doc(done.target)
+    assert published_13_errors(copy) == []
+    assert not {"note", "delta_note", "error"} & set(copy["quality"])
+    before, _ = parse_report(doc)
+    after, _ = parse_report(copy)
+    assert before is not None and after is not None and after.quality == before.quality
+
+
 def test_a_copy_is_read_as_ours_a_tampered_figure_refused(tmp_path):
     """A trial's energy edited in the copy: the published container's 1.3 reads no
     trials (they are dropped, never trusted), so only our own reading (its 1.4's, every
