@@ -36,6 +36,7 @@ from typing import Any
 
 from ecocompute import __version__
 from ecocompute.core.json_types import JsonObject
+from ecocompute.core.limits import MAX_MAGNITUDE
 from ecocompute.core.printable import printable
 from ecocompute.published.archs import normalise_arch_choice
 from ecocompute.published.bounded_get import GetFailed, get_bounded
@@ -130,11 +131,13 @@ def estimate_url(api_base: str, inputs: EstimateInputs) -> str:
 
 
 def _number(value: object) -> float | None:
+    """A number the report can hold: finite, and no larger than any report's figure
+    (a larger one would fail the report's own check after the measurement): else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    return float(value)
+    return float(value) if abs(value) <= MAX_MAGNITUDE else None
 
 
 def _in_range(value: float, key: str) -> float:
@@ -174,13 +177,16 @@ def estimate_in(answer: JsonObject) -> SiteEstimate:
         if size is None or delta is None or size <= 0:
             continue
         n = item.get("n")
+        n = n if isinstance(n, int) and not isinstance(n, bool) else None
         anchors.append(
             SiteAnchor(
                 params_b=size,
                 delta_pct=_in_range(delta, "anchors"),
                 model=_text(item.get("model")),
                 gpu=_text(item.get("gpu")),
-                n=n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None,
+                n=n
+                if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_MAGNITUDE
+                else None,
             )
         )
     crossover = _number(answer.get("crossover_b"))

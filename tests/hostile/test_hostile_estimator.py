@@ -126,6 +126,29 @@ def test_a_hostile_answer_is_no_estimate_and_the_run_goes_on(tmp_path, capsys, s
     assert fetched["predicted_vs_fp16_pct"] is None and why in fetched["error"]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"delta_pct": 5, "anchors": [{"N": 7, "dE": 1, "n": 99999999999999999999}]}',
+        b'{"delta_pct": 5, "crossover_b": 1e308, "anchors": [{"N": 1e308, "dE": 1}]}',
+    ],
+)
+def test_an_answers_number_no_report_can_hold_is_left_out_and_the_run_writes(
+    tmp_path, capsys, serve, body
+):
+    """A 20-digit count or a size of 1e308 in the answer was kept, and the report's own
+    check (no figure beyond 1e15) then refused the whole report after the run: on a GPU,
+    the measurement lost to an untrusted answer (a review, 2026-12-04)."""
+    server = serve(answers(_http(body)))
+    out = tmp_path / "out"
+    argv = ["run", "--dry_run", "--gpu_arch", "h200", "--prefetch", "--api_base", server.base]
+    assert main([*argv, "--params_b", "7", "--output_dir", str(out), "-q"]) == 0
+    answer = read_report(out)["provenance"]["prefetch"]["answer"]
+    assert answer.get("crossover_b") is None
+    assert all(a.get("n") is None for a in answer.get("anchors") or [])
+    assert all(a["params_b"] <= 1e15 for a in answer.get("anchors") or [])
+
+
 def test_a_server_that_drips_bytes_is_cut_off_by_the_whole_request_deadline(serve):
     """Each read gets a byte within a tenth of a second, so a per-read timeout never
     fires; the deadline is for the whole request."""
