@@ -15,6 +15,7 @@ import http.client
 import socket
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from typing import Any
@@ -82,7 +83,20 @@ def _opener(sockets: _Sockets) -> urllib.request.OpenerDirector:
         def https_open(self, req: urllib.request.Request) -> Any:
             return self.do_open(https_conn, req, context=getattr(self, "_context", None))
 
-    return urllib.request.build_opener(HTTP(), HTTPS())
+    class Redirects(urllib.request.HTTPRedirectHandler):
+        """Followed to http(s) only: urllib would follow one to ftp://, on a socket this
+        module does not watch, past the deadline."""
+
+        def redirect_request(
+            self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+        ) -> Any:
+            scheme = urllib.parse.urlsplit(newurl).scheme.lower()
+            if scheme not in ("http", "https"):
+                why = f"redirected to a {scheme or 'schemeless'} URL, which is not followed"
+                raise urllib.error.HTTPError(newurl, code, why, headers, fp)
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    return urllib.request.build_opener(HTTP(), HTTPS(), Redirects())
 
 
 def get_bounded(

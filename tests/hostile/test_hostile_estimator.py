@@ -149,6 +149,17 @@ def test_an_answers_number_no_report_can_hold_is_left_out_and_the_run_writes(
     assert all(a["params_b"] <= 1e15 for a in answer.get("anchors") or [])
 
 
+def test_a_redirect_to_ftp_is_not_followed(serve):
+    """urllib follows a redirect to ftp:// by default, on a socket the deadline does not
+    watch: a server there kept the prefetch thread reading into the measurement."""
+    target = "ftp://127.0.0.1:9/x"  # (urllib refuses file:// itself)
+    raw = f"HTTP/1.1 302 Found\r\nLocation: {target}\r\nContent-Length: 0\r\n\r\n"
+    server = serve(answers(raw.encode()))
+    got = prefetch(server.base, INPUTS, timeout_s=5.0)
+    assert got.predicted_vs_fp16_pct is None
+    assert got.error is not None and "which is not followed" in got.error, got.error
+
+
 def test_a_server_that_drips_bytes_is_cut_off_by_the_whole_request_deadline(serve):
     """Each read gets a byte within a tenth of a second, so a per-read timeout never
     fires; the deadline is for the whole request."""
