@@ -155,6 +155,8 @@ def prediction_in(answer: object) -> float | None:
     value = answer.get(PREDICTION_KEY)
     if isinstance(value, int) and not isinstance(value, bool):
         _in_range(value, PREDICTION_KEY)  # exactly, before float() could overflow
+    if isinstance(value, float) and math.isfinite(value):
+        _in_range(value, PREDICTION_KEY)  # an impossible delta, not merely too large to hold
     number = _number(value)
     return None if number is None else _in_range(number, PREDICTION_KEY)
 
