@@ -201,14 +201,18 @@ class _Fleet:
     def settle(self, point: Point, future: Any, *, may_retry: bool) -> None:
         """Record a finished submission; resubmit it when it earns a retry."""
         from distributed import CancelledError, KilledWorker
+        from distributed.comm.core import CommClosedError
 
         try:
             outcome: PointOutcome = future.result()
-        except (KilledWorker, OSError, CancelledError) as exc:  # CommClosedError is an OSError
+        except (KilledWorker, CommClosedError, CancelledError) as exc:  # the worker, lost
             self._lost(point, future.key, exc, may_retry)
             return
-        except Exception as exc:  # run_point itself failed on the worker: a bug
-            self._fail(point, None, f"the worker's task failed: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # run_point itself failed on a live worker: not retried
+            point.attempts += 1
+            reason = f"the worker's task failed: {type(exc).__name__}: {exc}"
+            point.errors.append(f"attempt {point.attempts}: {reason}")
+            self._fail(point, None, reason)
             return
         verdict, reason = judge(outcome)
         place = outcome.placement

@@ -450,3 +450,20 @@ def test_a_scheduler_whose_workers_declare_no_gpu_is_refused_before_anything_run
         with pytest.raises(RunError, match='--resources "GPU=1"'):
             run_fleet(tmp_path, _runs(tmp_path, 1), options, Progress(True))
     assert list(tmp_path.iterdir()) == []
+
+
+@needs_dask
+@pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
+def test_a_task_that_fails_on_a_live_worker_is_failed_not_retried(cluster, tmp_path):
+    """An OSError raised by the point's own task (its command missing) was taken for a
+    lost worker and retried on the other one; docs/fleet.md: failing in another way is
+    recorded as failed and not retried (a review, 2026-12-04)."""
+    from ecocompute.fleet.client import run_fleet
+
+    runs = _runs(tmp_path, 1)[:1]
+    fleet = _on(cluster, point_command=(str(tmp_path / "no-such-ecocompute"),))
+    (record,) = run_fleet(tmp_path, runs, fleet, Progress(True))
+    assert (record.status, record.attempts) == ("failed", 1), record
+    (error,) = record.attempt_errors
+    assert "the worker's task failed: FileNotFoundError" in error and "worker lost" not in error
