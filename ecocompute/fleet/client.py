@@ -183,8 +183,10 @@ class _Fleet:
             except TimeoutError:
                 continue
             self._announce_started()
-            for future in done:
-                self.settle(self.pending.pop(future), future, may_retry=True)
+            for future in done:  # settled, then let go: an interrupt between the two
+                # finds it still pending and done, so cancel() keeps what it says
+                self.settle(self.pending[future], future, may_retry=True)
+                del self.pending[future]
         return self.records()
 
     def _announce_started(self) -> None:
@@ -332,7 +334,7 @@ class _Fleet:
         except (KeyboardInterrupt, Interrupted, TimeoutError, OSError):
             pass  # a second Ctrl-C, or points that did not stop in time: cancelled below
         for future, point in list(self.pending.items()):
-            if future.done():  # finished (or stopped) after all: keep what it says
+            if future.done() and point.record is None:  # finished after all: keep it
                 self.settle(point, future, may_retry=False)
         with contextlib.suppress(Exception):  # the scheduler may be gone: nothing to stop
             self.client.cancel(list(self.pending))

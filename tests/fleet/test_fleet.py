@@ -467,3 +467,31 @@ def test_a_task_that_fails_on_a_live_worker_is_failed_not_retried(cluster, tmp_p
     assert (record.status, record.attempts) == ("failed", 1), record
     (error,) = record.attempt_errors
     assert "the worker's task failed: FileNotFoundError" in error and "worker lost" not in error
+
+
+@needs_dask
+@pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
+def test_an_interrupt_as_a_finished_point_is_settled_keeps_it(cluster, tmp_path, monkeypatch):
+    """A Ctrl-C that lands as the client settles a finished point (here: at the entry of
+    its first settle) must not lose it: the future was taken off the pending list before
+    its record was kept, so the point was recorded 'cancelled before it finished' beside
+    its own energy.json (a review, 2026-12-04)."""
+    import ecocompute.fleet.client as fleet_client
+    from ecocompute.fleet.judge import FleetInterrupted
+
+    real, calls = fleet_client._Fleet.settle, []
+
+    def settle(self, point, future, *, may_retry):
+        calls.append(point.label)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real(self, point, future, may_retry=may_retry)
+
+    monkeypatch.setattr(fleet_client._Fleet, "settle", settle)
+    runs = _runs(tmp_path, 1)[:1]
+    with pytest.raises(FleetInterrupted) as info:
+        fleet_client.run_fleet(tmp_path, runs, _on(cluster, point_command=FAKE_CLI), Progress(True))
+    (record,) = info.value.records
+    assert record.status == "ok", record
+    assert (tmp_path / record.report).is_file()
