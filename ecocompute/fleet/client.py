@@ -181,6 +181,7 @@ class _Fleet:
             try:
                 done = wait(list(self.pending), timeout=POLL_S, return_when="FIRST_COMPLETED").done
             except TimeoutError:
+                self._orphans()
                 continue
             self._announce_started()
             for future in done:  # settled, then let go: an interrupt between the two
@@ -188,6 +189,25 @@ class _Fleet:
                 self.settle(self.pending[future], future, may_retry=True)
                 del self.pending[future]
         return self.records()
+
+    def _orphans(self) -> None:
+        """A pinned point whose worker is gone (a restarted worker comes back at another
+        address) would wait for that address for ever, the scheduler having queued it
+        again there: it fails, as a pinned point whose worker is lost does."""
+        pinned = [(f, pt) for f, pt in self.pending.items() if pt.pinned is not None]
+        if not pinned:
+            return
+        alive = gpu_workers(self.client)
+        for future, point in pinned:
+            if point.pinned not in alive and point.record is None:
+                with contextlib.suppress(Exception):
+                    self.client.cancel([future])
+                del self.pending[future]
+                point.attempts += 1
+                reason = f"its worker ({point.pinned_name or point.pinned}) was lost"
+                point.errors.append(f"attempt {point.attempts}: {reason}")
+                self.say(point, f"FAILED: {reason}")
+                self._fail(point, None, reason)
 
     def _announce_started(self) -> None:
         events = self.client.get_events(self.topic)

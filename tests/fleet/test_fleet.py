@@ -495,3 +495,51 @@ def test_an_interrupt_as_a_finished_point_is_settled_keeps_it(cluster, tmp_path,
     (record,) = info.value.records
     assert record.status == "ok", record
     assert (tmp_path / record.report).is_file()
+
+
+@needs_dask
+@pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
+def test_a_pinned_point_whose_worker_restarts_elsewhere_fails_not_waits(tmp_path, synthetic_cache):
+    """--every_gpu on a scheduler with Dask's default allowed_failures (as `dask scheduler`
+    starts): a pinned point's worker is killed, its nanny brings it back at another
+    address, and the scheduler queues the point again for the old one, where it would
+    wait for ever (a review, 2026-12-04). It fails, as a pinned point whose worker is lost
+    does; the other GPU's point is kept."""
+    import threading
+
+    from distributed import Client, Nanny, Scheduler, SpecCluster
+
+    from ecocompute.fleet.client import run_fleet
+
+    workers = {
+        f"gpu{i}": {
+            "cls": Nanny,
+            "options": {"host": "127.0.0.1", "nthreads": 1, "resources": {"GPU": 1},
+                        "env": {"CUDA_VISIBLE_DEVICES": str(i), "PYTHONPATH": str(REPO),
+                                "ECOCOMPUTE_CACHE": str(synthetic_cache)},
+                        "memory_limit": 0, "dashboard": False, "name": f"gpu{i}"},
+        }
+        for i in (0, 1)
+    }  # fmt: skip
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False}}
+    marker = tmp_path / "killed-once"
+    killer = (sys.executable, "-m", "tests.fleet.point_killer", str(marker))
+    runs = _runs(tmp_path, 1)[:1]
+    got: dict[str, object] = {}
+    with (
+        SpecCluster(workers=workers, scheduler=scheduler, silence_logs=40) as dask_cluster,
+        Client(dask_cluster, set_as_default=False) as client,
+    ):
+        fleet = _on(client, point_command=killer, every_gpu=True)
+        thread = threading.Thread(
+            target=lambda: got.update(records=run_fleet(tmp_path, runs, fleet, Progress(True))),
+            daemon=True,
+        )
+        thread.start()
+        thread.join(120)
+        assert not thread.is_alive(), "the sweep waited for a worker address that is gone"
+    records = got["records"]
+    assert sorted(r.status for r in records) == ["failed", "ok"], records
+    (lost,) = [r for r in records if r.status == "failed"]
+    assert "was lost" in (lost.error or "")
