@@ -239,6 +239,16 @@ def _from_12(doc: dict[str, Any]) -> None:
     res["vs_fp16_energy_pct"] = None if delta is None else round(delta, 1)
     if isinstance(doc.get("quality"), dict):
         doc["quality"] = _quality_12(doc["quality"])
+    prov = doc.get("provenance")
+    if isinstance(prov, dict):  # what 1.3 names apart, 1.2 held in its DOI list and tool
+        dois = prov.get("dataset_dois") or []
+        if len(dois) >= 2:
+            prov.setdefault("dataset_doi", dois[0])
+            prov.setdefault("rtx4090_deep_dive_doi", dois[1])
+        prov.setdefault("paper_ssrn", "not recorded by this tool (ecocompute 0.2's format 1.2)")
+        prov.setdefault(
+            "code", f"{prov.get('tool', 'ecocompute 0.2')}: an independent implementation"
+        )
 
 
 def _quality_12(old: Mapping[str, Any]) -> dict[str, Any]:

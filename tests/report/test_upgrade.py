@@ -193,3 +193,18 @@ def test_an_output_dir_that_is_a_file_is_bad_input(tmp_path, capsys):
     (tmp_path / "f").write_text("")
     assert main(["upgrade", str(ONE), "--output_dir", str(tmp_path / "f")]) == 2
     assert "output_dir" in capsys.readouterr().err
+
+
+def test_a_12_report_of_ours_reads_and_is_not_upgraded(tmp_path):
+    """ecocompute 0.2's 1.2 (this project's own, from commit 3c7559c, H200) named the
+    published references in one DOI list: the reader refused every such report for the
+    four provenance fields 1.3 names apart (a review, 2026-12-04). It reads now; its copy
+    is refused, as docs/formats.md says, its quality and software records being in shapes
+    the published schemas refuse."""
+    source = REPO / "tests" / "data" / "ours-1.2-tinyllama-nf4.json"
+    report, problems = parse_report(_doc(source))
+    assert problems == [] and report is not None
+    assert report.provenance.dataset_doi == "10.5281/zenodo.19647290"
+    assert report.provenance.code == "ecocompute 0.2.0: an independent implementation"
+    (done,) = upgrade_reports([source], tmp_path)
+    assert done.outcome == "failed" and "NOT UPGRADED" in done.line()
