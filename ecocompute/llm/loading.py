@@ -196,14 +196,28 @@ def _loaded(
 
 def weight_bytes(model: Any) -> int:
     """Bytes of the model's parameters and buffers as stored: a quantized tensor
-    subclass counts its packed data and scales, not its logical shape at 16 bits."""
+    subclass counts its packed data and scales, not its logical shape at 16 bits, and a
+    bitsandbytes parameter its scales too, which it keeps beside its data (NF4's absmax
+    and, double-quantized, their own; LLM.int8()'s per-row SCB), each tensor once."""
     seen: set[int] = set()
     total = 0
     for tensor in (*model.parameters(), *model.buffers()):
-        if id(tensor) not in seen:
-            seen.add(id(tensor))
-            total += _stored_bytes(tensor)
+        for part in (tensor, *_scales_beside(tensor)):
+            if id(part) not in seen:
+                seen.add(id(part))
+                total += _stored_bytes(part)
     return total
+
+
+def _scales_beside(tensor: Any) -> list[Any]:
+    """The tensors a bitsandbytes parameter keeps outside its data: Params4bit's
+    quant_state (absmax, its code, a nested state's), Int8Params' SCB."""
+    found = [getattr(tensor, "SCB", None)]
+    state = getattr(tensor, "quant_state", None)
+    while state is not None:
+        found += [getattr(state, name, None) for name in ("absmax", "code", "offset")]
+        state = getattr(state, "state2", None)
+    return [t for t in found if hasattr(t, "element_size") and hasattr(t, "numel")]
 
 
 def _stored_bytes(tensor: Any) -> int:

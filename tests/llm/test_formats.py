@@ -244,3 +244,26 @@ def test_torchao_int8_weight_only_on_real_cpu_tensors(tmp_path, monkeypatch):
     decoder.prepare()
     out = decoder.run()
     assert tuple(out.shape) == (2, ids.shape[-1] + 5)
+
+
+def test_weight_bytes_count_the_scales_bitsandbytes_keeps_beside_its_data():
+    """NF4's absmax (a float32 per 64 weights: an eighth more than the packed data) and
+    LLM.int8()'s per-row SCB live outside bitsandbytes' parameters: weights_mib left them
+    out, about 11% low for NF4 (a review, 2026-12-04)."""
+    pytest.importorskip("bitsandbytes")
+    import torch
+
+    from ecocompute.llm.loading import weight_bytes
+
+    nf4 = quantizer_for(spec_for(Precision.NF4))._layer(
+        torch.nn.Linear(256, 256, bias=False).half()
+    )
+    state = nf4.weight.quant_state
+    data = nf4.weight.numel() * nf4.weight.element_size()
+    scales = state.absmax.numel() * state.absmax.element_size()
+    assert weight_bytes(nf4) >= data + scales and scales == data // 8
+    int8 = quantizer_for(spec_for(Precision.INT8))._layer(
+        torch.nn.Linear(256, 256, bias=False).half()
+    )
+    scb = int8.weight.SCB.numel() * int8.weight.SCB.element_size()
+    assert weight_bytes(int8) == int8.weight.numel() * int8.weight.element_size() + scb
