@@ -221,6 +221,15 @@ def _window(r: Report) -> list[Violation]:
         ]
     if window != "generation":
         return [Violation("4.4.1", f"measurement.window {window!r}: the core is generation")]
+    if r.results.phases is not None:  # --phases apart: the headline is one phase's window
+        return [
+            Violation(
+                "4.4.1",
+                "the headline window is the decode window alone (--phases apart): the "
+                "prefill and the first token it yields lie outside it; the core's "
+                "generation window holds the whole generation",
+            )
+        ]
     return []
 
 

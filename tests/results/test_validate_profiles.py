@@ -276,3 +276,16 @@ def test_a_copy_is_judged_not_the_fixture():
     b = copy.deepcopy(a)
     judge(b, "v1.1-core")
     assert a == b
+
+
+def test_a_report_with_its_phases_apart_is_not_the_cores_generation_window():
+    """--phases apart: the headline window is the decode window alone (255 of the 256
+    tokens; the prefill outside it), which the core's generation window is not; it was
+    judged protocol-conformant on its label alone (a review, 2026-12-04)."""
+    path = (
+        REPO
+        / "docs/validation/h200-map-whole/phases-b1/p1024/synthetic-llama-2-7b-b1/FP8/energy.json"
+    )
+    v = judge(json.loads(path.read_text()), "v1.1-core")
+    assert v.verdict != "protocol-conformant"
+    assert any("decode window alone (--phases apart)" in x for x in v.violations), v.violations
