@@ -259,7 +259,7 @@ def sweep(
 
 def _sweep_options(
     params: RunParams | None, options: Mapping[str, Any], progress: bool
-) -> RunParams | dict[str, Any]:
+) -> RunParams | Mapping[str, object]:
     """What every point of a sweep shares: params whole (quiet as progress asks), or
     options by name, each of its type as estimate() takes it ("4" for batch_size is
     refused, not read as the command line reads it). Raises InputError."""
