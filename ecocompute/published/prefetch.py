@@ -186,9 +186,7 @@ def estimate_in(answer: JsonObject) -> SiteEstimate:
                 delta_pct=_in_range(delta, "anchors"),
                 model=_text(item.get("model")),
                 gpu=_text(item.get("gpu")),
-                n=n
-                if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_MAGNITUDE
-                else None,
+                n=n if n is not None and 0 <= n <= MAX_MAGNITUDE else None,
             )
         )
     crossover = _number(answer.get("crossover_b"))

@@ -66,8 +66,10 @@ def curves_from_text(text: str, where: str) -> CurvesFile:
                 for key in ("A", "S", "Nstar", "n_min", "n_max"):
                     if not math.isfinite(float(entry[key])):
                         raise ValueError
-                spread = float(entry.get("resid_std", 0.0))
-                if float(entry["Nstar"]) <= 0 or not 0 <= spread < math.inf:
+                spread = entry.get("resid_std")  # none: check's named default spread
+                if float(entry["Nstar"]) <= 0 or (
+                    spread is not None and not 0 <= float(spread) < math.inf
+                ):
                     raise ValueError
             except (KeyError, TypeError, ValueError, AttributeError):
                 raise ValueError(
