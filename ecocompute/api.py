@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecocompute.boundary.progress import Progress, library_progress_bars_hidden
+from ecocompute.boundary.user_paths import path_text
 from ecocompute.core.environment import environment_kept  # first: before torch
 from ecocompute.core.printable import printable
 from ecocompute.errors import InputError, ReportInvalid, RunError
@@ -173,11 +174,21 @@ def _params(model: str | RunParams, precision: object, options: Mapping[str, Any
             raise InputError(name, value, _NOT_OPTIONS.get(name, "not an option of estimate()"))
     given = {**options, **({} if precision is _UNSET else {"precision": precision, "formats": ()})}
     if isinstance(model, RunParams):
-        for name in ("share", "prefetch", "power_trace"):
-            if getattr(model, name):
-                raise InputError(name, True, _NOT_OPTIONS[name])
+        _no_command_line_options(model)
         return check_files(dataclasses.replace(model, **given))
     return check_files(RunParams(model_name=model, **given))
+
+
+_COMMAND_LINE_ONLY = ("share", "prefetch", "power_trace")
+
+
+def _no_command_line_options(given: RunParams | Mapping[str, Any]) -> None:
+    """share, prefetch and power_trace write files or ask the network: the command
+    line's; set in a RunParams or given by name, an InputError."""
+    for name in _COMMAND_LINE_ONLY:
+        on = given.get(name) if isinstance(given, Mapping) else getattr(given, name)
+        if on:
+            raise InputError(name, True, _NOT_OPTIONS[name])
 
 
 def estimate(
@@ -268,9 +279,9 @@ def _sweep_options(
     if params is not None and options:
         name = sorted(options)[0]
         raise InputError(name, options[name], "give params= or options by name, not both")
-    for name in ("share", "prefetch", "power_trace"):  # as estimate() refuses them
-        if options.get(name) or (isinstance(params, RunParams) and getattr(params, name)):
-            raise InputError(name, True, _NOT_OPTIONS[name])
+    _no_command_line_options(options)  # as estimate() refuses them
+    if isinstance(params, RunParams):
+        _no_command_line_options(params)
     if params is not None:
         if not isinstance(params, RunParams):
             raise InputError(
@@ -371,10 +382,4 @@ def pool_units(*paths: str | os.PathLike[str]) -> list[UnitPool]:
 
 
 def _path(field: str, value: object) -> str:
-    """A path the caller gave, as text (str or os.PathLike of str), never its repr: None,
-    bytes or a number is an InputError, not a file named 'None'."""
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str) or not value:
-        raise InputError(field, value, "a report's or folder's path (str or os.PathLike)")
-    return value
+    return path_text(field, value, "a report's or folder's path (str or os.PathLike)")

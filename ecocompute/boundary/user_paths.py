@@ -43,6 +43,16 @@ def stat_or_none(field: str, path: str | os.PathLike[str]) -> os.stat_result | N
     return _status(field, path, follow=True)
 
 
+def path_text(field: str, given: object, expected: str) -> str:
+    """A path as the caller gave it, as text: a str, or an os.PathLike of one. An empty
+    one, or one that is not text (None, bytes, a number), is an InputError (expected:
+    what to give), never the current folder or a file named "None"."""
+    path = os.fspath(given) if isinstance(given, os.PathLike) else given
+    if not isinstance(path, str) or not path:
+        raise InputError(field, path, expected)
+    return path
+
+
 def regular_file(field: str, path: str | os.PathLike[str], give: str) -> os.stat_result:
     """The status of the regular file an input path names (links followed). Raises
     InputError for anything else: a folder, nothing, or what would block or never end

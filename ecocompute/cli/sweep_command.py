@@ -18,6 +18,7 @@ from ecocompute.cli.flags import (
 from ecocompute.errors import InputError, RunError
 
 SWEEP_DIR = "outputs/sweep"
+DEFAULT_PRECISIONS = "NF4"
 
 
 # -- sweep ---------------------------------------------------------------------------
@@ -44,9 +45,10 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--precisions",
         metavar="NF4,INT4,...",
-        default="NF4",
+        default=DEFAULT_PRECISIONS,
         help="quantized formats, comma-separated: NF4, INT8, INT4, FP8; several are "
-        "measured in one session per point against one FP16 baseline (default: NF4)",
+        f"measured in one session per point against one FP16 baseline (default: "
+        f"{DEFAULT_PRECISIONS})",
     )
     p.add_argument(
         "--batch_sizes",
@@ -165,7 +167,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.fit_only:  # a fit runs nothing: a flag for the runs would be silently unused
         given = run_flags_given(args, leave_out=("output_dir", "quiet"))
         given |= {n: getattr(args, n) for n in ("models", "batch_sizes", "parameters_file")}
-        given["precisions"] = None if args.precisions == "NF4" else args.precisions
+        given["precisions"] = None if args.precisions == DEFAULT_PRECISIONS else args.precisions
         name = next((n for n, v in given.items() if v is not None), None)
         if name is not None:
             raise InputError(name, given[name], "only without --fit_only (a fit runs nothing)")

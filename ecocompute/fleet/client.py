@@ -203,11 +203,9 @@ class _Fleet:
                 with contextlib.suppress(Exception):
                     self.client.cancel([future])
                 del self.pending[future]
-                point.attempts += 1
                 reason = f"its worker ({point.pinned_name or point.pinned}) was lost"
-                point.errors.append(f"attempt {point.attempts}: {reason}")
                 self.say(point, f"FAILED: {reason}")
-                self._fail(point, None, reason)
+                self._failed_attempt(point, reason)
 
     def _announce_started(self) -> None:
         events = self.client.get_events(self.topic)
@@ -231,10 +229,7 @@ class _Fleet:
             self._lost(point, future.key, exc, may_retry)
             return
         except Exception as exc:  # run_point itself failed on a live worker: not retried
-            point.attempts += 1
-            reason = f"the worker's task failed: {type(exc).__name__}: {exc}"
-            point.errors.append(f"attempt {point.attempts}: {reason}")
-            self._fail(point, None, reason)
+            self._failed_attempt(point, f"the worker's task failed: {type(exc).__name__}: {exc}")
             return
         verdict, reason = judge(outcome)
         place = outcome.placement
@@ -261,6 +256,12 @@ class _Fleet:
         place = placement_of(start) if start else placement_of_killed(exc)
         reason = f"worker lost ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
         self._retry_or_fail(point, place, reason, None, may_retry)
+
+    def _failed_attempt(self, point: Point, reason: str) -> None:
+        """One attempt, failed where no placement was reported; not retried."""
+        point.attempts += 1
+        point.errors.append(f"attempt {point.attempts}: {reason}")
+        self._fail(point, None, reason)
 
     def _retry_or_fail(
         self,

@@ -293,6 +293,9 @@ def read_origin(folder: str | Path) -> dict[str, Any] | None:
     return record
 
 
+CONVERTED_LEAD = "pretrained, converted from GGUF"  # how workload.weights_note opens
+
+
 def origin_note(folder: str | Path) -> str | None:
     """workload.weights_note for a checkpoint folder made by convert (None otherwise):
     package, file, sha256 and the round trip."""
@@ -306,6 +309,6 @@ def origin_note(folder: str | Path) -> str | None:
         else ""
     )
     return (
-        f"pretrained, converted from GGUF: {where}file {src['gguf_file']}, "
+        f"{CONVERTED_LEAD}: {where}file {src['gguf_file']}, "
         f"sha256 {src['gguf_sha256']}; {record['round_trip']}."
     )

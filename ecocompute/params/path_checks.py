@@ -10,7 +10,13 @@ import tempfile
 import urllib.parse
 from pathlib import Path
 
-from ecocompute.boundary.user_paths import check_creatable, kind_of, lstat_or_none, stat_or_none
+from ecocompute.boundary.user_paths import (
+    check_creatable,
+    kind_of,
+    lstat_or_none,
+    path_text,
+    stat_or_none,
+)
 from ecocompute.errors import InputError
 
 MAX_QUALITY_TEXT_BYTES = 16 * 2**20
@@ -82,9 +88,7 @@ def check_output_dir(given: str | os.PathLike[str]) -> Path:
     bytes), is refused rather than read as the current folder or a folder named "None".
     Raises InputError for anything else, including a path the system cannot look up
     (a name too long, a NUL byte, a loop of links)."""
-    path = os.fspath(given) if isinstance(given, os.PathLike) else given
-    if not isinstance(path, str) or not path:
-        raise InputError("output_dir", path, "expected a non-empty string")
+    path = path_text("output_dir", given, "expected a non-empty string")
     out = Path(path)
     st = stat_or_none("output_dir", path)
     if st is not None and not stat.S_ISDIR(st.st_mode):

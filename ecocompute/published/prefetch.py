@@ -153,12 +153,11 @@ def prediction_in(answer: object) -> float | None:
     if not isinstance(answer, dict):
         return None
     value = answer.get(PREDICTION_KEY)
-    if isinstance(value, int) and not isinstance(value, bool):
-        _in_range(value, PREDICTION_KEY)  # exactly, before float() could overflow
-    if isinstance(value, float) and math.isfinite(value):
-        _in_range(value, PREDICTION_KEY)  # an impossible delta, not merely too large to hold
-    number = _number(value)
-    return None if number is None else _in_range(number, PREDICTION_KEY)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return float(_in_range(value, PREDICTION_KEY))  # an int exactly: float() could overflow
 
 
 def estimate_in(answer: JsonObject) -> SiteEstimate:

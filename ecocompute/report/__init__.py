@@ -7,5 +7,6 @@ an older format of ours copied into today's published names (envelope.py: the na
 back; upgrade.py: `ecocompute upgrade`'s files).
 
 May import: task (the typed outcome of a run), params, published, llm (the corpus
-record), monitor, telemetry, core, errors, boundary. Nothing above it.
+record, how converted weights' note opens), monitor, telemetry, core, errors,
+boundary. Nothing above it.
 """

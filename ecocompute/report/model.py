@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from ecocompute.llm.gguf_checkpoint import CONVERTED_LEAD
 from ecocompute.report.decode_model import (
     CompileBlock,
     Compiler,
@@ -215,6 +216,11 @@ class Workload(Strict):
     decoding: str | None = Field(
         None, description="the decoding strategy (greedy: do_sample false), a measured run's"
     )
+
+    @property
+    def weights_converted(self) -> bool:
+        """Pretrained weights converted from a GGUF file: not the original release."""
+        return (self.weights_note or "").startswith(CONVERTED_LEAD)
 
 
 class Stopping(Strict):

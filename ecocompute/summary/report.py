@@ -42,9 +42,8 @@ def weights_lines(work: Workload) -> list[str]:
         return ["  weights    synthetic (random weights: INT8's outlier cost is understated, no "
                 "perplexity)"]  # fmt: skip
     if work.weights == "pretrained":
-        converted = (work.weights_note or "").startswith("pretrained, converted from GGUF")
         caveat = " (converted from GGUF: not the original weights; workload.weights_note)"
-        return [f"  weights    pretrained{caveat if converted else ''}"]
+        return [f"  weights    pretrained{caveat if work.weights_converted else ''}"]
     return []
 
 

@@ -50,7 +50,11 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         "EcoCompute energy estimate: a session of several formats",
         f"  model      {work.model_name} ({size_words(work)})",
         f"  card       {card_with_arch(local_gpu(first), sut.gpu_arch)}",
-        *[_first_formats(line, first) for line in unit_lines(first) if "  throttle" not in line],
+        *[
+            _first_formats(line, first)
+            for line in unit_lines(first)
+            if not line.startswith("  throttle")
+        ],
         *data_from_line(reports),
         f"  formats    {', '.join(r.workload.precision for r in reports)}, each vs the same "
         "FP16 baseline",

@@ -53,76 +53,79 @@ def names_list(field: str, value: object) -> list[str]:
     return split_list(field, ",".join(value))
 
 
-_BATCHES = "give whole numbers >= 1, e.g. 1,4,16,64"
-_MAX_BATCH = 999_999  # six digits, as the command line reads them
+@dataclasses.dataclass(frozen=True)
+class _Axis:
+    """A sweep's axis of whole numbers (batch sizes, prompt lengths) and its words."""
+
+    field: str
+    one: str  # "a batch size"
+    many: str  # "the batch sizes"
+    digits: int  # as many as the command line reads
+    example: str  # as the command line writes them
+    list_example: str  # as the Python API takes them
+
+    @property
+    def whole(self) -> str:
+        return f"give whole numbers >= 1, e.g. {self.example}"
+
+
+_BATCH_AXIS = _Axis("batch_sizes", "a batch size", "the batch sizes", 6, "1,4,16,64", "1,4,16,64")
+_PROMPT_AXIS = _Axis(
+    "prompt_tokens", "a prompt length", "the prompt lengths", 7, "128,1024,4096", "[128, 1024]"
+)
+
+
+def _split_axis(axis: _Axis, text: str) -> list[int]:
+    items = split_list(axis.field, text)
+    if not all(item.isdigit() and len(item) <= axis.digits for item in items):
+        raise InputError(axis.field, text, axis.whole)
+    return _checked_axis(axis, [int(item) for item in items], text)
+
+
+def _checked_axis(axis: _Axis, value: object, shown: object) -> list[int]:
+    """A non-empty list of whole numbers (not bools, not floats: 1.0 beside 1 is one
+    value twice) from 1 to the axis's digits, each once, in increasing order."""
+    if not isinstance(value, Sequence) or not value:
+        raise InputError(
+            axis.field, shown, f"give a list of whole numbers >= 1, e.g. {axis.list_example}"
+        )
+    values = list(value)
+    if not all(type(n) is int and 1 <= n < 10**axis.digits for n in values):
+        raise InputError(axis.field, shown, axis.whole)
+    if len(set(values)) != len(values):
+        raise InputError(axis.field, shown, f"lists {axis.one} twice")
+    if values != sorted(values):
+        raise InputError(axis.field, shown, f"give {axis.many} in increasing order")
+    return values
 
 
 def split_batches(text: str | None) -> list[int] | None:
     """--batch_sizes 1,4,16,64: whole numbers >= 1, each once, in increasing order."""
-    if text is None:
-        return None
-    items = split_list("batch_sizes", text)
-    if not all(item.isdigit() and len(item) <= 6 for item in items):
-        raise InputError("batch_sizes", text, _BATCHES)
-    return checked_batches([int(item) for item in items], shown=text)
+    return None if text is None else _split_axis(_BATCH_AXIS, text)
 
 
-def checked_batches(value: object, *, shown: object = None) -> list[int] | None:
+def checked_batches(value: object) -> list[int] | None:
     """batch_sizes, from the command line (split_batches) or the Python API: a list of
-    whole numbers (not bools, not floats: 1.0 beside 1 is one size twice) from 1 to
-    999999, each once, in increasing order. Raises InputError."""
+    whole numbers from 1 to 999999, each once, in increasing order. Raises InputError."""
     if value is None:
         return None
-    shown = value if shown is None else shown
     if isinstance(value, str):
         return split_batches(value)
-    if not isinstance(value, Sequence) or not value:
-        raise InputError("batch_sizes", shown, "give a list of " + _BATCHES.removeprefix("give "))
-    sizes = list(value)
-    if not all(type(n) is int and 1 <= n <= _MAX_BATCH for n in sizes):
-        raise InputError("batch_sizes", shown, _BATCHES)
-    if len(set(sizes)) != len(sizes):
-        raise InputError("batch_sizes", shown, "lists a batch size twice")
-    if sizes != sorted(sizes):
-        raise InputError("batch_sizes", shown, "give the batch sizes in increasing order")
-    return sizes
+    return _checked_axis(_BATCH_AXIS, value, value)
 
 
 def split_prompt_lengths(text: str | None) -> list[int] | None:
     """sweep --prompt_tokens 128,1024,4096: whole numbers >= 1, each once, increasing."""
-    if text is None:
-        return None
-    items = split_list("prompt_tokens", text)
-    lengths = []
-    for item in items:
-        if not item.isdigit() or int(item) < 1 or len(item) > 7:
-            raise InputError("prompt_tokens", text, "give whole numbers >= 1, e.g. 128,1024,4096")
-        lengths.append(int(item))
-    return checked_prompt_lengths(lengths, shown=text)
+    return None if text is None else _split_axis(_PROMPT_AXIS, text)
 
 
-_MAX_PROMPT = 9_999_999  # seven digits, as the command line reads them
-
-
-def checked_prompt_lengths(value: object, *, shown: object = None) -> list[int]:
+def checked_prompt_lengths(value: object) -> list[int]:
     """prompt lengths, from the command line (split_prompt_lengths) or the Python API: a
-    non-empty list of whole numbers (not bools, not floats) >= 1, each once, in
-    increasing order. Raises InputError."""
-    shown = value if shown is None else shown
+    non-empty list of whole numbers >= 1, each once, in increasing order. Raises
+    InputError."""
     if isinstance(value, str):
-        return split_prompt_lengths(value) or []
-    if not isinstance(value, Sequence) or not value:
-        raise InputError(
-            "prompt_tokens", shown, "give a list of whole numbers >= 1, e.g. [128, 1024]"
-        )
-    lengths = list(value)
-    if not all(type(n) is int and 1 <= n <= _MAX_PROMPT for n in lengths):
-        raise InputError("prompt_tokens", shown, "give whole numbers >= 1, e.g. 128,1024,4096")
-    if len(set(lengths)) != len(lengths):
-        raise InputError("prompt_tokens", shown, "lists a prompt length twice")
-    if lengths != sorted(lengths):
-        raise InputError("prompt_tokens", shown, "give the prompt lengths in increasing order")
-    return lengths
+        return _split_axis(_PROMPT_AXIS, value)
+    return _checked_axis(_PROMPT_AXIS, value, value)
 
 
 def prompt_folder(prompt_tokens: int) -> str:

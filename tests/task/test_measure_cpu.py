@@ -105,14 +105,19 @@ def test_interleaved_trials_pairs_interval_and_report():
     assert edges["step_period_ms"] == pytest.approx(100.0, abs=5.0)
 
 
-def test_alternating_blocks_when_both_do_not_fit():
-    report = estimate_report(
+def _alternating(backend: StandInQuantBackend) -> dict:
+    """An INT8 run on an accelerator where FP16 and INT8 do not fit together."""
+    return estimate_report(
         _params(precision="INT8", iterations="2"),
         Progress(quiet=True),
         open_telemetry=lambda: FakeTelemetry(),
         accelerator=CpuAccelerator(free_mib=10),
-        backend=StandInQuantBackend(),
+        backend=backend,
     )
+
+
+def test_alternating_blocks_when_both_do_not_fit():
+    report = _alternating(StandInQuantBackend())
     assert validation_errors(report) == []
     assert report["measurement"]["order"] == "alternating blocks"
     assert [t["format"] for t in report["results"]["trials"]] == ["FP16", "FP16", "INT8", "INT8"]
@@ -138,13 +143,7 @@ def test_alternating_blocks_free_fp16_before_the_quantized_load():
                 seen["fp16"] = weakref.ref(loaded.model)
             return loaded
 
-    report = estimate_report(
-        _params(precision="INT8", iterations="2"),
-        Progress(quiet=True),
-        open_telemetry=lambda: FakeTelemetry(),
-        accelerator=CpuAccelerator(free_mib=10),
-        backend=Watching(),
-    )
+    report = _alternating(Watching())
     assert report["measurement"]["order"] == "alternating blocks"
     assert seen["fp16 alive at the quantized load"] is False
 
