@@ -123,12 +123,17 @@ def _likelihood_maximum(y: Sequence[float], v: Sequence[float]) -> float:
     best = max(range(len(grid)), key=values.__getitem__)
     lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
-    while hi - lo > TOLERANCE * max(1.0, hi):
-        a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-        if restricted_loglik(y, v, a) >= restricted_loglik(y, v, b):
-            hi = b
+    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    at_a, at_b = restricted_loglik(y, v, a), restricted_loglik(y, v, b)
+    while hi - lo > TOLERANCE * max(1.0, hi):  # one new point a step, the other kept
+        if at_a >= at_b:
+            hi, b, at_b = b, a, at_a
+            a = hi - ratio * (hi - lo)
+            at_a = restricted_loglik(y, v, a)
         else:
-            lo = a
+            lo, a, at_a = a, b, at_b
+            b = lo + ratio * (hi - lo)
+            at_b = restricted_loglik(y, v, b)
     found = (lo + hi) / 2.0
     return found if restricted_loglik(y, v, found) >= values[best] else grid[best]
 
