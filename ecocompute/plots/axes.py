@@ -6,9 +6,24 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ecocompute.core.precision import Precision
+
 LEGEND_WRAP_CHARS = 80  # at fontsize 7, about the width of a 7.5-inch panel
 
-_SIZE_TICKS = (0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 7, 10, 14, 20, 30, 50, 70, 100, 200, 400)
+FORMATS = tuple(str(p) for p in Precision if p.quantized)  # NF4, INT8, INT4, FP8
+
+
+def format_order(label: str) -> tuple[int, str]:
+    """A sort key for a format as tables name it: by its precision's place (INT8
+    (threshold 0) and INT8-torchao beside INT8), then by name."""
+    precision = re.split(r"[- ]", label)[0]
+    return (FORMATS.index(precision) if precision in FORMATS else len(FORMATS), label)
+
+
+_SIZE_TICKS = (
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5,
+    7, 10, 14, 20, 30, 50, 70, 100, 200, 400,
+)  # fmt: skip
 
 
 def dress_axes(ax: Any, fmt: str, span: tuple[float, float]) -> None:

@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError
-from ecocompute.plots.axes import label_sides, shade_sides
+from ecocompute.plots.axes import format_order, label_sides, shade_sides
 from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Report
@@ -24,15 +23,15 @@ _COLORS = (
     "#17becf", "#bcbd22", "#7f7f7f",
 )  # fmt: skip
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
-FORMAT_ORDER = tuple(str(p) for p in Precision if p.quantized)  # NF4, INT8, INT4, FP8
 
 
 def batch_points(reports: Sequence[Report]) -> dict[tuple[str, str], list[Report]]:
-    """The measured quantized reports with a delta, by (model, format)."""
+    """The measured quantized reports with a delta, by (model, format as tables name it:
+    INT8-torchao apart from LLM.int8())."""
     lines: dict[tuple[str, str], list[Report]] = {}
     for r in reports:
         if r.measured and r.quantized and r.delta_pct is not None:
-            lines.setdefault((r.model, r.precision), []).append(r)
+            lines.setdefault((r.model, r.format_label), []).append(r)
     return lines
 
 
@@ -64,7 +63,7 @@ class Crossing:
 
 def _order(key: tuple[str, str]) -> tuple[str, int, str]:
     model, fmt = key
-    return (model, FORMAT_ORDER.index(fmt) if fmt in FORMAT_ORDER else len(FORMAT_ORDER), fmt)
+    return (model, *format_order(fmt))
 
 
 def build_batch_figure(

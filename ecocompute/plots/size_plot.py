@@ -15,6 +15,7 @@ and never touches pyplot's global state.
 
 from __future__ import annotations
 
+import math
 import os
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -22,11 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError
-from ecocompute.plots.axes import draw_break_even, dress_axes, series_color
+from ecocompute.plots.axes import draw_break_even, dress_axes, format_order, series_color
 from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
-from ecocompute.pooling.groups import Group, group_reports
+from ecocompute.pooling.groups import DERIVED_WORDS, Group, group_reports
 from ecocompute.published.figures import (
     ORIGIN_PUBLISHED,
     DeltaCurve,
@@ -56,7 +56,6 @@ class FitLine:
 CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other cards
 # every quantized format, a panel each (INT4 and FP8 have no published curve: their
 # panels hold the points and say so)
-FORMATS = tuple(str(p) for p in Precision if p.quantized)
 PUBLISHED_FORMATS = ("NF4", "INT8")  # the formats the published dataset measured
 NOTE_WIDTH = 70  # characters per line of a note in the legend
 _MARKERS = ("o", "s", "D", "^", "v", "P")
@@ -113,17 +112,40 @@ def _curve_label(curve: DeltaCurve, arch: str) -> str:
     return text
 
 
-def _curves_of(arch: str, fmt: str, mine: Sequence[Group]) -> list[DeltaCurve]:
-    """The curves a panel draws: the class's own published curve, and every curve that
-    gave one of its derived points (as the report records it). A borrowed curve only
-    where it gave a point: never under points it did not produce."""
+def _curves_of(arch: str, fmt: str, mine: Sequence[Group]) -> list[tuple[DeltaCurve, list[float]]]:
+    """The curves a panel draws, each with the sizes of the derived points it gave: the
+    class's own published curve (no sizes: drawn across the panel), and every curve that
+    gave one of its derived points (as the report records it)."""
     own = curve_for(arch, fmt)
-    curves = [own] if own is not None and own.borrowed_from is None else []
+    curves: list[tuple[DeltaCurve, list[float]]] = (
+        [(own, [])] if own is not None and own.borrowed_from is None else []
+    )
     for g in mine:
         made = g.reports[0].curve if g.kind == "derived" else None
-        if made is not None and all(_key(made) != _key(c) for c in curves):
-            curves.append(made)
+        if made is None or g.params_b is None:
+            continue
+        same = [sizes for c, sizes in curves if _key(c) == _key(made)]
+        if same:
+            same[0].append(g.params_b)
+        else:
+            curves.append((made, [g.params_b]))
     return curves
+
+
+def _stretch(
+    gave: Sequence[float], mine: Sequence[Group], span: tuple[float, float]
+) -> tuple[float, float]:
+    """Where a curve that gave derived points is drawn: from its points out to halfway
+    (on the log axis) to the nearest point it did not give, else to the panel's edge:
+    never under points it did not give."""
+    lo, hi = min(gave), max(gave)
+    others = [g.params_b for g in mine if g.params_b is not None and g.params_b not in gave]
+    below = [x for x in others if x < lo]
+    above = [x for x in others if x > hi]
+    return (
+        math.sqrt(lo * max(below)) if below else span[0],
+        math.sqrt(hi * min(above)) if above else span[1],
+    )
 
 
 def _key(c: DeltaCurve) -> tuple[object, ...]:
@@ -190,7 +212,9 @@ def build_figure(
 
     points = plottable(reports, card)
     groups = group_reports(points)
-    formats = [f for f in FORMATS if any(g.precision == f for g in groups)]
+    # the four formats in their order, then any other a report names (INT8-torchao,
+    # INT8 at another outlier threshold): a format of its own, never dropped
+    formats = sorted({g.precision for g in groups}, key=format_order)
     arch = points[0].arch
     stacks = sorted({g.fingerprint for g in groups})
 
@@ -240,14 +264,15 @@ def _draw_panel(
     curves = _curves_of(arch, fmt, mine)
     context = curve_for(CONTEXT_ARCH, fmt) if arch != CONTEXT_ARCH else None
     ranges = [g.params_b for g in mine if g.params_b]
-    for c in (*curves, context):
+    for c in (*(c for c, _ in curves), context):
         if c is not None:
             ranges.extend(c.fitted_range_b)
     span = (min(ranges) / 1.6, max(ranges) * 1.6)
-    for i, curve in enumerate(curves):
+    for i, (curve, gave) in enumerate(curves):
         color = "#444444" if i == 0 else "#7f7f7f"
-        _draw_curve(ax, curve, span, _curve_label(curve, arch), color, 0.9)
-    if not any(c.arch == arch for c in curves):
+        where = _stretch(gave, mine, span) if gave else span
+        _draw_curve(ax, curve, where, _curve_label(curve, arch), color, 0.9)
+    if not any(c.arch == arch for c, _ in curves):
         lender = curve_for(arch, fmt)
         if fmt not in PUBLISHED_FORMATS:
             note = (
@@ -256,7 +281,7 @@ def _draw_panel(
             )
         else:
             note = f"no published {fmt} curve measured on {arch}"
-        if lender is not None and all(_key(lender) != _key(c) for c in curves):
+        if lender is not None and all(_key(lender) != _key(c) for c, _ in curves):
             note += f" (the site borrows {lender.arch}'s: not drawn under points it did not give)"
         # in the legend, wrapped: on the axes it would sit on the points and the labels
         ax.plot([], [], " ", label=textwrap.fill(note, NOTE_WIDTH), gid="no-curve-note")
@@ -284,7 +309,7 @@ def _title(
     if kinds == {"measured"}:
         what = "measured GPU-package energy (NVML), not wall power"
     elif kinds == {"derived"}:
-        what = "DERIVED from the published dataset, nothing measured here"
+        what = DERIVED_WORDS
     elif "measured" not in kinds:
         what = "nothing measured: " + " and ".join(sorted(k.upper() for k in kinds)) + " points"
     else:
@@ -300,19 +325,22 @@ def _title(
 
 
 def _draw_point(ax: Any, g: Group, i: int, label: str, stack: int) -> None:
-    d = g.delta()
-    if d is None or g.params_b is None:
+    # the figure the aggregate table gives, at the centre of its own interval: over units
+    # the pooled estimate, over reports their mean
+    mean = g.pooled_delta()
+    if mean is None or g.params_b is None:
         return
     if g.kind != "measured":  # derived: x; illustrative: +; grey, never a series colour
         mark = "x" if g.kind == "derived" else "+"
-        ax.plot([g.params_b], [d.mean], mark, color="grey", markersize=8, label=label, gid=g.kind)
+        ax.plot([g.params_b], [mean], mark, color="grey", markersize=8, label=label, gid=g.kind)
         return
     color = series_color(i)
     ci = g.delta_ci95()
-    yerr = None if ci is None else [[d.mean - ci[0]], [ci[1] - d.mean]]
+    # (a report's own interval holds its figure; max() keeps a rounding's hair off it)
+    yerr = None if ci is None else [[max(0.0, mean - ci[0])], [max(0.0, ci[1] - mean)]]
     ax.errorbar(
         [g.params_b],
-        [d.mean],
+        [mean],
         yerr=yerr,
         fmt=_MARKERS[stack % len(_MARKERS)],
         color=color,

@@ -166,8 +166,10 @@ def _group_lines(groups: Sequence[Group]) -> str:
     lines: list[str] = []
     width = max([16, *(len(g.protocol) for g in groups)])
     model_width = max([28, *(len(g.model) for g in groups)])  # names whole, never cut
+    fmt_width = max([4, *(len(g.precision) for g in groups)])  # INT8-torchao whole
     header = (
-        f"{'model':<{model_width}} {'size B':>7} {'fmt':<4} {'protocol':<{width}} {'n':>2} "
+        f"{'model':<{model_width}} {'size B':>7} {'fmt':<{fmt_width}} {'protocol':<{width}} "
+        f"{'n':>2} "
         f"{'pairs':>5} {'mJ/token':>9} {'sd':>7} {'CV%':>5} {'trCV%':>5}  {'vs FP16':>8} "
         f"{'sd':>6} {'CV%':>6} {'95% CI':>17}  basis"
     )
@@ -189,7 +191,7 @@ def _group_lines(groups: Sequence[Group]) -> str:
         delta = "-" if pooled is None else f"{pooled:+.1f}%"
         new_unit = f"  a new unit {pi[0]:+.1f} .. {pi[1]:+.1f}%" if pi else ""
         lines.append(
-            f"{g.model:<{model_width}} {_num(g.params_b, '.3g'):>7} {g.precision:<4} "
+            f"{g.model:<{model_width}} {_num(g.params_b, '.3g'):>7} {g.precision:<{fmt_width}} "
             f"{g.protocol:<{width}} {g.n:>2} {_num(g.trials, 'd'):>5} "
             f"{_num(_mean(e), ',.1f'):>9} {_num(_sd(e), '.1f'):>7} {_num(_cv(e), '.1f'):>5} "
             f"{_num(_mean(g.trial_cv()), '.1f'):>5}  "

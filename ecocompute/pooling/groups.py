@@ -15,11 +15,17 @@ from ecocompute.pooling.units import UnitEstimate, pool_estimates, unit_estimate
 from ecocompute.results.collect import Report
 from ecocompute.results.record import ILLUSTRATIVE
 
+# a derived report's curve is the site's, one it borrows for another class, or this
+# project's own fit (Hopper): each report names it (results.reference_curve)
+DERIVED_WORDS = (
+    "DERIVED from a fitted curve (published, borrowed or this project's own: each report "
+    "names it), nothing measured here"
+)
 KIND_ORDER = {"measured": 0, "illustrative": 1, "derived": 2}
 KIND_WORDS = {
     "measured": "measured",
     "illustrative": "ILLUSTRATIVE: the reports say they are not a real measurement",
-    "derived": "DERIVED from the published dataset",
+    "derived": DERIVED_WORDS,
 }
 
 

@@ -165,10 +165,12 @@ def batch_axis(
     measured = [r for r in reports if r.measured and r.delta_pct is not None]
     for model in dict.fromkeys(r.model for r in reports):
         for fmt in formats:
+            # one curve per format as tables name it: INT8 from torchao, or at another
+            # outlier threshold, is never one line with LLM.int8()
             mine = [r for r in measured if (r.model, r.precision) == (model, fmt)]
-            points = [batch_point(r, output_dir) for r in mine]
-            if points:
-                entries.append(axis_entry(model, fmt, points, n_boot))
+            for label in dict.fromkeys(r.format_label for r in mine):
+                points = [batch_point(r, output_dir) for r in mine if r.format_label == label]
+                entries.append(axis_entry(model, label, points, n_boot))
     return entries
 
 

@@ -166,6 +166,12 @@ def test_derived_points_are_drawn_on_the_curve_that_gave_them(tmp_path, capsys):
     assert "BORROWED for hopper" in borrowed.get_label()
     assert "it gave the derived points" in borrowed.get_label()
     assert len(_lines(ax, "derived")) == 2
+    # each curve only over its own points' side: halfway (log axis) to the other's
+    xs = [x for ln in _lines(ax, "published-ampere") for x in ln.get_xdata()]
+    assert min(xs) == pytest.approx((3 * 14) ** 0.5) and max(xs) > 14
+    xs = [x for ln in _lines(ax, "project-hopper-NF4") for x in ln.get_xdata()]
+    assert max(xs) == pytest.approx((3 * 14) ** 0.5) and min(xs) < 3
+    assert "published dataset" not in build_figure(read_reports([tmp_path])[0]).get_suptitle()
     # only the derived point at 3B on the Ada context curve's panel: no borrowed curve
     (ax3,) = build_figure(read_reports([tmp_path / "3"])[0]).axes
     assert not _lines(ax3, "published-ampere") and _lines(ax3, "project-hopper-NF4")
@@ -264,3 +270,45 @@ def test_nothing_plottable_names_the_paths_given(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "invalid PATH 'fp16 empty': no plottable report" in err, err
     assert not (tmp_path / "p.png").exists()
+
+
+def _int8(folder, delta, *, threshold=None, library=None):
+    doc = measured(precision="INT8", delta=delta)
+    if threshold is not None:
+        doc["workload"]["llm_int8_threshold"] = threshold
+    if library is not None:
+        doc["workload"]["quantization"] = {"library": library, "method": "int8_weight_only"}
+    write(doc, folder)
+
+
+def test_int8_of_another_library_or_threshold_is_a_panel_of_its_own(tmp_path, capsys):
+    """INT8 from torchao, or LLM.int8() at threshold 0, is never dropped, never pooled
+    with LLM.int8() at its default threshold, and plots alone (it once divided by zero)."""
+    _int8(tmp_path / "bnb", 150.0, threshold=6.0)
+    _int8(tmp_path / "pure", 94.0, threshold=0.0)
+    _int8(tmp_path / "ao", 80.0, library="torchao")
+    fig = build_figure(read_reports([tmp_path])[0])
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["INT8 vs FP16", "INT8 (threshold 0) vs FP16", "INT8-torchao vs FP16"]
+    drawn = [
+        [c.lines[0].get_ydata()[0] for c in ax.containers if isinstance(c, ErrorbarContainer)]
+        for ax in fig.axes
+    ]
+    assert drawn == [[pytest.approx(150.0)], [pytest.approx(94.0)], [pytest.approx(80.0)]]
+    assert main(["plot", str(tmp_path / "ao"), "-o", str(tmp_path / "ao.png")]) == 0
+
+
+def test_a_point_of_one_unit_stands_at_its_pooled_figure_inside_its_interval(tmp_path):
+    """Two reports of one GPU are combined by inverse variance (aggregate's figure): the
+    marker is that figure, inside its bar (the plain mean of the two, -8.75, lay outside
+    the interval and matplotlib refused the negative bar)."""
+    write(measured(delta=-12.5, half_ci=0.5, n_pairs=10, unit="u7"), tmp_path / "a")
+    write(measured(delta=-5.0, half_ci=6.0, n_pairs=3, unit="u7"), tmp_path / "b")
+    reports = read_reports([tmp_path])[0]
+    (ax,) = build_figure(reports).axes
+    (bar,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    y = bar.lines[0].get_ydata()[0]
+    (segment,) = bar.lines[2][0].get_segments()
+    lo, hi = sorted(p[1] for p in segment)
+    assert lo <= y <= hi and y < -12.0
+    assert main(["plot", str(tmp_path), "-o", str(tmp_path / "p.png")]) == 0

@@ -208,3 +208,17 @@ def test_batch_sizes_sort_as_numbers_in_the_rows():
     reports, _ = read_reports([REPO / "docs/validation/h200-map/map-7b"])
     rows = [g.protocol for g in group_reports(reports) if g.precision == "NF4"]
     assert [p.split("batch ")[1].split(",")[0] for p in rows] == ["1", "4", "16", "64"]
+
+
+def test_int8_at_another_outlier_threshold_is_another_row(tmp_path, capsys):
+    """LLM.int8() at threshold 0 (pure int8) and at bitsandbytes' 6.0 are two formats:
+    pooled, they made one row narrower than either report's interval."""
+    for name, threshold, delta in (("six", 6.0, 34.0), ("zero", 0.0, 177.8)):
+        doc = measured(precision="INT8", delta=delta, unit="u1")
+        doc["workload"]["llm_int8_threshold"] = threshold
+        write(doc, tmp_path / name)
+    groups = group_reports(read_reports([tmp_path])[0])
+    assert sorted((g.precision, g.n) for g in groups) == [("INT8", 1), ("INT8 (threshold 0)", 1)]
+    assert main(["aggregate", str(tmp_path)]) == 0
+    rows = [x for x in capsys.readouterr().out.splitlines() if x.startswith("synthetic:")]
+    assert len(rows) == 2 and any("INT8 (threshold 0) " in x for x in rows)

@@ -156,6 +156,30 @@ def test_a_sweep_over_batch_sizes_on_the_cpu(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+def test_the_batch_plot_keeps_torchao_int8_apart_and_names_it(tmp_path):
+    pytest.importorskip("matplotlib")
+    from ecocompute.plots.batch_plot import build_batch_figure
+    from ecocompute.results.collect import read_reports
+
+    from ..made_reports import measured, write
+
+    for tokens in (256, 128):  # two points a line (another protocol: none pools)
+        for library in ("bitsandbytes", "torchao"):
+            doc = measured(precision="INT8", delta=30.0 if library == "torchao" else 90.0)
+            doc["workload"]["batch_size"] = 256 // tokens
+            doc["workload"]["max_new_tokens"] = doc["measurement"]["tokens_per_run"] = tokens
+            decode = doc["measurement"]["decode"]
+            decode["batch_size"], decode["min_new_tokens"] = 256 // tokens, tokens
+            decode["max_new_tokens"] = tokens
+            doc["workload"]["quantization"] = {"library": library}
+            write(doc, tmp_path / f"{library}-{tokens}")
+    reports, invalid = read_reports([tmp_path])
+    assert not invalid and len(reports) == 4
+    ax = build_batch_figure(reports).axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sorted(labels) == ["INT8", "INT8-torchao", "break-even (0%)"]
+
+
 def test_the_batch_plot_draws_a_line_per_format_and_break_even(tmp_path):
     pytest.importorskip("matplotlib")
     from ecocompute.plots.batch_plot import build_batch_figure
@@ -167,7 +191,9 @@ def test_the_batch_plot_draws_a_line_per_format_and_break_even(tmp_path):
     ax = fig.axes[0]
     assert ax.get_xscale() == "log"
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert sorted(labels) == sorted(["FP8", "INT4", "INT8", "NF4", "break-even (0%)"])
+    # the map's INT8 is LLM.int8() at threshold 0 (graphs capture only that): named so
+    expected = ["FP8", "INT4", "INT8 (threshold 0)", "NF4", "break-even (0%)"]
+    assert sorted(labels) == sorted(expected)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "4", "16", "64"]
     title = ax.get_title()
     assert "NVIDIA H200" in title and "synthetic:llama-2-7b" in title and "graphs" in title
@@ -303,8 +329,8 @@ def test_the_map_plot_marks_each_crossover_and_shades_the_whole_axis(tmp_path, c
     crossing = {("synthetic:llama-2-7b", "NF4"): Crossing(1.32, 1.29, 1.35, "1.29 .. 1.35")}
     ax = build_batch_figure(reports, crossing).axes[0]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert [x for x in labels if "(" not in x and "break" not in x] == [
-        "NF4", "INT8", "INT4", "FP8"
+    assert [x for x in labels if "crosses" not in x and "break" not in x] == [
+        "NF4", "INT8 (threshold 0)", "INT4", "FP8"
     ]  # fmt: skip
     (mark,) = [c for c in ax.containers if c.get_label().startswith("NF4 crosses zero")]
     assert mark.get_label() == "NF4 crosses zero at 1.32 (95% CI 1.29 .. 1.35)"
