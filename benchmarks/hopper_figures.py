@@ -193,7 +193,8 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
         Point(
             size,
             _delta(doc),
-            se_from_ci(doc["results"]["vs_fp16_ci95_pct"], doc["results"]["n_pairs"]),
+            # eager, one compile: the paired t interval on pairs - 1 degrees of freedom
+            se_from_ci(doc["results"]["vs_fp16_ci95_pct"], doc["results"]["n_pairs"] - 1),
             rel,
         )
         for size, rel, doc in nf4

@@ -12,9 +12,13 @@ N(0, tau^2) the unit's own departure from the card model's mean and e_i ~ N(0, v
   on the lower of two peaks, or not settle); DerSimonian-Laird's moment estimator is
   given too.
 - mu = sum w_i y_i / sum w_i, with its standard error 1/sqrt(sum w_i) (the classic
-  random-effects SE) and the Hartung-Knapp-Sidik-Jonkman SE, which the interval uses:
-  sqrt(sum w_i (y_i - mu)^2 / ((k - 1) sum w_i)), with Student t on k - 1 degrees of
-  freedom (IntHout et al. 2014: the z interval is too narrow for few units).
+  random-effects SE) and the Hartung-Knapp-Sidik-Jonkman SE,
+  sqrt(sum w_i (y_i - mu)^2 / ((k - 1) sum w_i)). The interval uses Student t on k - 1
+  degrees of freedom (IntHout et al. 2014: the z interval is too narrow for few units)
+  with the larger of the two SEs, the modified Hartung-Knapp interval (Roever, Knapp and
+  Friede 2015): HKSJ alone shrinks with the units' agreement, however noisy each is, so
+  two compiles whose means happened to agree gave a zero-width interval and a verdict.
+  floor=False gives HKSJ alone, as reports of compiles before 2026-12-05 were derived.
 - The 95% prediction interval for a unit not yet measured (Higgins, Thompson and
   Spiegelhalter 2009): mu +- t(k - 2) sqrt(tau^2 + SE^2), defined from three units.
 
@@ -48,8 +52,9 @@ class RandomEffects:
     tau2: float  # between-unit variance (REML unless method says otherwise)
     se: float  # the classic random-effects SE of mu, 1/sqrt(sum w)
     se_hksj: float | None  # the Hartung-Knapp-Sidik-Jonkman SE (k >= 2)
-    ci95: tuple[float, float] | None  # mu +- t(k-1) se_hksj (k >= 2)
-    pi95: tuple[float, float] | None  # for a new unit: mu +- t(k-2) sqrt(tau2 + se_hksj^2)
+    se_interval: float | None  # what the intervals use: max(se, se_hksj), or se_hksj unfloored
+    ci95: tuple[float, float] | None  # mu +- t(k-1) se_interval (k >= 2)
+    pi95: tuple[float, float] | None  # for a new unit: mu +- t(k-2) sqrt(tau2 + se_interval^2)
     q: float  # Cochran's Q (heterogeneity), with the inverse-variance weights
     i2_pct: float | None  # the share of the total variance that lies between units
     method: str
@@ -159,8 +164,10 @@ def pool(
     *,
     method: str = "REML",
     confidence: float = CONFIDENCE,
+    floor: bool = True,
 ) -> RandomEffects:
-    """Pool k >= 1 estimates with positive variances. Raises ValueError otherwise."""
+    """Pool k >= 1 estimates with positive variances. Raises ValueError otherwise.
+    floor: the intervals' SE never below the classic one (see the module's docstring)."""
     if not y or len(y) != len(v):
         raise ValueError("one variance per estimate, at least one estimate")
     if any(not (vi > 0 and math.isfinite(vi)) for vi in v) or any(
@@ -179,17 +186,18 @@ def pool(
     se = 1.0 / math.sqrt(sum(w))
     q = _cochran_q(y, v)
     i2 = None if k < 2 or q <= 0 else max(0.0, (q - (k - 1)) / q) * 100.0
-    se_hksj = ci = pi = None
+    se_hksj = se_interval = ci = pi = None
     level = 0.5 + confidence / 2.0
     if k >= 2:
         spread = sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
         se_hksj = math.sqrt(spread / ((k - 1) * sum(w)))
-        half = t_quantile(level, k - 1) * se_hksj
+        se_interval = max(se_hksj, se) if floor else se_hksj
+        half = t_quantile(level, k - 1) * se_interval
         ci = (mu - half, mu + half)
-    if k >= 3 and se_hksj is not None:
-        half = t_quantile(level, k - 2) * math.sqrt(tau2 + se_hksj**2)
+    if k >= 3 and se_interval is not None:
+        half = t_quantile(level, k - 2) * math.sqrt(tau2 + se_interval**2)
         pi = (mu - half, mu + half)
-    return RandomEffects(k, mu, tau2, se, se_hksj, ci, pi, q, i2, method)
+    return RandomEffects(k, mu, tau2, se, se_hksj, se_interval, ci, pi, q, i2, method)
 
 
 def fixed_effect(y: Sequence[float], v: Sequence[float]) -> tuple[float, float]:

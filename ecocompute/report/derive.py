@@ -32,7 +32,6 @@ from ecocompute.report.pairing import (
 from ecocompute.report.phases import phases_of
 from ecocompute.report.results_model import (
     CI_METHOD,
-    CI_METHOD_COMPILES,
     Format,
     FormatStats,
     HeldFormatStats,
@@ -231,7 +230,9 @@ def measured_inputs(
     prompt_tokens: int | None = None,
     new_tokens: int | None = None,
 ) -> Measured:
-    """A report's own raw records and facts, as derive_results takes them."""
+    """A report's own raw records and facts, as derive_results takes them, and the
+    interval its compiles were pooled with."""
+    compiles = results.between_compiles
     return Measured(
         precision=precision,
         trials=tuple(trial(**readings_of(t)) for t in results.trials),  # derived again
@@ -245,6 +246,7 @@ def measured_inputs(
         held_nvml_indices=tuple(results.held_gpus.nvml_indices) if results.held_gpus else (),
         prompt_tokens=prompt_tokens,
         new_tokens=new_tokens,
+        compiles_floor=compiles is None or compiles.interval_se is not None,
     )
 
 
@@ -432,7 +434,7 @@ def held_view(m: Measured, formats: Mapping[Format, list[Trial]]) -> HeldView | 
         per_format=per,
         energy_per_token_mj=per[m.precision].energy_per_token_mj,
         fp16_energy_per_token_mj=per[FP16].energy_per_token_mj,
-        **paired_figures(pairs, between_compiles(m.trials, pairs)),
+        **paired_figures(pairs, between_compiles(m.trials, pairs, m.compiles_floor)),
     )
 
 
@@ -446,7 +448,7 @@ def derive_results(m: Measured, note: str) -> Results:
     target, fp16 = per[m.precision], per[FP16]
     quantized = m.precision != FP16
     pairs = pairs_of(m.trials, m.precision, lambda t: t.energy_per_token_mj) if quantized else []
-    compiles = between_compiles(m.trials, pairs) if quantized else None
+    compiles = between_compiles(m.trials, pairs, m.compiles_floor) if quantized else None
     delta, ci, n, verdict = (
         estimate_pairs(pairs, compiles) if quantized else (None, None, None, None)
     )
@@ -466,7 +468,7 @@ def derive_results(m: Measured, note: str) -> Results:
         vs_fp16_energy_pct=0.0 if delta is None else round(delta, 1),
         vs_fp16_energy_pct_exact=0.0 if delta is None else delta,
         vs_fp16_ci95_pct=ci,
-        ci_method=None if not quantized else CI_METHOD_COMPILES if compiles else CI_METHOD,
+        ci_method=None if not quantized else compiles.model if compiles else CI_METHOD,
         n_pairs=n,
         verdict=verdict,  # type: ignore[arg-type]
         total_energy_joules=target.total_energy_joules,

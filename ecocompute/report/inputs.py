@@ -34,3 +34,6 @@ class Measured:
     # the stated workload of a run with its phases apart, per sequence (row)
     prompt_tokens: int | None = None
     new_tokens: int | None = None
+    # over --compiles N, the interval's SE floored at the classic one (reports before
+    # 2026-12-05: not; read from the report, derived again as it was)
+    compiles_floor: bool = True

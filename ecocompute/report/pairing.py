@@ -18,6 +18,8 @@ from ecocompute.core.stats import (
 )
 from ecocompute.report.results_model import (
     CI_METHOD_COMPILES,
+    CI_METHOD_COMPILES_HKSJ,
+    SE_FLOORED,
     BetweenCompiles,
     CompileDelta,
     Format,
@@ -95,10 +97,13 @@ def paired_figures(pairs: list[Pair], compiles: BetweenCompiles | None = None) -
     }
 
 
-def between_compiles(trials: Sequence[Trial], pairs: Sequence[Pair]) -> BetweenCompiles | None:
+def between_compiles(
+    trials: Sequence[Trial], pairs: Sequence[Pair], floor: bool = True
+) -> BetweenCompiles | None:
     """--compiles N: each compile's paired delta (its own rounds), pooled by random
-    effects (core/meta.py: REML tau^2, HKSJ interval on N - 1 degrees of freedom). None
-    for one compile, or where a compile has fewer than two pairs (no standard error)."""
+    effects (core/meta.py: REML tau^2, the modified Hartung-Knapp interval on N - 1
+    degrees of freedom; floor=False: HKSJ alone, as reports before 2026-12-05 were
+    derived). None for one compile, or where a compile has fewer than two pairs."""
     compile_of = {t.pair: t.compile for t in trials if t.pair is not None and t.format == FP16}
     by_compile: dict[int, list[float]] = {}
     for p in pairs:
@@ -124,12 +129,13 @@ def between_compiles(trials: Sequence[Trial], pairs: Sequence[Pair]) -> BetweenC
         )
     ys = [c.delta_pct for c in per]
     vs = [max(c.se_pct, MIN_SE_PCT) ** 2 for c in per]
-    pooled = pool(ys, vs)
+    pooled = pool(ys, vs, floor=floor)
     assert pooled.ci95 is not None  # k >= 2
     within = estimate_delta([p.delta_pct for p in pairs]).ci95_pct
     return BetweenCompiles.model_construct(
         compiles=len(per),
-        model=CI_METHOD_COMPILES,
+        model=CI_METHOD_COMPILES if floor else CI_METHOD_COMPILES_HKSJ,
+        interval_se=SE_FLOORED if floor else None,
         per_compile=per,
         delta_pct=pooled.mu,
         ci95_pct=list(pooled.ci95),

@@ -80,7 +80,7 @@ def _phase_figure(
     quantized = m.precision != FP16
     pairs = pairs_of(m.trials, m.precision, per_token) if quantized else []
     # over --compiles N, pooled across compiles as the headline is: the decode phase is it
-    compiles = between_compiles(m.trials, pairs)
+    compiles = between_compiles(m.trials, pairs, m.compiles_floor)
     return PhaseFigure.model_construct(unit=unit, per_format=per, **paired_figures(pairs, compiles))
 
 

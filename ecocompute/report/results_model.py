@@ -463,8 +463,16 @@ CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
 CI_METHOD_COMPILES = (
     "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
     "standard error, pooled by a random-effects model (REML between-compile variance, "
+    "modified Hartung-Knapp interval: the larger of the Hartung-Knapp-Sidik-Jonkman and "
+    "the classic standard error, Student t on compiles - 1 degrees of freedom)"
+)
+# what reports of compiles said before the floor (2026-12-05): read, never written
+CI_METHOD_COMPILES_HKSJ = (
+    "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
+    "standard error, pooled by a random-effects model (REML between-compile variance, "
     "Hartung-Knapp-Sidik-Jonkman interval, Student t on compiles - 1 degrees of freedom)"
 )
+SE_FLOORED: Literal["max(hksj, classic)"] = "max(hksj, classic)"
 
 
 class CompileDelta(Strict):
@@ -483,8 +491,16 @@ class BetweenCompiles(Strict):
     variance included); within_compile_ci95_pct is the paired interval of every pair as
     if one compile had run, for comparison."""
 
+    OMIT_NULL = ("interval_se",)
     compiles: Annotated[int, Field(ge=2)]
     model: str
+    interval_se: Literal["max(hksj, classic)"] | None = Field(
+        None,
+        description="the standard error ci95_pct uses: the larger of the Hartung-Knapp-"
+        "Sidik-Jonkman and the classic random-effects one (Roever, Knapp and Friede 2015). "
+        "Absent (reports before 2026-12-05): the HKSJ one alone, which shrinks to nothing "
+        "where the compiles' means agree, however noisy each is",
+    )
     per_compile: list[CompileDelta]
     delta_pct: float
     ci95_pct: Interval

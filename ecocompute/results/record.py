@@ -114,6 +114,9 @@ class Report:
     idle_before_w: float | None = None  # the GPUs' idle power before the session
     host_cpu: str | None = None  # the host's CPU numbers and clock (eager follows the host)
     delta_se_pct: float | None = None  # the standard error of delta_pct
+    # the Student t degrees of freedom of ci95_pct: compiles - 1 over --compiles N, whose
+    # interval pools compiles, else pairs - 1
+    interval_df: int | None = None
     throttled_windows: int | None = None
     # what sweeps read of the report beyond the figures (ours only): its phases, its
     # decode record and its tokens per run; never the whole model, which a large folder's
@@ -272,6 +275,13 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
     fields: dict[str, Any] = {
         "ci95_pct": None if ci is None else (ci[0], ci[1]),
         "n_pairs": res.n_pairs,
+        "interval_df": (
+            res.between_compiles.compiles - 1
+            if res.between_compiles is not None
+            else None
+            if res.n_pairs is None
+            else res.n_pairs - 1
+        ),
         "verdict": res.verdict,
         "trial_cv_pct": None if stats is None else stats.cv_pct,
         "curve": _curve(report) if res.basis != "measured" else None,
@@ -298,7 +308,7 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
             vbios="+".join(sorted(vbios)) or None,
             idle_before_w=sum(idle) if idle and len(idle) == len(gpus) else None,
             host_cpu=None if (cpu := report.system_under_test.host_cpu) is None else cpu.words(),
-            delta_se_pct=_delta_se(ci, res.n_pairs),
+            delta_se_pct=_delta_se(ci, fields["interval_df"]),
             throttled_windows=None if res.conditions is None else res.conditions.throttled_windows,
         )
     return fields
@@ -315,10 +325,13 @@ def _format_key(work: Workload, library: str | None) -> str:
     return key
 
 
-def _delta_se(ci: list[float] | None, n: int | None) -> float | None:
-    if ci is None or n is None or n < 2 or ci[1] <= ci[0]:
+def _delta_se(ci: list[float] | None, df: int | None) -> float | None:
+    """The standard error behind a Student-t 95% interval of df degrees of freedom (over
+    --compiles N, compiles - 1: read as pairs - 1, it came out about 4 times too large
+    and a compiled report weighed a sixteenth of its due in a pool of units)."""
+    if ci is None or df is None or df < 1 or ci[1] <= ci[0]:
         return None
-    return (ci[1] - ci[0]) / 2.0 / t_quantile(0.975, n - 1)
+    return (ci[1] - ci[0]) / 2.0 / t_quantile(0.975, df)
 
 
 def _curve(report: ReportModel) -> DeltaCurve | None:

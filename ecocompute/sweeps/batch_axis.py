@@ -47,11 +47,18 @@ def _crossing(points: Sequence[tuple[int, float]]) -> tuple[float, list[float]] 
     return None
 
 
+def interval_df(point: BatchPoint) -> int | None:
+    """Its interval's degrees of freedom (a sweep.json of before the field: pairs - 1)."""
+    if point.interval_df is not None:
+        return point.interval_df
+    return None if point.n_pairs is None else point.n_pairs - 1
+
+
 def _draw(point: BatchPoint, rng: random.Random) -> float:
-    se = se_from_ci(point.ci95_pct, point.n_pairs)
-    if se is None or point.n_pairs is None:
+    df = interval_df(point)
+    se = se_from_ci(point.ci95_pct, df)
+    if se is None or df is None:
         return point.delta_pct
-    df = point.n_pairs - 1
     # Student-t draw: a normal over the root of a scaled chi-square
     chi2 = (
         sum(rng.gauss(0.0, 1.0) ** 2 for _ in range(df))
@@ -97,7 +104,7 @@ def crossover(
     status = "outside" if mean is None else "inside"
     side = "saves" if pts[0].delta_pct < 0 else "costs"
     never = f"the mean delta {side} at every batch size measured ({lo_b}..{hi_b})"
-    if any(se_from_ci(p.ci95_pct, p.n_pairs) is None for p in pts):
+    if any(se_from_ci(p.ci95_pct, interval_df(p)) is None for p in pts):
         return BatchCrossover(
             batch_sizes=sizes,
             batch_size=None if mean is None else round(mean, 3),

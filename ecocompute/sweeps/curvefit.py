@@ -67,12 +67,13 @@ def round_size_b(size_b: float) -> float:
     return round(size_b, max(SIZE_DECIMALS, digits))
 
 
-def se_from_ci(ci95: Sequence[float] | None, n_pairs: int | None) -> float | None:
-    """Standard error of a paired mean delta from its Student-t 95% interval."""
-    if not ci95 or n_pairs is None or n_pairs < 2:
+def se_from_ci(ci95: Sequence[float] | None, df: int | None) -> float | None:
+    """Standard error of a paired mean delta from its Student-t 95% interval of df
+    degrees of freedom (pairs - 1; compiles - 1 over --compiles N)."""
+    if not ci95 or df is None or df < 1:
         return None
     half = (float(ci95[1]) - float(ci95[0])) / 2.0
-    return max(half / t_quantile(0.975, n_pairs - 1), SE_FLOOR_PCT)
+    return max(half / t_quantile(0.975, df), SE_FLOOR_PCT)
 
 
 def crossover_of(a_pct: float, s_pct: float, nstar_b: float) -> float | None:

@@ -200,6 +200,11 @@ class BatchPoint(_Part):
     delta_pct: float
     ci95_pct: Pair | None = None
     n_pairs: int | None = None
+    interval_df: int | None = Field(
+        None,
+        description="the Student t degrees of freedom of ci95_pct: compiles - 1 over "
+        "--compiles N (the interval pools compiles); absent: n_pairs - 1",
+    )
     verdict: str | None = None
     throughput_tokens_per_s: float | None = None
     fp16_throughput_tokens_per_s: float | None = None

@@ -83,7 +83,7 @@ def fit_entry(
         Point(
             float(r.params_b or 0.0),
             float(r.delta_pct or 0.0),
-            se_from_ci(r.ci95_pct, r.n_pairs),
+            se_from_ci(r.ci95_pct, r.interval_df),
             r.model,
         )
         for r in used
@@ -205,6 +205,7 @@ def batch_point(r: Report, output_dir: Path) -> BatchPoint:
         delta_pct=float(r.delta_pct or 0.0),
         ci95_pct=list(r.ci95_pct) if r.ci95_pct else None,
         n_pairs=r.n_pairs,
+        interval_df=r.interval_df,
         verdict=r.verdict,
         report=relative(r.path, output_dir),
         throughput_tokens_per_s=r.throughput_tokens_per_s,

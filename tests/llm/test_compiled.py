@@ -488,6 +488,10 @@ def test_a_report_of_two_compiles_is_checked_by_deriving_it_again(tmp_path, monk
     again = pool([c["delta_pct"] for c in per], [c["se_pct"] ** 2 for c in per])
     assert between["delta_pct"] == again.mu and between["ci95_pct"] == list(again.ci95)
     assert between["between_compile_sd_pts"] == again.tau
+    assert between["interval_se"] == "max(hksj, classic)"  # floored at the classic SE
+    forged = json.loads(json.dumps(report))
+    del forged["results"]["between_compiles"]["interval_se"]  # claims the older, bare HKSJ
+    assert energy_report_problems(forged)
     forged = json.loads(json.dumps(report))
     forged["results"]["trials"][-1]["compile"] = 0  # a round moved to the other compile
     assert any("compiles" in p for p in energy_report_problems(forged))

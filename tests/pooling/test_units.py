@@ -84,6 +84,21 @@ def test_random_effects_reproduce_the_published_worked_example():
     assert r.pi95[0] < r.ci95[0] and r.pi95[1] > r.ci95[1]
 
 
+def test_units_that_agree_closer_than_their_errors_keep_their_errors_width():
+    """The modified Hartung-Knapp interval: the HKSJ error shrinks with the units'
+    agreement however noisy each is; floored at the classic error it does not. Two
+    compiles whose means agreed to 0.001 gave a zero-width interval and a verdict."""
+    y, v = [-1.0, -1.001], [81.0, 16.0]  # se 9 and 4 points; means a hair apart
+    floored, bare = pool(y, v), pool(y, v, floor=False)
+    assert floored.tau2 == 0.0 and floored.se == pytest.approx(1 / math.sqrt(1 / 81 + 1 / 16))
+    assert floored.se_interval == floored.se > floored.se_hksj
+    assert floored.ci95[0] < -40 and floored.ci95[1] > 40  # t on 1 df x 3.65
+    assert bare.ci95[1] - bare.ci95[0] < 0.02 and bare.se_interval == bare.se_hksj
+    # where the units disagree beyond their errors, the floor changes nothing
+    wide = pool(*_bcg())
+    assert wide.se_interval == wide.se_hksj > wide.se
+
+
 def _fine_maximum(y, v):
     """The restricted likelihood's highest point by brute force: 20,001 points up to 40."""
     grid = [40.0 * i / 20_000 for i in range(20_001)]

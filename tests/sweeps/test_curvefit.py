@@ -94,6 +94,8 @@ def test_points_without_intervals_fit_unweighted_with_no_interval():
 
 
 def test_standard_error_from_a_paired_t_interval():
-    se = se_from_ci([10.0, 20.0], 10)
+    se = se_from_ci([10.0, 20.0], 9)  # ten pairs: 9 degrees of freedom
     assert se == pytest.approx(5.0 / t_quantile(0.975, 9))
-    assert se_from_ci([10.0, 20.0], 1) is None and se_from_ci(None, 10) is None
+    assert se_from_ci([10.0, 20.0], 0) is None and se_from_ci(None, 9) is None
+    # two compiles' pooled interval: t on 1 degree of freedom (12.71, not 3.18 for 4 pairs)
+    assert se_from_ci([10.0, 20.0], 1) == pytest.approx(5.0 / 12.706204736174698)

@@ -325,3 +325,31 @@ def test_a_report_with_its_phases_apart_keeps_the_published_formats_facts(drawin
     document = _report(drawing, precision="NF4", prompt_tokens="30")
     assert published_facts_errors(document, thorough=True) == []
     assert written_problems(document) == []
+
+
+def test_two_compiles_whose_means_agree_keep_an_honest_interval():
+    """Pairs -10, +8 under one compile and -5, +3 under the other: both means -1, each
+    compile's own interval about +-100 points. HKSJ alone made the pooled interval
+    [-1.0, -1.0] and the verdict 'saves'; floored at the classic error it is inconclusive.
+    A report written before the floor is derived again as it was (floor=False)."""
+    from ecocompute.report.pairing import estimate_pairs, pairs_of
+
+    def trial(i, pair, fmt, mj, compile_):
+        j = mj * 256 / 1000
+        return derive.trial(
+            index=i, pair=pair, format=fmt, duration_s=1.0, tokens=256, energy_joules=j,
+            energy_source="nvml_energy_counter", counter_energy_joules=j,
+            sampled_energy_joules=j, samples=10, dropped_samples=0, per_gpu_energy_joules=[j],
+            compile=compile_,
+        )  # fmt: skip
+
+    trials = []
+    for pair, (compile_, delta) in enumerate([(0, -10.0), (0, 8.0), (1, -5.0), (1, 3.0)]):
+        trials.append(trial(2 * pair, pair, "FP16", 1000.0, compile_))
+        trials.append(trial(2 * pair + 1, pair, "NF4", 1000.0 * (1 + delta / 100), compile_))
+    pairs = pairs_of(trials, "NF4", lambda t: t.energy_per_token_mj)
+    delta, ci, n, verdict = estimate_pairs(pairs, between_compiles(trials, pairs))
+    assert delta == pytest.approx(-1.0) and n == 4 and verdict == "inconclusive"
+    assert ci[0] < -40 and ci[1] > 40
+    bare = between_compiles(trials, pairs, floor=False)
+    assert bare.interval_se is None and bare.ci95_pct[1] - bare.ci95_pct[0] < 1e-6
