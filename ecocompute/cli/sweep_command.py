@@ -162,6 +162,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from ecocompute.report.written import sweep_leaves
 
     args.written_so_far = sweep_leaves(args.output_dir)
+    if fleet is None and not args.fit_only:  # an interrupt says what stands, as a failure
+        args.after_interrupt = lambda name: f"interrupted by {name}: {args.written_so_far()}"
     if args.reports and not args.fit_only:
         raise InputError("reports", args.reports, "only with --fit_only")
     if args.fit_only:  # a fit runs nothing: a flag for the runs would be silently unused

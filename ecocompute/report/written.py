@@ -22,12 +22,21 @@ def sweep_leaves(output_dir: str, folders: Sequence[str] = ("",)) -> Callable[[]
     before = [file_identity(t) for t in targets]
 
     def words() -> str:
-        written = [str(t) for t, b in zip(targets, before, strict=True) if file_identity(t) != b]
+        now = [file_identity(t) for t in targets]
+        pairs = list(zip(targets, before, now, strict=True))
+        written = [str(t) for t, b, n in pairs if n is not None and n != b]
+        removed = [str(t) for t, b, n in pairs if b is not None and n is None]
         if written:
             return (
                 f"{', '.join(written)} {'was' if len(written) == 1 else 'were'} written, as "
                 "was the energy.json of every point that finished"
             )
-        return "no sweep.json was written; the energy.json of every point that finished stands"
+        text = "no sweep.json was written; the energy.json of every point that finished stands"
+        if removed:  # the sweep measured its points again: the old summary would contradict
+            text += (
+                f" (the earlier {', '.join(removed)} was removed when the sweep began: "
+                "`ecocompute sweep --fit_only` writes one from the reports)"
+            )
+        return text
 
     return words

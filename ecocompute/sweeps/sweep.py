@@ -75,7 +75,7 @@ def sweep(
     the_plan = plan(
         models, precisions, shared, output_dir, parameters_file, batch_sizes=batch_sizes
     )
-    with folder_held(root), library_progress_bars_hidden(quiet):
+    with folder_held(root, progress, (root,)), library_progress_bars_hidden(quiet):
         records = run_sweep(the_plan, progress, machine=machine, command=command)
         return finish(records, root, command=command, n_boot=n_boot)
 
@@ -117,16 +117,17 @@ def prompt_sweep(
         for n in prompt_lengths
     }
     whole = Plan(root, tuple(r for p in plans.values() for r in p.runs), False)
-    with library_progress_bars_hidden(quiet):
+    folders = tuple(p.output_dir for p in plans.values())
+    with folder_held(root, progress, folders), library_progress_bars_hidden(quiet):
         records = run_sweep(whole, progress, machine=machine, command=command)
-    done = {}
-    left = iter(records)  # in the plans' order
-    for n, p in plans.items():
-        count = sum(max(1, len(r.session_formats)) for r in p.runs)  # a record per format
-        mine = [_under(r, prompt_folder(n)) for r in itertools.islice(left, count)]
-        p.output_dir.mkdir(parents=True, exist_ok=True)
-        done[n] = finish(mine, p.output_dir, command=command, n_boot=n_boot)
-    return done
+        done = {}
+        left = iter(records)  # in the plans' order
+        for n, p in plans.items():
+            count = sum(max(1, len(r.session_formats)) for r in p.runs)  # a record a format
+            mine = [_under(r, prompt_folder(n)) for r in itertools.islice(left, count)]
+            p.output_dir.mkdir(parents=True, exist_ok=True)
+            done[n] = finish(mine, p.output_dir, command=command, n_boot=n_boot)
+        return done
 
 
 def _under(record: RunRecord, folder: str) -> RunRecord:
@@ -176,13 +177,19 @@ def fit_reports(
 
 
 @contextlib.contextmanager
-def folder_held(root: Path) -> Iterator[None]:
+def folder_held(
+    root: Path, progress: Progress | None = None, measured_again: Sequence[Path] = ()
+) -> Iterator[None]:
     """One sweep at a time writes into a folder: two at once would each write sweep.json
     over reports the other replaced, and the last one would contradict the reports it
     names. An exclusive lock on the folder itself (flock; no lock file is left behind),
     held until sweep.json is written, and released by the system however the sweep
     ends. Raises InputError, before anything runs, while another sweep holds it. On a
-    file system without locks, the sweep runs as before."""
+    file system without locks, the sweep runs as before.
+
+    measured_again: the folders whose points this sweep measures again; a sweep.json
+    left there by an earlier sweep is removed once the lock is held (said on progress):
+    an interrupted or failed sweep would leave it naming reports it no longer matches."""
     root.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
@@ -202,9 +209,22 @@ def folder_held(root: Path) -> Iterator[None]:
             ) from None
         except OSError:  # no locks here (some network file systems): as before
             pass
+        for folder in measured_again:
+            _remove_earlier_summary(folder / SWEEP_NAME, progress)
         yield
     finally:
         os.close(fd)
+
+
+def _remove_earlier_summary(path: Path, progress: Progress | None) -> None:
+    if not path.is_file():  # absent, or not a file (write_mode refuses it at the end)
+        return
+    try:
+        path.unlink()
+    except OSError:
+        return  # sweep.json is rewritten at the end; the failure line says whether it was
+    if progress is not None:
+        progress(f"removed the earlier {path}: this sweep measures its points again")
 
 
 def open_folder(output_dir: str | os.PathLike[str], progress: Progress) -> Path:

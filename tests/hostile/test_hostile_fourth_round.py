@@ -424,3 +424,47 @@ def test_a_path_to_read_is_taken_exactly_as_given(tmp_path, monkeypatch, capsys,
     capsys.readouterr()
     assert main([tool, given]) == 2
     assert f"invalid PATH {given!r}: {says}" in capsys.readouterr().err
+
+
+def test_an_interrupted_rerun_leaves_no_sweep_json_that_contradicts_its_reports(
+    tmp_path, capsys, monkeypatch, no_plot
+):
+    """A sweep run again into its folder replaces its points' reports one by one: the
+    earlier sweep.json is removed when it begins (it named the old reports), and the
+    interrupt line says what stands (it said 'earlier files are untouched')."""
+    import ecocompute.sweeps.run as sweep_run
+
+    out = tmp_path / "sw"
+    two = ["sweep", "--models", "gpt-1b,gpt-3b", "--dry_run", "-q", "--output_dir", str(out)]
+    assert main(two) == 0 and (out / "sweep.json").is_file()
+    capsys.readouterr()
+    real, calls = sweep_run.run_point, []
+
+    def second_interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweep_run, "run_point", second_interrupted)
+    assert main(two) == 130
+    line = _one_error(capsys)
+    assert "interrupted by SIGINT: no sweep.json was written" in line
+    assert "energy.json of every point that finished stands" in line
+    assert "earlier" in line and "was removed when the sweep began" in line
+    assert not (out / "sweep.json").exists()
+
+
+def test_a_prompt_length_sweep_takes_the_folder_lock_too(tmp_path):
+    import fcntl
+
+    out = tmp_path / "sw"
+    out.mkdir()
+    held = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(InputError, match="another sweep is writing into this folder now"):
+            ecocompute.prompt_sweep(["gpt-1b"], [16, 32], output_dir=out, dry_run=True)
+        assert os.listdir(out) == []
+    finally:
+        os.close(held)
