@@ -22,7 +22,7 @@ from ecocompute.boundary.finding import find_files
 from ecocompute.core.json_types import JsonObject
 from ecocompute.report.files import UNSEARCHABLE, files_under, read_document
 from ecocompute.report.write import REPORT_NAME
-from ecocompute.results.identity import content_key, repeats
+from ecocompute.results.identity import content_key, measurement_key, repeats
 from ecocompute.results.in_parallel import map_files
 from ecocompute.results.record import Report, software_fingerprint, software_title, to_record
 
@@ -70,10 +70,14 @@ def _read(path: str | os.PathLike[str]) -> tuple[Report | Invalid, JsonObject | 
     return record_of(path, document), document
 
 
-def _read_keyed(path: Path) -> tuple[Report | Invalid, str]:
+def _read_keyed(path: Path) -> tuple[Report | Invalid, str, str]:
     """read_one, with the content key of a valid report's document (identity.py)."""
     one, document = _read(path)
-    return one, "" if isinstance(one, Invalid) or document is None else content_key(document)
+    if isinstance(one, Invalid) or document is None:
+        return one, "", ""
+    content = content_key(document)
+    measured = measurement_key(document, one.unit, one.format_label) if one.measured else None
+    return one, measured or content, content
 
 
 def read_reports(
@@ -83,15 +87,15 @@ def read_reports(
     why; a copy of a report read before is listed as such). A large folder's files are
     read in worker processes (in_parallel.py), with the same result."""
     reports: list[Report] = []
-    keys: list[tuple[Path, str]] = []
+    keys: list[tuple[Path, str, str]] = []
     found = find_files(paths, (REPORT_NAME,))  # each file once, however it was named
     invalid = [Invalid(f"{f.path}/", [f"{UNSEARCHABLE}: {f.reason}"]) for f in found.unsearchable]
-    for one, key in map_files(_read_keyed, found.files):
+    for one, key, content in map_files(_read_keyed, found.files):
         if isinstance(one, Invalid):
             invalid.append(one)
         else:
             reports.append(one)
-            keys.append((one.path, key))
+            keys.append((one.path, key, content))
     repeated = repeats(keys)  # each report once, too
     invalid += [Invalid(str(reports[k].path), [why]) for k, why in repeated.items()]
     return [r for k, r in enumerate(reports) if k not in repeated], invalid

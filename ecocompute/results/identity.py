@@ -4,8 +4,11 @@ A copy of a report (`cp -r r r2`, a second download) is the same measurement: po
 with itself it would read as n = 2 with a spread of zero, and a sweep would fit it as
 two points. Reports are the same when their content is: the same document, compared
 in a canonical form (keys sorted, no whitespace), so a reformatted copy is the same
-report too. The same file named twice never reaches this far (boundary/finding.py finds
-each file once)."""
+report too. A measured report is also the same as any other holding the same
+measurement, whatever else differs (an `upgrade`d copy in another format, a timestamp
+edited): the same format measured on the same GPUs in trials of the same readings. The
+same file named twice never reaches this far (boundary/finding.py finds each file
+once)."""
 
 from __future__ import annotations
 
@@ -20,18 +23,51 @@ REPEATED = "the same report as"  # how a repeat's reason starts (results/aggrega
 
 def content_key(doc: Mapping[str, Any]) -> str:
     """A digest of the document's content, the same for any copy of it."""
-    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _digest(doc)
+
+
+def measurement_key(doc: Mapping[str, Any], unit: str | None, fmt: str) -> str | None:
+    """A digest of what a measured report measured: its format, its GPUs and each
+    trial's readings (energy to 0.01 J and duration to 1 ms, the coarsest any of this
+    tool's formats stores: a copy in an older format rounds them), the same for every
+    copy of one measurement. None without trials to tell it by."""
+    results = doc.get("results")
+    trials = results.get("trials") if isinstance(results, Mapping) else None
+    if not trials or not isinstance(trials, list):
+        return None
+    readings = [
+        (t.get("format"), t.get("pair"), t.get("tokens"), _rounded(t.get("energy_joules"), 2),
+         _rounded(t.get("duration_s"), 3))
+        for t in trials
+        if isinstance(t, Mapping)
+    ]  # fmt: skip
+    return "measured:" + _digest([fmt, unit, readings])
+
+
+def _rounded(value: object, places: int) -> object:
+    return round(value, places) if isinstance(value, float) else value
+
+
+def _digest(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def repeats(items: Sequence[tuple[Path, str]]) -> dict[int, str]:
-    """For each item (path, content_key of its document) that repeats an earlier one: its
-    index and why, naming the first file that holds it."""
-    first: dict[str, Path] = {}
+def repeats(items: Sequence[tuple[Path, str, str]]) -> dict[int, str]:
+    """For each item (path, its key: the measurement_key of a measured report, else the
+    content_key; the content_key) that repeats an earlier one: its index and why, naming
+    the first file that holds it."""
+    first: dict[str, tuple[Path, str]] = {}
     found: dict[int, str] = {}
-    for k, (path, key) in enumerate(items):
+    for k, (path, key, content) in enumerate(items):
         if key in first:
-            found[k] = f"{REPEATED} {first[key]} (identical content): counted once"
+            earlier, earlier_content = first[key]
+            how = (
+                "identical content"
+                if content == earlier_content
+                else "the same measurement: one format, the same GPUs, the same trials"
+            )
+            found[k] = f"{REPEATED} {earlier} ({how}): counted once"
         else:
-            first[key] = path
+            first[key] = (path, content)
     return found

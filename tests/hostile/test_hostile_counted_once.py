@@ -173,3 +173,29 @@ def test_a_folder_without_read_permission_is_invalid_for_a_user_who_cannot_read_
     assert f"{tmp_path}/r/locked/: INVALID cannot search this folder" in lines[0]
     assert "listed/energy.json: INVALID cannot read: Permission denied" in done.stdout
     assert f"{tmp_path}/r/a/energy.json: valid" in lines
+
+
+def test_a_measurement_is_counted_once_whatever_else_its_copy_changed(tmp_path, capsys):
+    """A measured report upgraded into another format, or copied with its timestamp
+    edited, holds the same trials of the same GPU: pooled with itself it halved the
+    interval (an inconclusive [-138.8, +58.5] read as [-72.0, -8.4], 'saves')."""
+    source = REPO / "docs/validation/h200-map/eager-7b-b16/energy.json"
+    (tmp_path / "orig").mkdir()
+    shutil.copy(source, tmp_path / "orig" / "energy.json")
+    doc = json.loads(source.read_text())
+    doc["timestamp_utc"] = "2026-01-01T00:00:00Z"
+    write(doc, tmp_path / "edited")
+    assert main(["upgrade", str(tmp_path / "orig"), "--output_dir", str(tmp_path / "new")]) == 0
+    capsys.readouterr()
+    assert main(["aggregate", str(tmp_path), "-o", str(tmp_path / "t.csv")]) == 0
+    err = capsys.readouterr().err
+    (row,) = (tmp_path / "t.csv").read_text().splitlines()[1:]
+    assert ",1,5," in row  # one report of 5 pairs, as the original alone
+    assert err.count("the same measurement: one format, the same GPUs, the same trials") == 2
+    # two measurements of one GPU in one session's formats stay two formats' reports
+    nf4 = measured(precision="NF4", delta=10.0, unit="u9")
+    int8 = measured(precision="INT8", delta=90.0, unit="u9")
+    write(nf4, tmp_path / "s" / "NF4")
+    write(int8, tmp_path / "s" / "INT8")
+    assert main(["aggregate", str(tmp_path / "s")]) == 0
+    assert "counted once" not in capsys.readouterr().err

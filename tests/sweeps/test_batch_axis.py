@@ -165,7 +165,8 @@ def test_the_batch_plot_keeps_torchao_int8_apart_and_names_it(tmp_path):
 
     for tokens in (256, 128):  # two points a line (another protocol: none pools)
         for library in ("bitsandbytes", "torchao"):
-            doc = measured(precision="INT8", delta=30.0 if library == "torchao" else 90.0)
+            delta = 30.0 if library == "torchao" else 90.0
+            doc = measured(precision="INT8", delta=delta, unit=f"{library}-{tokens}")
             doc["workload"]["batch_size"] = 256 // tokens
             doc["workload"]["max_new_tokens"] = doc["measurement"]["tokens_per_run"] = tokens
             decode = doc["measurement"]["decode"]
