@@ -4,6 +4,11 @@ would otherwise say something other than what its author meant.
 - An integer too long for Python to convert (more digits than
   sys.get_int_max_str_digits()) is kept as its text (TooLongNumber), so the field it
   was given for is named when it is refused, instead of a ValueError from the parser.
+- A number is read as the flag reads the same text: YAML 1.1 reads `0256` as octal
+  (174), `010` as 8, `0x0a` as 10 and `4:16` or `1:30` as base 60 (256, 90.0), where
+  `--tokens 0256` is 256 and the others are refused. A plain decimal integer is read in
+  base 10 (leading zeros and all); any other integer or a base-60 float is kept as its
+  text, which the field reads as it reads a flag's.
 - A key given twice in one mapping (`precision: NF4` ... `precision: INT8`) is refused
   (DuplicateKey): YAML says keys are unique, and PyYAML would silently keep the last.
   Keys merged in with `<<:` may still be overridden, as YAML allows.
@@ -14,9 +19,11 @@ imports it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_DECIMAL = re.compile(r"[-+]?[0-9][0-9_]*")  # an integer as int(text, 10) reads it
 
 
 class TooLongNumber(str):
@@ -39,10 +46,19 @@ def parameters_loader() -> type:
 
     class ParametersLoader(yaml.SafeLoader):
         def construct_int_or_text(self, node: Any) -> object:
+            text = self.construct_scalar(node)
+            if not _DECIMAL.fullmatch(text):
+                return str(text)  # 0x0a, 0o17, 0b1, 4:16: the field reads it as a flag's
             try:
-                return self.construct_yaml_int(node)
+                return int(text, 10)  # 0256 is 256, as --tokens 0256 is
             except ValueError:
-                return TooLongNumber(self.construct_scalar(node))
+                return TooLongNumber(text)
+
+        def construct_float_or_text(self, node: Any) -> object:
+            text = self.construct_scalar(node)
+            if ":" in text:  # base 60 (1:30 = 90.0): read as the flag reads it
+                return str(text)
+            return self.construct_yaml_float(node)
 
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             if isinstance(node, yaml.MappingNode):
@@ -51,6 +67,9 @@ def parameters_loader() -> type:
 
     ParametersLoader.add_constructor(
         "tag:yaml.org,2002:int", ParametersLoader.construct_int_or_text
+    )
+    ParametersLoader.add_constructor(
+        "tag:yaml.org,2002:float", ParametersLoader.construct_float_or_text
     )
     return ParametersLoader
 

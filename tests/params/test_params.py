@@ -279,3 +279,34 @@ def test_compiles_is_refused_where_only_one_compile_can_run(flags, message):
 
 def test_compiles_with_the_compiled_regime_is_taken():
     assert resolve(None, {"compiles": "3", "decode": "compiled"}).compiles == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        ("0256", "tokens", 256),  # YAML 1.1: octal 174
+        ("010", "batch_size", 10),  # octal 8
+        ("1_000", "tokens", 1000),  # as int() and the flag read it
+        ("2.5", "idle_seconds", 2.5),
+    ],
+)
+def test_a_parameters_file_reads_a_number_as_the_flag_reads_it(tmp_path, text, field, value):
+    f = tmp_path / "p.yaml"
+    f.write_text(f"{field}: {text}\n")
+    assert (
+        getattr(resolve(str(f), {}), field) == value == getattr(resolve(None, {field: text}), field)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [("0x0a", "iterations"), ("4:16", "tokens"), ("1:30", "idle_seconds"), ("0o17", "tokens")],
+)
+def test_what_the_flag_refuses_a_parameters_file_refuses(tmp_path, text, field):
+    """YAML 1.1 read these as hexadecimal or base 60 (10, 256, 90.0): the flag refuses them."""
+    f = tmp_path / "p.yaml"
+    f.write_text(f"{field}: {text}\n")
+    with pytest.raises(InputError, match=field):
+        resolve(None, {field: text})
+    with pytest.raises(InputError, match=re.escape(f"invalid {field} '{text}'")):
+        resolve(str(f), {})
