@@ -39,7 +39,7 @@ from ecocompute.errors import InputError
 from ecocompute.params import RunParams, check_output_dir
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
-from ecocompute.sweeps.document import SWEEP_NAME, RunRecord, Sweep, write_sweep
+from ecocompute.sweeps.document import PLOT_NAME, SWEEP_NAME, RunRecord, Sweep, write_sweep
 from ecocompute.sweeps.plan import Plan, options_of, plan, prompt_folder
 from ecocompute.sweeps.run import existing_records, run_sweep
 from ecocompute.sweeps.summary import summarise, with_plot
@@ -187,9 +187,10 @@ def folder_held(
     ends. Raises InputError, before anything runs, while another sweep holds it. On a
     file system without locks, the sweep runs as before.
 
-    measured_again: the folders whose points this sweep measures again; a sweep.json
-    left there by an earlier sweep is removed once the lock is held (said on progress):
-    an interrupted or failed sweep would leave it naming reports it no longer matches."""
+    measured_again: the folders whose points this sweep measures again; a sweep.json and
+    sweep.png left there by an earlier sweep are removed once the lock is held (said on
+    progress): an interrupted or failed sweep would leave them naming and drawing
+    reports they no longer match."""
     root.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
@@ -209,8 +210,9 @@ def folder_held(
             ) from None
         except OSError:  # no locks here (some network file systems): as before
             pass
-        for folder in measured_again:
-            _remove_earlier_summary(folder / SWEEP_NAME, progress)
+        for folder in measured_again:  # its plot too: it drew the old reports' points
+            for name in (SWEEP_NAME, PLOT_NAME):
+                _remove_earlier_summary(folder / name, progress)
         yield
     finally:
         os.close(fd)

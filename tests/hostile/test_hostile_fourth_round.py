@@ -437,6 +437,7 @@ def test_an_interrupted_rerun_leaves_no_sweep_json_that_contradicts_its_reports(
     out = tmp_path / "sw"
     two = ["sweep", "--models", "gpt-1b,gpt-3b", "--dry_run", "-q", "--output_dir", str(out)]
     assert main(two) == 0 and (out / "sweep.json").is_file()
+    (out / "sweep.png").write_bytes(b"the earlier sweep's plot")  # no_plot: drawn by hand
     capsys.readouterr()
     real, calls = sweep_run.run_point, []
 
@@ -452,7 +453,7 @@ def test_an_interrupted_rerun_leaves_no_sweep_json_that_contradicts_its_reports(
     assert "interrupted by SIGINT: no sweep.json was written" in line
     assert "energy.json of every point that finished stands" in line
     assert "earlier" in line and "was removed when the sweep began" in line
-    assert not (out / "sweep.json").exists()
+    assert not (out / "sweep.json").exists() and not (out / "sweep.png").exists()
 
 
 def test_a_prompt_length_sweep_takes_the_folder_lock_too(tmp_path):

@@ -425,3 +425,12 @@ def test_points_without_intervals_get_no_interval():
     assert cross.batch_size == pytest.approx(2.0) and cross.status == "inside"
     assert cross.ci95 is None and cross.draws is None
     assert (cross.ci95_text or "").startswith("no interval")
+
+
+def test_an_interval_over_the_whole_axis_does_not_rule_out_a_crossing_inside():
+    """Draws split below the first size and beyond the last, 41% crossing between them:
+    the note once said 'any crossover lies outside them'."""
+    c = crossover(pts((1, -8.5, 86.15, 3, "inconclusive"), (2, -5.5, 22.8, 3, "inconclusive")))
+    assert c.ci95 == [None, None] and c.draws.no_crossing_below and c.draws.no_crossing_beyond
+    assert "do not rule out a crossover among them" in c.note
+    assert "lies outside them" not in c.note
