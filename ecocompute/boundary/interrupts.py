@@ -105,6 +105,10 @@ def critical() -> Iterator[None]:
     if not _main_thread():
         yield
         return
+    if not state.active:  # the Python API: no handler of ours is installed
+        with _ctrl_c_held():
+            yield
+        return
     state.depth += 1
     try:
         yield
@@ -112,6 +116,25 @@ def critical() -> Iterator[None]:
         state.depth -= 1
         if not state.depth:
             check()
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """critical() outside a command (the Python API): where Python's own Ctrl-C handler
+    is the one installed, a Ctrl-C during the block is recorded and raised as it ends
+    (a session's reports all written, or a temp file named before it can leak); a
+    handler of the caller's own is left as it is. The handler is Python's again after."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    caught: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if caught:
+            raise KeyboardInterrupt
 
 
 def unraisable_hook(unraisable: Any) -> None:

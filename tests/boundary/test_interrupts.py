@@ -11,6 +11,7 @@ nothing (test_api.py).
 
 from __future__ import annotations
 
+import ast
 import gc
 import os
 import signal
@@ -379,3 +380,25 @@ def test_a_ctrl_c_out_of_an_exec_still_exits_130_under_python_m(tmp_path):
         done.stderr.startswith("ecocompute: interrupted by SIGINT")
         and "Traceback" not in done.stderr
     )
+
+
+def test_the_console_script_imports_only_the_standard_librarys_first_modules_before_main():
+    """`ecocompute` imports ecocompute.cli.entry, and first ecocompute and ecocompute.cli:
+    typing (about 12 ms) was imported there, before main() held Ctrl-C, and a Ctrl-C in it
+    printed a traceback from inside the package."""
+    code = (
+        "import sys; before = set(sys.modules); import ecocompute.cli.entry; "
+        "print(sorted(set(sys.modules) - before))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    new = ast.literal_eval(done.stdout)  # the module names the child printed
+    assert "typing" not in new and set(new) <= {
+        "__future__", "ecocompute", "ecocompute.cli", "ecocompute.cli.entry"
+    }, new  # fmt: skip

@@ -137,6 +137,31 @@ def test_estimate_write_of_a_session_is_all_or_none(tmp_path):
     assert _nf4(out) == before
 
 
+def test_a_ctrl_c_between_an_api_sessions_renames_is_raised_after_the_last(tmp_path, monkeypatch):
+    """Estimate.write() holds no handler of the command line's: Python's own raised
+    the Ctrl-C at once, and one report of two was written. Python's handler is back
+    after, and a handler of the caller's own is left alone."""
+    import signal
+
+    out = tmp_path / "out"
+    answer = ecocompute.estimate("gpt-1b", "NF4,INT8", dry_run=True)
+    real_replace, renamed = os.replace, []
+
+    def replace(src, dst):
+        real_replace(src, dst)
+        renamed.append(dst)
+        if len(renamed) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C after the first rename
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        answer.write(out)
+    assert len(renamed) == 2 and (out / "NF4" / "energy.json").is_file()
+    assert (out / "INT8" / "energy.json").is_file()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert not list(out.rglob("*.tmp*"))
+
+
 def test_write_texts_atomic_makes_every_file_before_the_first_rename(tmp_path, monkeypatch):
     targets = [tmp_path / "a" / "energy.json", tmp_path / "b" / "energy.json"]
     seen: list[list[str]] = []
