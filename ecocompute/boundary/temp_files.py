@@ -3,8 +3,10 @@ left by a writer killed outright (SIGKILL, a power cut).
 
 A temp file is named .<name>.<pid>.<random>.tmp<suffix> beside its target. One is
 stale, and removed by the next write of the same name in that folder, when its
-writer's pid is not running on this machine and the file is older than the current
-process, or dated more than an hour ahead of the clock: a temp file lives for the
+writer's pid is not running on this machine (or is this process's own, which began
+after it: a container's runs are all pid 1) and the file is older than the current
+process, or dated more than an hour ahead of the clock, or last written more than an
+hour ago (a pid now held by another process, init's 1): a temp file lives for the
 milliseconds of one write, so one older than this process whose writer is gone is
 certain to be left over, and so is one from the future (no live writer's clock is an
 hour off). A temp file newer than this process may be a writer's on another machine
@@ -59,8 +61,8 @@ def _pid_running(pid: int) -> bool:
 
 def remove_stale_temps(target: Path) -> list[Path]:
     """Remove temp files of target's name in its folder left by writers that are gone:
-    pid-named ones whose pid is not running here and that were last written before this
-    process began writing reports (this module's import);
+    pid-named ones whose pid is not running here (or is ours) and that were last written
+    before this process began writing reports (this module's import), or an hour ago;
     ones named before the pid was in the name once they are an hour old. Returns what
     was removed; never raises."""
     prefix, tail = temp_affixes(target)
@@ -91,7 +93,11 @@ def _remove_stale(folder: str | os.PathLike[str], named: re.Pattern[str]) -> lis
             from_the_future = st.st_mtime > now + FUTURE_STALE_S
             if pid is not None:
                 old = st.st_mtime < _STARTED_S or from_the_future
-                stale = old and not _pid_running(int(pid))
+                # this process's own pid on a file older than it: an earlier process's
+                # (in a container every run is pid 1); and no write lasts an hour, so an
+                # older one is left over whoever holds its pid now (pid 1, init, always)
+                gone = int(pid) == os.getpid() or not _pid_running(int(pid))
+                stale = (old and gone) or st.st_mtime < now - LEGACY_STALE_S
             else:
                 stale = st.st_mtime < now - LEGACY_STALE_S or from_the_future
             if stale:

@@ -287,3 +287,26 @@ def test_a_dead_writers_temp_newer_than_this_process_is_kept(tmp_path):
     fresh.write_text("x")
     assert remove_stale_temps(tmp_path / "energy.json") == []
     assert fresh.exists()
+
+
+def test_a_temp_left_by_an_earlier_holder_of_a_live_pid_is_removed(tmp_path):
+    """In a container every run is pid 1: a run killed mid-write left a temp file named
+    with pid 1, which the next run (pid 1 too) and any host (init is pid 1) counted as a
+    live writer's forever. One named with this process's own pid but older than it, and
+    one of a live pid an hour old, are left over."""
+    target = tmp_path / "energy.json"
+    mine = tmp_path / f".energy.json.{os.getpid()}.abcdefgh.tmp.json"
+    init = tmp_path / ".energy.json.1.abcdefgh.tmp.json"
+    recent_init = tmp_path / ".energy.json.1.zyxwvuts.tmp.json"
+    for path, age_s in ((mine, 5.0), (init, LEGACY_STALE_S + 60), (recent_init, 5.0)):
+        path.write_text("x")
+        past = min(time.time(), temp_module_started_s()) - age_s
+        os.utime(path, (past, past))
+    assert sorted(remove_stale_temps(target)) == sorted([mine, init])
+    assert recent_init.exists()  # pid 1 is running, and this may be its write now
+
+
+def temp_module_started_s() -> float:
+    from ecocompute.boundary import temp_files
+
+    return temp_files._STARTED_S
