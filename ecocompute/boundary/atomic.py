@@ -149,18 +149,23 @@ def _not_written(target: Path, exc: OSError) -> RunError:
 
 class _Staged:
     """One file's temp beside its target (REPLACE), made and noted; commit() renames it
-    onto the target, discard() removes it if it is still there."""
+    onto the target, discard() removes it if it is still there, and, where it was never
+    committed, the folders it made for it (an interrupted write leaves nothing new)."""
 
     def __init__(self, target: Path, real: Path, *, create_dir: bool) -> None:
         self.target = target
         self.real = real
         self.tmp: str | None = None
+        self.committed = False
+        self.made: list[Path] = []  # the folders made for it, deepest first
         if not create_dir and not real.parent.is_dir():
             raise _folder_gone(target, real)
         fd_tmp: int | None = None
         try:
             if create_dir:
+                missing = [p for p in (real.parent, *real.parent.parents) if not p.exists()]
                 real.parent.mkdir(parents=True, exist_ok=True)
+                self.made = missing
             remove_stale_temps(real)
             prefix, tail = temp_affixes(real)
             with critical():  # an interrupt between creating the file and naming it would leak it
@@ -193,12 +198,20 @@ class _Staged:
         """Rename the temp onto the target (raises OSError)."""
         os.replace(self.path, self.real)
         self.tmp = None
+        self.committed = True
 
     def discard(self) -> None:
         if self.tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self.tmp)
             self.tmp = None
+        if not self.committed:
+            for folder in self.made:  # only while empty: another file may be in it now
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
+        self.made = []
 
 
 @contextlib.contextmanager
@@ -268,7 +281,7 @@ def write_texts_atomic(items: Sequence[tuple[Path, str]], *, create_dir: bool = 
                 raise _partly(target, exc, done, order) from None
             done.append(target)
     finally:
-        for one in staged:
+        for one in reversed(staged):  # the last made first: a folder two share, then empty
             one.discard()
     return [target for target, _ in items]
 

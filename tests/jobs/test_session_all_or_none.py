@@ -88,7 +88,8 @@ def test_a_full_disk_on_the_second_report_writes_none(tmp_path, capsys, monkeypa
     line = _one_error(capsys)
     assert "INT8/energy.json: No space left on device; nothing was written" in line, line
     assert _nf4(out) == before
-    assert _listing(out) == ["INT8", "NF4", "NF4/energy.json"]  # no temp file left
+    # no temp file left, nor the INT8 folder the write made for it
+    assert _listing(out) == ["NF4", "NF4/energy.json"]
 
 
 def test_a_rename_that_fails_after_another_names_exactly_what_was_written(
@@ -104,7 +105,7 @@ def test_a_rename_that_fails_after_another_names_exactly_what_was_written(
     assert f"written, complete and valid: {out / 'NF4' / 'energy.json'}" in line, line
     assert f"not written: {out / 'INT8' / 'energy.json'}" in line, line
     assert energy_report_problems(json.loads((out / "NF4" / "energy.json").read_text())) == []
-    assert _listing(out) == ["INT8", "NF4", "NF4/energy.json"]
+    assert _listing(out) == ["NF4", "NF4/energy.json"]
 
 
 def test_a_signal_during_the_renames_is_acted_on_after_all_of_them(
@@ -210,3 +211,33 @@ def test_partly_written_is_a_run_error_naming_both_lists():
     assert str(exc) == (
         "could not write b: Input/output error; written, complete and valid: a; not written: b"
     )
+
+
+def test_an_interrupted_write_leaves_no_folder_it_made(tmp_path, monkeypatch):
+    """Exit 130 promises nothing new: the folders a write made for its file went with
+    its temp file (out/, out/NF4/ and out/INT8/ were left, empty). A folder that was
+    there before, or holds another file now, stays."""
+    from ecocompute.boundary.atomic import atomic_path
+
+    with pytest.raises(KeyboardInterrupt), atomic_path(tmp_path / "n1" / "out" / "energy.json"):
+        raise KeyboardInterrupt
+    assert os.listdir(tmp_path) == []
+    targets = [tmp_path / "out" / f / "energy.json" for f in ("NF4", "INT8")]
+    real_fsync, calls = os.fsync, []
+
+    def fsync(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # while the second file is synced
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(KeyboardInterrupt):
+        write_texts_atomic([(t, "{}\n") for t in targets])
+    assert os.listdir(tmp_path) == []
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("x")
+    calls.clear()
+    with pytest.raises(KeyboardInterrupt):
+        write_texts_atomic([(t, "{}\n") for t in targets])
+    assert os.listdir(tmp_path / "out") == ["keep.txt"]
