@@ -125,13 +125,15 @@ class Estimate:
         return write_reports([(f.report, root / f.format) for f in self.formats])
 
 
-def _format_result(report: Report) -> FormatResult:
+def _format_result(report: Report, params: RunParams) -> FormatResult:
+    """One format's answer; its name as the command line's folders have it (a report
+    with no per-format figures, the no-GPU path's, names it from the run's backend)."""
     res, work = report.results, report.workload
     stats = res.per_format.get(work.precision)
     ci = res.vs_fp16_ci95_pct
     return FormatResult(
         precision=work.precision,
-        format=stats.format if stats else work.precision,
+        format=stats.format if stats else params.spec(work.precision).key,
         basis=res.basis,
         energy_per_token_mj=res.energy_per_token_mj,
         fp16_energy_per_token_mj=res.fp16_energy_per_token_mj,
@@ -224,7 +226,7 @@ def estimate(
     for outcome in outcomes:
         report = build_report(outcome, None)
         report_text(report)  # checked as every report the command line writes
-        results.append(_format_result(report))
+        results.append(_format_result(report, params))
     return Estimate(tuple(results), session_refusals(outcomes))
 
 

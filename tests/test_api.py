@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 
 import ecocompute
+from ecocompute.cli import main
+from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError, ReportInvalid
+from ecocompute.params import RunParams
 
 from .fakes import StandInQuantBackend, fake_machine
 
@@ -329,3 +332,25 @@ def test_a_first_import_inside_estimate_leaves_no_variable_and_no_bars(tmp_path)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[] ''", done.stdout
+
+
+def test_the_api_names_a_format_as_the_command_line_folders_it(tmp_path, capsys):
+    """The no-GPU path writes no per-format figures: .format fell back to the precision
+    ("INT8"), and .write() put torchao's INT8 in INT8/ where the command line writes
+    INT8-torchao/."""
+    answer = ecocompute.estimate(
+        "synthetic:qwen2.5-0.5b", "INT8,INT4", backend="torchao", dry_run=True
+    )
+    assert [r.format for r in answer.formats] == ["INT8-torchao", "INT4"]
+    answer.write(tmp_path / "api")
+    argv = ["energy_estimate", "--model", "synthetic:qwen2.5-0.5b", "--precision", "INT8,INT4",
+            "--backend", "torchao", "--dry_run", "-q"]  # fmt: skip
+    argv += ["--output_dir", str(tmp_path / "cli")]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert sorted(os.listdir(tmp_path / "api")) == sorted(os.listdir(tmp_path / "cli"))
+    assert "INT8-torchao" in os.listdir(tmp_path / "api")
+    params = RunParams(model_name="synthetic:qwen2.5-0.5b", precision="INT8")
+    assert params.spec("int8") == params.spec(Precision.INT8)
+    with pytest.raises(InputError, match="invalid precision 'FP3'"):
+        params.spec("FP3")

@@ -270,9 +270,16 @@ class RunParams:
             return self.formats
         return (self.precision,) if self.precision.quantized else ()
 
-    def spec(self, precision: Precision | None = None) -> FormatSpec:
+    def spec(self, precision: Precision | str | None = None) -> FormatSpec:
         """The format (precision and library, with this run's settings of it) this run
-        uses for `precision` (default: its own precision)."""
+        uses for `precision` (default: its own precision; "INT8" as Precision.INT8).
+        Raises InputError for a precision no format has."""
+        if isinstance(precision, str) and not isinstance(precision, Precision):
+            try:
+                precision = Precision(precision.upper())
+            except ValueError:
+                allowed = ", ".join(str(p) for p in Precision)
+                raise InputError("precision", precision, f"allowed: {allowed}") from None
         chosen = self.precision if precision is None else precision
         return spec_for(chosen, self.backend, llm_int8_threshold=self.llm_int8_threshold)
 
