@@ -54,7 +54,7 @@ class FormatResult:
     basis: str  # measured | interpolated | extrapolated | unavailable
     energy_per_token_mj: float | None
     fp16_energy_per_token_mj: float | None
-    delta_pct: float | None  # energy per token vs FP16, percent (3 decimals)
+    delta_pct: float | None  # energy per token vs FP16, percent (unrounded)
     interval_pct: tuple[float, float] | None  # its paired 95% interval
     verdict: str | None  # saves | costs | inconclusive (measured only)
     n_pairs: int | None

@@ -212,10 +212,28 @@ def json_path(parts: Iterable[object]) -> str:
     return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
 
 
+_MESSAGE_CHARS = 300  # jsonschema quotes whole values: a trial list is kilobytes
+
+
 def _problems(validator: Any, document: object) -> list[str]:
-    """jsonschema's errors as "$.json.path: message", in path order."""
-    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
-    return [f"{json_path(e.absolute_path)}: {e.message}" for e in errors]
+    """jsonschema's errors as "$.json.path: message": first those of the fields
+    themselves, then those a condition drew from them (an `if`'s `then`: a basis that is
+    not `measured` asks for the no-GPU source, which said first buried the basis), each
+    in path order, each message cut to a line's length."""
+    errors = sorted(
+        validator.iter_errors(document),
+        key=lambda e: (
+            any(step in ("then", "else") for step in e.schema_path),
+            list(e.absolute_path),
+        ),
+    )
+    return [f"{json_path(e.absolute_path)}: {_short(e.message)}" for e in errors]
+
+
+def _short(message: str) -> str:
+    if len(message) <= _MESSAGE_CHARS:
+        return message
+    return message[: _MESSAGE_CHARS - 25] + f"... ({len(message):,} characters)"
 
 
 def check_schema(schema: JsonObject) -> None:

@@ -28,3 +28,21 @@ def test_every_committed_sweep_is_valid():
         document, problems = read_document(path)
         assert document is not None, problems
         assert sweep_problems(document) == [], path
+
+
+def test_an_older_reports_bad_field_is_named_first_and_the_line_stays_short(tmp_path, capsys):
+    """A 1.3 report whose basis is 'guessed': validate led with what the schema's
+    condition on a non-measured basis asks of another field, and quoted every trial (one
+    line of 5,448 bytes)."""
+    import json
+
+    from ecocompute.cli import main
+
+    source = REPO / "docs/validation/h200-sweep/reports/synthetic-qwen2.5-0.5b-NF4/energy.json"
+    doc = json.loads(source.read_text())
+    doc["results"]["basis"] = "guessed"
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    assert main(["validate", str(tmp_path / "old.json")]) == 1
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.split(": INVALID ", 1)[1].startswith("$.results.basis: 'guessed' is not one of")
+    assert len(line) < 1500, len(line)
