@@ -290,6 +290,8 @@ def model_config(checkpoint: Checkpoint) -> Any:
         )
     except OSError as exc:
         raise _not_found(checkpoint, exc) from None
+    except ValueError as exc:  # a config.json of no model type transformers knows
+        raise _not_a_checkpoint(checkpoint, "model config", exc) from None
 
 
 def load_tokenizer(checkpoint: Checkpoint) -> Any:
@@ -299,6 +301,20 @@ def load_tokenizer(checkpoint: Checkpoint) -> Any:
         return AutoTokenizer.from_pretrained(checkpoint.location, trust_remote_code=False)
     except OSError as exc:
         raise _not_found(checkpoint, exc) from None
+    except ValueError as exc:  # a folder with no tokenizer transformers can make
+        raise _not_a_checkpoint(checkpoint, "tokenizer", exc) from None
+
+
+def _not_a_checkpoint(checkpoint: Checkpoint, part: str, exc: Exception) -> RunError:
+    """A folder (or id) that exists but holds no loadable checkpoint: the user's input,
+    said in one line (it was an internal error, and stopped a sweep)."""
+    first_line = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+    return RunError(
+        f"model '{checkpoint.model_name}' could not be loaded: it holds no {part} "
+        f"transformers can load ({type(exc).__name__}: {first_line}). Pass a checkpoint "
+        "folder (config.json, weights and tokenizer files) or a synthetic:<preset>; "
+        "nothing was written."
+    )
 
 
 def preflight(spec: FormatSpec, accelerator: Accelerator) -> None:

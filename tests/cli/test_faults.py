@@ -487,6 +487,22 @@ def test_model_not_found_names_the_id_and_writes_nothing(cli, tmp_path, monkeypa
     assert listing(out) is None  # not even the folder
 
 
+def test_a_folder_that_holds_no_checkpoint_is_a_one_line_error(cli, tmp_path, monkeypatch):
+    """An existing folder without config or tokenizer: transformers raises ValueError,
+    which was an internal error (and stopped a sweep at that point)."""
+    install_fakes(monkeypatch.setattr, FakeTelemetry, backend=ModelBackend)
+    model = tmp_path / "empty-0.5b"
+    model.mkdir()
+    out = tmp_path / "out"
+    ran = cli("energy_estimate", *MEASURE, "--precision", "FP16", "--model", str(model),
+              "--output_dir", str(out))  # fmt: skip
+    assert ran.status == 1
+    line = one_line(ran)
+    assert f"model '{model}' could not be loaded: it holds no" in line, line
+    assert "internal error" not in line and "synthetic:<preset>" in line
+    assert listing(out) is None
+
+
 # --- bitsandbytes missing or its kernel absent -> preflight error before loading -----
 
 
