@@ -20,12 +20,12 @@ from ecocompute.sweeps.plan import SWEEP_FORMATS
 from ecocompute.sweeps.records import relative
 
 
-def one_of(values: set[str], what: str) -> str | None:
+def one_of(values: set[str], what: str, whose: str = "the measured reports") -> str | None:
     if len(values) > 1:
         raise InputError(
             what,
             "; ".join(sorted(values)),
-            "the measured reports disagree; a sweep fits one card, one software stack and "
+            f"{whose} disagree; a sweep fits one card, one software stack and "
             "one protocol: fit them separately",
         )
     return next(iter(values), None)
@@ -58,9 +58,11 @@ def summarise(
     if not measured:  # the derived points' protocol, where they agree on one
         derived = {across_batches(r.protocol, batches) for r in reports}
         protocol = next(iter(derived)) if len(derived) == 1 else None
-    arch = measured[0].arch if measured else (reports[0].arch if reports else None)
+    # one card class for every point, derived ones too: a derived point of another class
+    # was summarised (and its curve drawn) under the measured card's, or the first's
+    arch = one_of({r.arch for r in reports}, "gpu_arch", "the reports")
     if not measured and reports:
-        card = reports[0].card
+        card = one_of({r.card for r in reports}, "card", "the derived reports")
 
     formats = sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index)
     if len(batches) > 1:

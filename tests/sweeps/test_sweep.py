@@ -263,3 +263,16 @@ def test_a_format_listed_twice_is_named_as_given(tmp_path, precisions):
 
     with pytest.raises(InputError, match="invalid precisions 'NF4,nf4': lists a format twice"):
         plan(["m-1b"], precisions, {}, tmp_path)
+
+
+def test_a_fit_of_reports_of_two_card_classes_is_refused_derived_ones_too(tmp_path, capsys):
+    """Derived points of Ada and of Ampere were summarised as one card's, under the
+    second's name and curve (the check covered measured reports only)."""
+    for arch in ("ada", "ampere"):
+        argv = ["sweep", "--models", "m-1b,m-3b", "--dry_run", "-q", "--gpu_arch", arch]
+        assert main([*argv, "--output_dir", str(tmp_path / arch)]) == 0
+    capsys.readouterr()
+    both = ["--reports", str(tmp_path / "ada"), str(tmp_path / "ampere")]
+    assert main(["sweep", "--fit_only", *both, "--output_dir", str(tmp_path / "fit")]) == 2
+    assert "invalid gpu_arch 'ada; ampere'" in capsys.readouterr().err
+    assert not (tmp_path / "fit").exists()
