@@ -168,6 +168,23 @@ class _RunFields(TypedDict):
     llm_int8_threshold: float | None
 
 
+def _not_applied(p: RunParams) -> str:
+    """What a run asked of the workload that a published figure cannot follow, said
+    beside the figure (it was dropped without a word)."""
+    words = ""
+    if p.prompt_tokens is not None:
+        words += (
+            f"; --prompt_tokens {p.prompt_tokens} was not applied: the published figures "
+            "used the published protocol's prompt"
+        )
+    if p.phases == "apart":
+        words += (
+            "; --phases apart was not applied: the published figures are whole windows, "
+            "prefill and decode together"
+        )
+    return words
+
+
 def _run_fields(p: RunParams) -> _RunFields:
     return _RunFields(
         model_name=p.model_name,
@@ -572,7 +589,7 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             decode=Decode(
                 regime="eager",
                 requested_regime=p.decode if p.decode != "eager" else None,
-                note=EAGER_NOTE,
+                note=EAGER_NOTE + _not_applied(p),
             ),
         ),
         software=Software(

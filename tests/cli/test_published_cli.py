@@ -523,3 +523,17 @@ def test_share_url_txt_that_cannot_be_written_leaves_the_report(cli, tmp_path):
     assert ran.status == 0, ran.err
     [line] = ran.lines_starting("share:")
     assert "share_url" in line and read_report(tmp_path)["share_url"]
+
+
+def test_a_prompt_length_or_phases_a_published_figure_cannot_follow_is_said(cli, tmp_path):
+    """The no-GPU path dropped --prompt_tokens and --phases apart without a word: the
+    figure is the published protocol's, and the report and summary now say so."""
+    out = tmp_path / "out"
+    ran = cli("energy_estimate", "--dry_run", "--prompt_tokens", "1024", "--phases", "apart",
+              "--decode", "graphs", "--output_dir", str(out))  # fmt: skip
+    assert ran.status == 0
+    note = json.loads((out / "energy.json").read_text())["measurement"]["decode"]["note"]
+    assert "--prompt_tokens 1024 was not applied" in note
+    assert "--phases apart was not applied" in note
+    (line,) = [x for x in ran.out.splitlines() if x.startswith("  decode")]
+    assert "--prompt_tokens 1024 was not applied" in line
