@@ -25,7 +25,6 @@ from pathlib import Path
 from ecocompute.boundary.atomic import write_text_atomic
 from ecocompute.boundary.user_paths import check_not_an_input, check_output_file
 from ecocompute.core.printable import printable
-from ecocompute.core.rounding import rounded
 from ecocompute.errors import RunError
 from ecocompute.pooling.groups import KIND_WORDS, Group, _cv, _mean, _sd, group_reports
 from ecocompute.pooling.units import UNITS_FOOTNOTE, UnitPool, _num, pool_units, render_units
@@ -73,25 +72,25 @@ class TableRow:
             kind=g.kind,
             card=g.card,
             model=g.model,
-            params_b=rounded(g.params_b, 4),
+            params_b=g.params_b,
             precision=g.precision,
             software=g.fingerprint,
             protocol=g.protocol,
             basis=g.bases,
             n_reports=g.n,
             n_pairs=g.trials,
-            energy_per_token_mj_mean=rounded(_mean(e), 2),
-            energy_per_token_mj_std=rounded(_sd(e), 2),
-            energy_per_token_cv_pct=rounded(_cv(e), 2),
-            trial_cv_pct_mean=rounded(_mean(g.trial_cv()), 2),
-            fp16_energy_per_token_mj_mean=rounded(_mean(f), 2),
-            vs_fp16_pct_mean=rounded(g.pooled_delta(), 2),
-            vs_fp16_pct_std=rounded(_sd(d), 2),
-            vs_fp16_cv_pct=rounded(_cv(d), 2),
-            vs_fp16_ci95_lo_pct=rounded(ci[0], 2) if ci else None,
-            vs_fp16_ci95_hi_pct=rounded(ci[1], 2) if ci else None,
-            vs_fp16_pi95_lo_pct=rounded(pi[0], 2) if pi else None,
-            vs_fp16_pi95_hi_pct=rounded(pi[1], 2) if pi else None,
+            energy_per_token_mj_mean=_mean(e),
+            energy_per_token_mj_std=_sd(e),
+            energy_per_token_cv_pct=_cv(e),
+            trial_cv_pct_mean=_mean(g.trial_cv()),
+            fp16_energy_per_token_mj_mean=_mean(f),
+            vs_fp16_pct_mean=g.pooled_delta(),
+            vs_fp16_pct_std=_sd(d),
+            vs_fp16_cv_pct=_cv(d),
+            vs_fp16_ci95_lo_pct=ci[0] if ci else None,
+            vs_fp16_ci95_hi_pct=ci[1] if ci else None,
+            vs_fp16_pi95_lo_pct=pi[0] if pi else None,
+            vs_fp16_pi95_hi_pct=pi[1] if pi else None,
             n_units=None if units is None else len(units),
             n_files=len(g.reports),
         )

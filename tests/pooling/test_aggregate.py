@@ -222,3 +222,16 @@ def test_int8_at_another_outlier_threshold_is_another_row(tmp_path, capsys):
     assert main(["aggregate", str(tmp_path)]) == 0
     rows = [x for x in capsys.readouterr().out.splitlines() if x.startswith("synthetic:")]
     assert len(rows) == 2 and any("INT8 (threshold 0) " in x for x in rows)
+
+
+def test_the_csv_holds_the_figures_at_full_precision(tmp_path):
+    """docs/results-tools.md promises full precision: params_b 0.00014 was written as
+    0.0001 and every figure to two decimals."""
+    write(measured(params_b=0.00014, delta=20.123456, fp16_mj=2400.123456), tmp_path / "r")
+    reports, _ = read_reports([tmp_path])
+    path = write_csv(aggregate(reports), tmp_path / "t.csv")
+    (row,) = csv.DictReader(path.read_text().splitlines())
+    (report,) = reports
+    assert float(row["params_b"]) == 0.00014
+    assert float(row["energy_per_token_mj_mean"]) == report.energy_per_token_mj
+    assert float(row["vs_fp16_pct_mean"]) == report.delta_pct
