@@ -37,6 +37,7 @@ from ecocompute.errors import InputError
 from ecocompute.formats.table import (
     AUTO,
     BACKENDS,
+    BITSANDBYTES,
     LLM_INT8_THRESHOLD,
     FormatSpec,
     libraries_for,
@@ -233,7 +234,7 @@ class RunParams:
         "on the verdict (default: a fixed --iterations)",
         "must be a positive number", gt=0, le=1e6, flag="PTS")
     max_rounds: int = _f(60, "with --ci_target_pts: at most this many paired rounds",
-        le=MAX_COUNT, flag="N")
+        POSITIVE, gt=0, le=MAX_COUNT, flag="N")
     max_minutes: float = _f(30.0,
         "with --ci_target_pts: start no new round after this many minutes of trials",
         "must be a positive number of minutes", gt=0, le=1e6, flag="MIN")
@@ -443,7 +444,30 @@ class RunParams:
         if self.phases == "apart" and self.tokens < 2:
             why = "needs --tokens 2 or more (the first new token is the prefill's)"
             raise InputError("phases", self.phases, why)
+        self._no_setting_without_effect()
         return self
+
+    def _no_setting_without_effect(self) -> None:
+        """A setting given where nothing reads it is refused, as a compile option without
+        --decode compiled is: the run would say nothing of it, and measure without it."""
+        int8 = [
+            p
+            for p in self.session_formats
+            if p is Precision.INT8 and self.spec(p).library == BITSANDBYTES
+        ]
+        for name, unused, why in (
+            ("prefill_window_s", self.phases != "apart", "needs --phases apart"),
+            (
+                "llm_int8_threshold",
+                not int8,
+                "needs an INT8 of bitsandbytes (LLM.int8()) among the formats: only it has "
+                "an outlier threshold",
+            ),
+            ("max_rounds", self.ci_target_pts is None, "only with --ci_target_pts"),
+            ("max_minutes", self.ci_target_pts is None, "only with --ci_target_pts"),
+        ):
+            if unused and (value := getattr(self, name)) != FIELDS[name].default:
+                raise InputError(name, value, why)
 
 
 FIELDS: dict[str, FieldInfo] = RunParams.__pydantic_fields__  # type: ignore[attr-defined]

@@ -49,8 +49,10 @@ from ecocompute.report.model import (
     Workload,
 )
 from ecocompute.report.references import (
+    EAGER_NOTE,
     beside_unit,
     card_model_units,
+    published_decode_note,
     reference_anchors,
     reference_curve,
     reference_units,
@@ -89,10 +91,6 @@ ORDER_NOTES = {
     "trials ran, then all quantized trials; drift between the blocks is not cancelled.",
     "single format": "FP16 alone was requested and measured.",
 }
-EAGER_NOTE = (
-    "the published figures are eager generate() measurements (the published protocol); "
-    "no published figure covers the graphs or compiled regimes"
-)
 
 
 def build_report(outcome: MeasuredRun | PublishedRun, command: list[str] | None) -> Report:
@@ -166,23 +164,6 @@ class _RunFields(TypedDict):
     context_length: int | None
     max_new_tokens: int | None
     llm_int8_threshold: float | None
-
-
-def _not_applied(p: RunParams) -> str:
-    """What a run asked of the workload that a published figure cannot follow, said
-    beside the figure (it was dropped without a word)."""
-    words = ""
-    if p.prompt_tokens is not None:
-        words += (
-            f"; --prompt_tokens {p.prompt_tokens} was not applied: the published figures "
-            "used the published protocol's prompt"
-        )
-    if p.phases == "apart":
-        words += (
-            "; --phases apart was not applied: the published figures are whole windows, "
-            "prefill and decode together"
-        )
-    return words
 
 
 def _run_fields(p: RunParams) -> _RunFields:
@@ -589,7 +570,7 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             decode=Decode(
                 regime="eager",
                 requested_regime=p.decode if p.decode != "eager" else None,
-                note=EAGER_NOTE + _not_applied(p),
+                note=published_decode_note(p),
             ),
         ),
         software=Software(

@@ -4,6 +4,7 @@ figures, how they varied between units of the card (results.reference_*)."""
 
 from __future__ import annotations
 
+from ecocompute.params import RunParams
 from ecocompute.published.curves import ORIGIN_PUBLISHED
 from ecocompute.published.project import UnitSpread, card_model_spread
 from ecocompute.published.site_curves import SITE_CURVES
@@ -15,6 +16,28 @@ from ecocompute.report.results_model import (
 )
 from ecocompute.task.outcome import MeasuredRun
 from ecocompute.task.published_path import PublishedRun
+
+EAGER_NOTE = (
+    "the published figures are eager generate() measurements (the published protocol); "
+    "no published figure covers the graphs or compiled regimes"
+)
+
+
+def published_decode_note(p: RunParams) -> str:
+    """How a derived figure was decoded, and what the run asked of the workload that a
+    published figure cannot follow (it was dropped without a word)."""
+    words = EAGER_NOTE
+    if p.prompt_tokens is not None:
+        words += (
+            f"; --prompt_tokens {p.prompt_tokens} was not applied: the published figures "
+            "used the published protocol's prompt"
+        )
+    if p.phases == "apart":
+        words += (
+            "; --phases apart was not applied: the published figures are whole windows, "
+            "prefill and decode together"
+        )
+    return words
 
 
 def reference_anchors(run: PublishedRun) -> ReferenceAnchors | None:

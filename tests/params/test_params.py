@@ -310,3 +310,28 @@ def test_what_the_flag_refuses_a_parameters_file_refuses(tmp_path, text, field):
         resolve(None, {field: text})
     with pytest.raises(InputError, match=re.escape(f"invalid {field} '{text}'")):
         resolve(str(f), {})
+
+
+@pytest.mark.parametrize(
+    ("flags", "field", "says"),
+    [
+        ({"prefill_window_s": "5"}, "prefill_window_s", "needs --phases apart"),
+        ({"llm_int8_threshold": "0"}, "llm_int8_threshold", "an INT8 of bitsandbytes"),
+        ({"llm_int8_threshold": "0", "precision": "INT8", "backend": "torchao"},
+         "llm_int8_threshold", "an INT8 of bitsandbytes"),
+        ({"max_rounds": "5"}, "max_rounds", "only with --ci_target_pts"),
+        ({"max_minutes": "5"}, "max_minutes", "only with --ci_target_pts"),
+        ({"max_rounds": "-5", "ci_target_pts": "1"}, "max_rounds", "positive"),
+    ],
+)  # fmt: skip
+def test_a_setting_nothing_reads_is_refused(flags, field, says):
+    """Each was accepted (exit 0) and the run measured without it, saying nothing."""
+    with pytest.raises(InputError, match=rf"invalid {field} .*{says}"):
+        resolve(None, flags)
+
+
+def test_settings_where_they_are_read_are_taken():
+    assert resolve(None, {"llm_int8_threshold": "0", "precision": "NF4,INT8"}).precision == "NF4"
+    assert resolve(None, {"max_rounds": "80", "ci_target_pts": "1"}).max_rounds == 80
+    params = resolve(None, {"prefill_window_s": "2", "phases": "apart", "decode": "graphs"})
+    assert params.prefill_window_s == 2.0
