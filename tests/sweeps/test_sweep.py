@@ -276,3 +276,19 @@ def test_a_fit_of_reports_of_two_card_classes_is_refused_derived_ones_too(tmp_pa
     assert main(["sweep", "--fit_only", *both, "--output_dir", str(tmp_path / "fit")]) == 2
     assert "invalid gpu_arch 'ada; ampere'" in capsys.readouterr().err
     assert not (tmp_path / "fit").exists()
+
+
+def test_a_fleet_points_of_other_formats_leave_the_int8_threshold_to_int8s():
+    """The fleet runs one format a point: the sweep's --llm_int8_threshold is its INT8
+    points' (the NF4 point alone would be refused for a setting it never reads); a sweep
+    with no INT8 at all refuses it."""
+    from ecocompute.errors import InputError
+    from ecocompute.sweeps.plan import plan
+
+    options = {"llm_int8_threshold": "0", "dry_run": True}
+    split = plan(["gpt-1b"], ["NF4", "INT8"], options, "/tmp/unused", None, sessions=False)
+    assert [(str(r.precision), r.llm_int8_threshold) for r in split.runs] == [
+        ("NF4", 6.0), ("INT8", 0.0)
+    ]  # fmt: skip
+    with pytest.raises(InputError, match="llm_int8_threshold"):
+        plan(["gpt-1b"], ["NF4"], options, "/tmp/unused", None)
