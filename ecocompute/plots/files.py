@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,19 @@ def write_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
     """PNG, or SVG when the name ends in .svg; written atomically."""
     target = Path(path)
     fmt = "svg" if target.suffix.lower() == ".svg" else "png"
-    with atomic_path(target) as tmp:
+    with atomic_path(target) as tmp, warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")  # a name in a script the font lacks: said once
         fig.savefig(tmp, format=fmt, dpi=130)
+    missing = sorted({str(w.message) for w in seen if "missing from font" in str(w.message)})
+    if missing:
+        log.warning(
+            "some characters of the names are not in the plot's font and are drawn as "
+            "boxes (%d warning(s) from matplotlib; --verbose lists them)",
+            len(missing),
+        )
+        for text in missing:
+            log.debug("%s", text)
+    for w in seen:
+        if "missing from font" not in str(w.message):
+            log.debug("matplotlib: %s", w.message)
     return target

@@ -312,3 +312,21 @@ def test_a_point_of_one_unit_stands_at_its_pooled_figure_inside_its_interval(tmp
     lo, hi = sorted(p[1] for p in segment)
     assert lo <= y <= hi and y < -12.0
     assert main(["plot", str(tmp_path), "-o", str(tmp_path / "p.png")]) == 0
+
+
+def test_a_name_the_font_cannot_draw_is_one_line_not_a_warning_per_glyph(tmp_path):
+    """In its own process (pytest keeps warnings off stderr): a CJK model name printed a
+    multi-line UserWarning per missing glyph."""
+    import os
+    import subprocess
+
+    write(measured(model="synthetic:模型-1.1b", params_b=1.1), tmp_path / "r")
+    done = subprocess.run(
+        [sys.executable, "-m", "ecocompute", "plot", str(tmp_path / "r"), "-o",
+         str(tmp_path / "p.png")],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "UserWarning" not in done.stderr and "Glyph" not in done.stderr, done.stderr
+    assert len([x for x in done.stderr.splitlines() if "font" in x]) == 1, done.stderr
