@@ -84,7 +84,8 @@ def axis_lines(sweep: Sweep) -> list[str]:
             if cross.batch_size is not None
             else (cross.note or "no crossover")
         )
-        ci = f"95% CI {cross.ci95_text}" if cross.ci95_text else ""
+        said = cross.batch_size is None and cross.ci95_text and cross.ci95_text in where
+        ci = f"95% CI {cross.ci95_text}" if cross.ci95_text and not said else ""
         if cross.batch_size is not None and cross.between_batch_sizes:
             lo, hi = cross.between_batch_sizes
             ci += f"{'; ' if ci else ''}interpolated between batch {lo:g} and {hi:g}"

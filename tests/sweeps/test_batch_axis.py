@@ -434,3 +434,15 @@ def test_an_interval_over_the_whole_axis_does_not_rule_out_a_crossing_inside():
     assert c.ci95 == [None, None] and c.draws.no_crossing_below and c.draws.no_crossing_beyond
     assert "do not rule out a crossover among them" in c.note
     assert "lies outside them" not in c.note
+
+
+def test_the_summary_gives_an_interval_its_note_already_gives_once():
+    from types import SimpleNamespace
+
+    from ecocompute.sweeps.render import axis_lines
+
+    c = crossover(pts((1, -8.5, 86.15, 3, "inconclusive"), (2, -5.5, 22.8, 3, "inconclusive")))
+    entry = SimpleNamespace(crossover=c, precision="NF4", model_name="m")
+    sweep = SimpleNamespace(batch_axis=[entry], map=[], batch_axis_note=None)
+    (line,) = axis_lines(sweep)
+    assert line.count("below 1 .. beyond 2") == 1, line
