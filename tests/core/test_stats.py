@@ -63,3 +63,4 @@ def test_verdicts():
     assert estimate_delta([7.0]).verdict == "inconclusive"  # n = 1: no interval
     assert estimate_delta([7.0]).ci95_pct is None
     assert verdict_for((0.0, 3.0)) == "inconclusive"  # touching zero is not "costs"
+    assert verdict_for((-3.0, 0.0)) == "inconclusive"  # nor "saves"

@@ -497,3 +497,50 @@ def test_two_steps_launches_are_compared_launch_by_launch(tmp_path):
     listed = _kernel_launches("--diff", LAUNCHED, str(other))
     assert "FP16: 2 launches differ" in listed and "NF4: 0 launches differ" in listed
     assert "A  14  B   0  [64, 1, 1]" in listed and "A   0  B  14  [512, 1, 1]" in listed
+
+
+def _unit_report(folder, delta, half_ci, unit, board=None):
+    """A measured report of format 2.0 (which records the board part) on GPU-<unit>."""
+    from ..made_reports import v2_on_figures
+
+    doc = v2_on_figures(params_b=1.1, delta=delta, half_ci=half_ci, n_pairs=4)
+    gpu = doc["system_under_test"]["gpus"][0]
+    gpu["board_part_number"] = board
+    gpu["uuid"] = f"GPU-{unit}-0"
+    write(doc, folder)
+
+
+def test_a_property_separates_units_only_where_every_neighbouring_group_is_apart(tmp_path):
+    """Three board parts, two of them overlapping: not 'separated by the board part'
+    (any() in place of all() claimed it)."""
+    for k, (delta, board) in enumerate([(-10, "A"), (-10.2, "A"), (-10.1, "B"),
+                                        (-9.9, "B"), (-20, "C"), (-20.2, "C")]):  # fmt: skip
+        _unit_report(tmp_path / f"u{k}", delta, 0.5, f"u{k}", board)
+    (p,) = pool_units(group_reports(read_reports([tmp_path])[0]))
+    assert [s.value for s in p.subgroups["board_part"]] == ["A", "B", "C"]
+    assert p.separated_by == []
+    for k in (2, 3):  # B moved clear of A: every neighbour apart
+        _unit_report(tmp_path / f"u{k}", -15 - k / 10, 0.5, f"u{k}", "B")
+    (p,) = pool_units(group_reports(read_reports([tmp_path])[0]))
+    assert p.separated_by == ["board_part"]
+
+
+def test_a_property_some_units_do_not_record_draws_no_subgroups(tmp_path):
+    _unit_report(tmp_path / "a", -10, 0.5, "a", "A")
+    _unit_report(tmp_path / "b", -20, 0.5, "b", "B")
+    _unit_report(tmp_path / "c", -30, 0.5, "c")  # no board part recorded
+    (p,) = pool_units(group_reports(read_reports([tmp_path])[0]))
+    assert "board_part" not in p.subgroups and p.separated_by == []
+
+
+def test_two_reports_of_one_unit_combine_at_their_combined_error(tmp_path):
+    """Inverse-variance: the unit's interval is +-1.96 x the combined standard error."""
+    _unit_report(tmp_path / "a", -10.0, 1.0, "u")
+    _unit_report(tmp_path / "b", -12.0, 2.0, "u")
+    reports, _ = read_reports([tmp_path])
+    (u,) = pool_units(group_reports(reports))[0].units
+    se = [r.delta_se_pct for r in sorted(reports, key=lambda r: r.delta_pct, reverse=True)]
+    w = [1 / s**2 for s in se]
+    assert u.delta_pct == pytest.approx((-10.0 * w[0] - 12.0 * w[1]) / sum(w))
+    half = 1.959963984540054 / math.sqrt(sum(w))
+    assert u.ci95_pct == pytest.approx((u.delta_pct - half, u.delta_pct + half))
