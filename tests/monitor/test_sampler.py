@@ -109,3 +109,28 @@ def test_meter_accepts_intermittent_drops_and_counts_them():
     assert reading.dropped == 10
     assert reading.samples == 40
     assert reading.sampled_j == pytest.approx(130.0 * 5.0)
+
+
+def test_the_window_opens_and_closes_on_a_synchronized_device():
+    """Work queued on the GPU before the window would fall inside it: the meter waits
+    for the device at both edges (deleting the opening wait passed every test)."""
+    clock = FakeClock()
+    telemetry = FakeTelemetry(power_w=lambda t: 130.0, clock=clock)
+    sampler = PowerSampler(lambda i: telemetry.power_mw(i) / 1000, [0], 10.0, clock=clock)
+    events: list[str] = []
+    meter = EnergyMeter(
+        telemetry, [0], sampler, lambda: events.append("sync"), use_counter=False, clock=clock
+    )
+    meter.run(lambda: events.append("work"))
+    at = events.index("work")
+    assert "sync" in events[:at] and events[at + 1 :] == ["sync"]
+
+
+def test_a_counter_that_goes_backwards_refuses_the_window():
+    clock = FakeClock()
+    telemetry = FakeTelemetry(power_w=lambda t: 130.0, clock=clock)
+    sampler = PowerSampler(lambda i: telemetry.power_mw(i) / 1000, [0], 10.0, clock=clock)
+    drive(sampler, clock, reads=60)
+    meter = EnergyMeter(telemetry, [0], sampler, lambda: None, use_counter=True, clock=clock)
+    with pytest.raises(MeasurementRefused, match="energy counter went backwards"):
+        meter.reading(WindowEdges(100.5, 105.5, (5_000_000,), (4_000_000,)))
