@@ -283,7 +283,7 @@ def test_the_published_path_has_no_batch_axis_and_says_so_in_one_line(tmp_path, 
     assert doc["batch_axis_note"].startswith("no batch axis: no format was measured")
     assert "batch 4, 16: basis unavailable" in doc["batch_axis_note"]
     assert doc["protocol"] == "256 tok, batch 1,4,16"
-    assert all(f["reason"].endswith("see batch_axis_note") for f in doc["fits"])
+    assert doc["fits"] and all(f["reason"].endswith("see batch_axis_note") for f in doc["fits"])
     assert doc["plot"] is None and not (out / "sweep.png").exists()
     lines = text.splitlines()
     assert lines[1].split()[:3] == ["model", "batch", "fmt"]

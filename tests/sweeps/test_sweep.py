@@ -218,6 +218,7 @@ def test_measured_sweep_end_to_end_on_the_cpu(tmp_path, monkeypatch):
     ]
     assert {r["basis"] for r in doc["runs"]} == {"measured"}
     assert backend.loads == ["FP16", "NF4", "INT8"]
+    assert len(doc["fits"]) == 2  # NF4's and INT8's
     assert all(f["status"] == "skipped" and "3 or more sizes" in f["reason"] for f in doc["fits"])
     assert doc["card"] == "NVIDIA H200"
 

@@ -185,3 +185,20 @@ def test_the_schema_knows_the_regimes():
     # 1.3 (this report's format) knew two regimes; 1.4 adds compiled (test_compiled.py)
     doc["measurement"]["decode"]["regime"] = "compiled"
     assert any("regime" in p for p in validation_errors(json.loads(json.dumps(doc))))
+
+
+def test_target_rule_stops_at_a_half_width_at_the_target_and_not_above():
+    """The edge itself: a half-width equal to the target stops, one a hair above does
+    not (a rule stopping only at half the target passed every test)."""
+    from ecocompute.task.protocol import half_width_pts
+
+    trials = _trials([10.0, 10.2, 9.8])
+    half = half_width_pts(trials)
+    assert half is not None
+    assert (
+        Stopping(rounds=3, target_pts=half, max_rounds=50, max_s=600)
+        .why_stop(trials, 3, 0.0)
+        .startswith("95% interval half-width")
+    )
+    above = Stopping(rounds=3, target_pts=half * 0.999, max_rounds=50, max_s=600)
+    assert above.why_stop(trials, 3, 0.0) is None
