@@ -221,7 +221,7 @@ FOOTNOTE = (
     "one), or reports where they do not say; pairs: paired trials over those reports; sd "
     "and CV are across reports (blank for one); trCV%: trial-to-trial CV within a report "
     "(mean over the row's reports); vs FP16 and 95% CI: one unit's own paired interval, or "
-    "over units a random-effects pool (REML; Hartung-Knapp, t on n-1), or a t interval "
+    "over units a random-effects pool (REML; modified Hartung-Knapp, t on n-1), or a t interval "
     "over reports without units; 'a new unit': the 95% prediction interval for a unit not "
     "yet measured (3 units or more; --units gives each unit). A figure that was not "
     "measured (derived, illustrative) is one figure however many files hold it: n = 1, "
