@@ -47,7 +47,7 @@ def fleet_sweep(
         batch_sizes=batch_sizes,
         sessions=False,  # the fleet spreads each format over its own GPU
     )
-    with folder_held(root):  # one sweep at a time into a folder
+    with folder_held(root, progress, (root,)):  # one sweep at a time into a folder
         records = run_on_fleet(the_plan, fleet, progress, command, n_boot)
         return finish(records, root, command=command, n_boot=n_boot)
 

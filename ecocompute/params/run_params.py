@@ -37,7 +37,6 @@ from ecocompute.errors import InputError
 from ecocompute.formats.table import (
     AUTO,
     BACKENDS,
-    BITSANDBYTES,
     LLM_INT8_THRESHOLD,
     FormatSpec,
     libraries_for,
@@ -449,20 +448,11 @@ class RunParams:
 
     def _no_setting_without_effect(self) -> None:
         """A setting given where nothing reads it is refused, as a compile option without
-        --decode compiled is: the run would say nothing of it, and measure without it."""
-        int8 = [
-            p
-            for p in self.session_formats
-            if p is Precision.INT8 and self.spec(p).library == BITSANDBYTES
-        ]
+        --decode compiled is: the run would say nothing of it, and measure without it.
+        (Not the INT8 threshold: a session's formats are each run from a copy of these
+        parameters holding one format, which must keep the session's settings.)"""
         for name, unused, why in (
             ("prefill_window_s", self.phases != "apart", "needs --phases apart"),
-            (
-                "llm_int8_threshold",
-                not int8,
-                "needs an INT8 of bitsandbytes (LLM.int8()) among the formats: only it has "
-                "an outlier threshold",
-            ),
             ("max_rounds", self.ci_target_pts is None, "only with --ci_target_pts"),
             ("max_minutes", self.ci_target_pts is None, "only with --ci_target_pts"),
         ):

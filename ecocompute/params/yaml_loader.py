@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
-_DECIMAL = re.compile(r"[-+]?[0-9][0-9_]*")  # an integer as int(text, 10) reads it
+_DECIMAL = re.compile(r"[-+]?[0-9]+(?:_[0-9]+)*")  # an integer as int(text, 10) reads it
 
 
 class TooLongNumber(str):

@@ -219,13 +219,6 @@ def plan(
                 )
                 values = {
                     **options,
-                    # the sweep's INT8 threshold is its INT8 points' (a fleet point of
-                    # another format alone would be refused for a setting it never reads)
-                    **(
-                        {"llm_int8_threshold": None}
-                        if "INT8" in formats and "INT8" not in group
-                        else {}
-                    ),
                     "model_name": model,
                     "precision": ",".join(group),
                     "output_dir": str(target),

@@ -219,7 +219,9 @@ def folder_held(
 
 
 def _remove_earlier_summary(path: Path, progress: Progress | None) -> None:
-    if not path.is_file():  # absent, or not a file (write_mode refuses it at the end)
+    # absent, or not a file (write_mode refuses it at the end), or a link: the link stays
+    # and the sweep writes through it (boundary/atomic.py)
+    if path.is_symlink() or not path.is_file():
         return
     try:
         path.unlink()

@@ -97,12 +97,6 @@ def parameter_sets(draw):
             argv += [flag, draw(st.sampled_from(wrong))]
         elif flag == "--model" or draw(st.sampled_from([True, True, True, False])):
             argv += [flag, draw(st.sampled_from(good))]
-    if "--llm_int8_threshold" not in bad and "--llm_int8_threshold" in argv:
-        # a valid threshold only beside LLM.int8() (refused elsewhere: nothing reads it)
-        precision = argv[argv.index("--precision") + 1] if "--precision" in argv else "NF4"
-        if "INT8" not in precision.upper():
-            at = argv.index("--llm_int8_threshold")
-            del argv[at : at + 2]
     if draw(st.booleans()):
         argv.append("--no_quality_probe")
     return argv, bad, "--params_b" in argv

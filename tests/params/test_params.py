@@ -316,9 +316,6 @@ def test_what_the_flag_refuses_a_parameters_file_refuses(tmp_path, text, field):
     ("flags", "field", "says"),
     [
         ({"prefill_window_s": "5"}, "prefill_window_s", "needs --phases apart"),
-        ({"llm_int8_threshold": "0"}, "llm_int8_threshold", "an INT8 of bitsandbytes"),
-        ({"llm_int8_threshold": "0", "precision": "INT8", "backend": "torchao"},
-         "llm_int8_threshold", "an INT8 of bitsandbytes"),
         ({"max_rounds": "5"}, "max_rounds", "only with --ci_target_pts"),
         ({"max_minutes": "5"}, "max_minutes", "only with --ci_target_pts"),
         ({"max_rounds": "-5", "ci_target_pts": "1"}, "max_rounds", "positive"),
@@ -330,8 +327,19 @@ def test_a_setting_nothing_reads_is_refused(flags, field, says):
         resolve(None, flags)
 
 
-def test_settings_where_they_are_read_are_taken():
+def test_settings_where_they_are_read_are_taken(tmp_path, capsys):
     assert resolve(None, {"llm_int8_threshold": "0", "precision": "NF4,INT8"}).precision == "NF4"
+    # a session's formats run from one-format copies of its parameters: INT8's threshold
+    # rides along with NF4's copy (refusing it there discarded a measured session)
+    from ecocompute.cli import main
+
+    argv = ["energy_estimate", "--precision", "NF4,INT8", "--llm_int8_threshold", "0"]
+    assert main([*argv, "--dry_run", "-q", "--output_dir", str(tmp_path / "s")]) == 0
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == ["INT8", "NF4"]
+    f = tmp_path / "p.yaml"
+    f.write_text("tokens: 10_\n")
+    with pytest.raises(InputError, match=r"invalid tokens '10_': expected a whole number"):
+        resolve(str(f), {})
     assert resolve(None, {"max_rounds": "80", "ci_target_pts": "1"}).max_rounds == 80
     params = resolve(None, {"prefill_window_s": "2", "phases": "apart", "decode": "graphs"})
     assert params.prefill_window_s == 2.0

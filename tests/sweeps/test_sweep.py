@@ -279,17 +279,31 @@ def test_a_fit_of_reports_of_two_card_classes_is_refused_derived_ones_too(tmp_pa
     assert not (tmp_path / "fit").exists()
 
 
-def test_a_fleet_points_of_other_formats_leave_the_int8_threshold_to_int8s():
-    """The fleet runs one format a point: the sweep's --llm_int8_threshold is its INT8
-    points' (the NF4 point alone would be refused for a setting it never reads); a sweep
-    with no INT8 at all refuses it."""
-    from ecocompute.errors import InputError
+def test_a_sweeps_int8_threshold_reaches_its_int8_points_on_the_fleet_too(tmp_path):
+    """The fleet runs one format a point: the NF4 point carries the sweep's threshold
+    (nothing reads it there) and the INT8 point uses it; a parameters file's likewise."""
     from ecocompute.sweeps.plan import plan
 
-    options = {"llm_int8_threshold": "0", "dry_run": True}
-    split = plan(["gpt-1b"], ["NF4", "INT8"], options, "/tmp/unused", None, sessions=False)
-    assert [(str(r.precision), r.llm_int8_threshold) for r in split.runs] == [
-        ("NF4", 6.0), ("INT8", 0.0)
-    ]  # fmt: skip
-    with pytest.raises(InputError, match="llm_int8_threshold"):
-        plan(["gpt-1b"], ["NF4"], options, "/tmp/unused", None)
+    (tmp_path / "th.yaml").write_text("llm_int8_threshold: 0\n")
+    for options, file in (({"llm_int8_threshold": "0"}, None), ({}, str(tmp_path / "th.yaml"))):
+        split = plan(["gpt-1b"], ["NF4", "INT8"], {**options, "dry_run": True}, tmp_path / "o",
+                     file, sessions=False)  # fmt: skip
+        assert [(str(r.precision), r.llm_int8_threshold) for r in split.runs] == [
+            ("NF4", 0.0), ("INT8", 0.0)
+        ]  # fmt: skip
+
+
+def test_a_sweep_run_again_writes_through_a_linked_sweep_json(tmp_path, capsys):
+    """boundary/atomic.py keeps a link and replaces what it points to; the earlier
+    summary's removal took the link itself away."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "sweep.json").write_text("{}")
+    out = tmp_path / "sl"
+    out.mkdir()
+    (out / "sweep.json").symlink_to(shared / "sweep.json")
+    argv = ["sweep", "--models", "gpt-1b", "--dry_run", "-q", "--output_dir", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert (out / "sweep.json").is_symlink()
+    assert json.loads((shared / "sweep.json").read_text())["runs"]
