@@ -74,10 +74,12 @@ export PYTHONUNBUFFERED=1 ECOCOMPUTE_CACHE=${ECOCOMPUTE_CACHE:-/tmp/ecocompute-c
 START=$SECONDS
 FORMATS_GIVEN=${FORMATS:-}
 SIZES_GIVEN=${SIZES_N:-}
+PREFILL=()
 if [ -n "${REHEARSAL:-}" ]; then
   EC=("${PY:-python3}" -m tests.cli_with_fakes); MODEL=synthetic:tiny-test
   PROMPTS=${PROMPTS:-16,48}; SIZES_N=2,3; FORMATS=${FORMATS:-NF4}  # a compile each
-  EXTRA=(--tokens 4 --idle_seconds 0.2 --prefill_window_s 0.02)
+  EXTRA=(--tokens 4 --idle_seconds 0.2)
+  PREFILL=(--prefill_window_s 0.02)  # the phases part's alone: no other part reads it
   ECOCOMPUTE_CACHE=$(mktemp -d)
 else
   if compgen -G ".whl/*.whl" > /dev/null; then
@@ -111,7 +113,7 @@ case "$PART" in
   phases)
     run phases 520 sweep --models "$MODEL" --precisions "${FORMATS_GIVEN:-NF4,INT4,FP8}" --decode graphs \
       --phases apart --prompt_tokens "$PROMPTS" --batch_sizes "${BATCHES_GIVEN:-1,16}" "${STOP[@]}" --max_rounds 5 \
-      "${EXTRA[@]}" --output_dir "$WORK" ;;
+      "${EXTRA[@]}" "${PREFILL[@]}" --output_dir "$WORK" ;;
   probe)
     for dim in ${PROBE_DIMS:-static dynamic}; do  # static builds the synthetic checkpoint (~30 s) too
       case "$dim" in  # layer: static shapes, each decoder layer compiled on its own
