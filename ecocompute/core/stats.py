@@ -117,6 +117,14 @@ def t_interval(s: Summary, confidence: float = CONFIDENCE) -> tuple[float, float
     return s.mean - half, s.mean + half
 
 
+def se_of_t_interval(ci: Sequence[float] | None, df: int | None) -> float | None:
+    """The standard error behind a Student-t 95% interval of df degrees of freedom
+    (t_interval's, read back); None without an interval or a degree of freedom."""
+    if not ci or df is None or df < 1:
+        return None
+    return (float(ci[1]) - float(ci[0])) / 2.0 / t_quantile(0.975, df)
+
+
 def paired_deltas_pct(fp16: Sequence[float], quantized: Sequence[float]) -> list[float]:
     """Per pair: (Q - FP16) / FP16 in percent."""
     if len(fp16) != len(quantized):

@@ -14,7 +14,7 @@ from typing import Any
 
 from ecocompute.core.json_types import JsonObject
 from ecocompute.core.precision import Precision
-from ecocompute.errors import RunError
+from ecocompute.errors import RunError, one_line
 from ecocompute.formats.table import FP16_SPEC, FormatSpec, spec_for
 from ecocompute.llm.cuda import Accelerator
 from ecocompute.llm.gguf_checkpoint import origin_note
@@ -308,10 +308,9 @@ def load_tokenizer(checkpoint: Checkpoint) -> Any:
 def _not_a_checkpoint(checkpoint: Checkpoint, part: str, exc: Exception) -> RunError:
     """A folder (or id) that exists but holds no loadable checkpoint: the user's input,
     said in one line (it was an internal error, and stopped a sweep)."""
-    first_line = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
     return RunError(
         f"model '{checkpoint.model_name}' could not be loaded: it holds no {part} "
-        f"transformers can load ({type(exc).__name__}: {first_line}). Pass a checkpoint "
+        f"transformers can load ({one_line(exc)}). Pass a checkpoint "
         "folder (config.json, weights and tokenizer files) or a synthetic:<preset>; "
         "nothing was written."
     )

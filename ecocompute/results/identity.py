@@ -26,11 +26,12 @@ def content_key(doc: Mapping[str, Any]) -> str:
     return _digest(doc)
 
 
-def measurement_key(doc: Mapping[str, Any], unit: str | None, fmt: str) -> str | None:
-    """A digest of what a measured report measured: its format, its GPUs and each
-    trial's readings (energy to 0.01 J and duration to 1 ms, the coarsest any of this
-    tool's formats stores: a copy in an older format rounds them), the same for every
-    copy of one measurement. None without trials to tell it by."""
+def measurement_key(doc: Mapping[str, Any], unit: str | None, what: str) -> str | None:
+    """A digest of what a measured report measured: what it measured (its format and
+    protocol, as its record names them), its GPUs and each trial's readings (energy to
+    0.01 J and duration to 1 ms, the coarsest any of this tool's formats stores: a copy
+    in an older format rounds them), the same for every copy of one measurement. None
+    without trials to tell it by."""
     results = doc.get("results")
     trials = results.get("trials") if isinstance(results, Mapping) else None
     if not trials or not isinstance(trials, list):
@@ -41,7 +42,7 @@ def measurement_key(doc: Mapping[str, Any], unit: str | None, fmt: str) -> str |
         for t in trials
         if isinstance(t, Mapping)
     ]  # fmt: skip
-    return "measured:" + _digest([fmt, unit, readings])
+    return "measured:" + _digest([what, unit, readings])
 
 
 def _rounded(value: object, places: int) -> object:

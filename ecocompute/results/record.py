@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.core.precision import Precision
-from ecocompute.core.stats import t_quantile
+from ecocompute.core.stats import se_of_t_interval
 from ecocompute.formats.table import LLM_INT8_THRESHOLD, format_key
 from ecocompute.llm.compiled import MODE as COMPILE_MODE
 from ecocompute.params import params_b_from_model_name
@@ -31,7 +31,7 @@ from ecocompute.report.labels import local_gpu
 from ecocompute.report.model import FORMAT, Software, Workload
 from ecocompute.report.model import Report as ReportModel
 from ecocompute.report.read import parse_report
-from ecocompute.report.results_model import Phases
+from ecocompute.report.results_model import Phases, Results
 from ecocompute.report.schema import PUBLISHED_FORMATS
 from ecocompute.report.software import (
     DRIVER_UNAVAILABLE,
@@ -275,13 +275,7 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
     fields: dict[str, Any] = {
         "ci95_pct": None if ci is None else (ci[0], ci[1]),
         "n_pairs": res.n_pairs,
-        "interval_df": (
-            res.between_compiles.compiles - 1
-            if res.between_compiles is not None
-            else None
-            if res.n_pairs is None
-            else res.n_pairs - 1
-        ),
+        "interval_df": _interval_df(res),
         "verdict": res.verdict,
         "trial_cv_pct": None if stats is None else stats.cv_pct,
         "curve": _curve(report) if res.basis != "measured" else None,
@@ -325,13 +319,20 @@ def _format_key(work: Workload, library: str | None) -> str:
     return key
 
 
+def _interval_df(res: Results) -> int | None:
+    """The degrees of freedom of the headline interval: over --compiles N it pools the
+    compiles (N - 1), else the pairs (pairs - 1)."""
+    if res.between_compiles is not None:
+        return res.between_compiles.compiles - 1
+    return None if res.n_pairs is None else res.n_pairs - 1
+
+
 def _delta_se(ci: list[float] | None, df: int | None) -> float | None:
     """The standard error behind a Student-t 95% interval of df degrees of freedom (over
     --compiles N, compiles - 1: read as pairs - 1, it came out about 4 times too large
     and a compiled report weighed a sixteenth of its due in a pool of units)."""
-    if ci is None or df is None or df < 1 or ci[1] <= ci[0]:
-        return None
-    return (ci[1] - ci[0]) / 2.0 / t_quantile(0.975, df)
+    se = se_of_t_interval(ci, df)
+    return se if se is not None and se > 0 else None
 
 
 def _curve(report: ReportModel) -> DeltaCurve | None:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ecocompute.core.stats import t_quantile
+from ecocompute.core.stats import se_of_t_interval
 from ecocompute.published.figures import delta_pct
 from ecocompute.sweeps.document import (
     EXTRAPOLATED,
@@ -70,10 +70,8 @@ def round_size_b(size_b: float) -> float:
 def se_from_ci(ci95: Sequence[float] | None, df: int | None) -> float | None:
     """Standard error of a paired mean delta from its Student-t 95% interval of df
     degrees of freedom (pairs - 1; compiles - 1 over --compiles N)."""
-    if not ci95 or df is None or df < 1:
-        return None
-    half = (float(ci95[1]) - float(ci95[0])) / 2.0
-    return max(half / t_quantile(0.975, df), SE_FLOOR_PCT)
+    se = se_of_t_interval(ci95, df)
+    return None if se is None else max(se, SE_FLOOR_PCT)
 
 
 def crossover_of(a_pct: float, s_pct: float, nstar_b: float) -> float | None:
