@@ -22,5 +22,25 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   fastjsonschema==2.21.2 attrs==26.1.0 \
   pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 \
   typing-extensions==4.16.0
+# The bitsandbytes wheel carries a library per CUDA, ROCm and XPU release (41 MiB); the
+# machines' torch is CUDA 13 (cu130), which loads libbitsandbytes_cuda130.so. Keep the
+# CUDA 13 builds and the CPU one, and their lines in RECORD: the whole wheel and the
+# working tree no longer fit one call (2026-12-05).
+python3 - "$root"/.whl/bitsandbytes-*.whl <<'PY'
+import re, sys, zipfile
+from pathlib import Path
+wheel = Path(sys.argv[1]); cut = wheel.with_suffix(".cut")
+drop = re.compile(r"libbitsandbytes_(cuda1[0-2][0-9]|rocm[0-9]+|xpu[0-9]+)\.so$")
+with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(cut, "w", zipfile.ZIP_DEFLATED) as out:
+    for info in src.infolist():
+        if drop.search(info.filename):
+            continue
+        data = src.read(info)
+        if info.filename.endswith(".dist-info/RECORD"):
+            kept = [r for r in data.splitlines() if not drop.search(r.split(b",")[0].decode())]
+            data = b"".join(r + b"\n" for r in kept)
+        out.writestr(info, data)
+cut.replace(wheel)
+PY
 ls -la "$root/.whl"
 du -sh "$root/.whl"
