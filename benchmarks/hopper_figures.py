@@ -42,15 +42,27 @@ REPO = Path(__file__).resolve().parent.parent
 REPORTS_ROOT = REPO / "docs" / "validation"
 FIGURES_JSON = REPO / "ecocompute" / "data" / "published_reference.json"
 UNITS_FOLDER = "h200-eager-units"  # the eager regime's unit spread (docs/units.md)
-# The other regimes' unit spreads at 7B batch 1 (docs/units.md), per card: no published
-# figure covers them, so a derived report asked for one states what the units of the
-# card named (the H200's where none is named or measured) measured there.
-REGIME_UNITS_FOLDERS = {
-    "graphs": {
-        "NVIDIA H200": ("h200-units",),
-        "NVIDIA H100 80GB HBM3": ("h100-units",),
-    },
-    "compiled": {"NVIDIA H200": ("h200-compiled-units", "h200-compiled/7b-b1")},
+# The other regimes' unit spreads at 7B batch 1 (docs/units.md), per card and compile
+# (its notes: none for the compiled regime's own, max-autotune): no published figure
+# covers them, so a derived report asked for one states what the units of the card named
+# (the H200's where none is named or measured) measured there, in the compile asked for.
+REGIME_UNITS_FOLDERS: dict[str, list[tuple[str, tuple[str, ...], tuple[str, ...]]]] = {
+    "graphs": [
+        ("NVIDIA H200", ("h200-units",), ()),
+        ("NVIDIA H100 80GB HBM3", ("h100-units",), ()),
+    ],
+    "compiled": [
+        ("NVIDIA H200", ("h200-compiled-units", "h200-compiled/7b-b1", "h200-compile-mode"), ()),
+        (
+            "NVIDIA H200",
+            (
+                "h200-compile-mode",
+                "h200-map-whole/compiled-default-b1",
+                "h200-map-whole/compiled-default-all-b1",
+            ),
+            ("mode default",),
+        ),
+    ],
 }
 
 CARD = "NVIDIA H200"
@@ -284,16 +296,18 @@ def derive(root: Path = REPORTS_ROOT) -> dict[str, Any]:
         "unit_spread_pct": unit_spread([root / UNITS_FOLDER], "eager", CARD),
         "regime_unit_spread_pct": {
             regime: [
-                unit_spread([root / f for f in folders], regime, card)
-                for card, folders in cards.items()
+                unit_spread([root / f for f in folders], regime, card, notes)
+                for card, folders, notes in blocks
             ]
-            for regime, cards in REGIME_UNITS_FOLDERS.items()
+            for regime, blocks in REGIME_UNITS_FOLDERS.items()
         },
         "excluded": excluded,
     }
 
 
-def unit_spread(folders: list[Path], regime: str, card: str) -> dict[str, Any]:
+def unit_spread(
+    folders: list[Path], regime: str, card: str, compile_notes: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """How each format's delta varied between H200 units of one decode regime where this
     project measured that (`aggregate --units` over the folders: a random-effects pool,
     REML with a Hartung-Knapp interval): the figures above come from reports that predate
@@ -305,11 +319,13 @@ def unit_spread(folders: list[Path], regime: str, card: str) -> dict[str, Any]:
     scope: dict[str, Any] = {}
     for pool in api.pool_units(*folders):
         r, g = pool.pooled, pool.group
-        if r is None or r.ci95 is None or g.card != card or g.reports[0].regime != regime:
+        first = g.reports[0]
+        if r is None or r.ci95 is None or g.card != card or first.regime != regime:
+            continue
+        if first.compile_notes != compile_notes:  # another compile is another regime
             continue
         if any(rep.max_new_tokens != TOKENS_PER_RUN for rep in g.reports):
             continue
-        first = g.reports[0]
         this = {
             "source": " and ".join(f.relative_to(REPO).as_posix() for f in folders),
             "card": card,
@@ -319,6 +335,8 @@ def unit_spread(folders: list[Path], regime: str, card: str) -> dict[str, Any]:
             "batch_size": first.batch_size,
             "tokens_per_run": TOKENS_PER_RUN,
         }
+        if first.compile_notes:  # another compile than the regime's own (run_params)
+            this["compile_notes"] = list(first.compile_notes)
         if scope and this != scope:  # one block states one scope for all its formats
             where = this["source"]
             raise SystemExit(f"{where}: the formats' units differ in scope: {scope} / {this}")

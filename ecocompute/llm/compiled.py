@@ -47,11 +47,12 @@ from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import DecodeCaptureFailed, one_line
 from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.llm.synthetic import tool_cache_root
+from ecocompute.params.run_params import COMPILE_MODE
 
 log = logging.getLogger(__name__)
 
 BACKEND = "inductor"
-MODE = "max-autotune-no-cudagraphs"
+MODE = COMPILE_MODE
 # Inductor's modes a compile may use: MODE tunes every matmul's kernel and every fused
 # kernel's launch settings by timing candidates (most of a compile's time at 7B); default
 # takes inductor's heuristics and cuBLAS for the matmuls, a shorter compile. CUDA graphs

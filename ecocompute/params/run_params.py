@@ -74,6 +74,10 @@ MAX_COMPILES = 8  # each compile of a 7B model's step takes a minute or more on 
 # differ by at most this fraction of the logits' standard deviation; rounding, not a wrong
 # capture or compile, may choose between them.
 NEAR_TIE_STD_FRACTION = 0.05
+# The compiled regime's own inductor mode; a compile in another mode is another regime's
+# measurement as far as pooling goes (docs/validation/h200-compile-mode: on one H200 the
+# default mode's FP16 step spent 11-16% less energy a token than max-autotune's).
+COMPILE_MODE = "max-autotune-no-cudagraphs"
 # Typed values only (text is read before: from_text), no NaN or infinity, no unknown name.
 _CONFIG = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
 
@@ -212,7 +216,7 @@ class RunParams:
         "first load their graph from inductor's cache, a shorter compile)",
         flag="{step,layer}")
     compile_mode: Literal["max-autotune-no-cudagraphs", "default"] = _f(
-        "max-autotune-no-cudagraphs",
+        COMPILE_MODE,
         "with --decode compiled: inductor's mode; max-autotune-no-cudagraphs times candidate "
         "kernels for every matmul and fused kernel (the longer compile), default takes "
         "inductor's heuristics and cuBLAS (a shorter compile, perhaps slower kernels); the "
@@ -257,6 +261,14 @@ class RunParams:
     dry_run: bool = _f(False, "skip the GPU: report the published figure", flag=Flag())
     quiet: bool = _f(False, "no progress lines on stderr", flag=Flag(also=("-q",)))
     # fmt: on
+
+    @property
+    def compile_notes(self) -> tuple[str, ...]:
+        """How this run's compile departs from the compiled regime's own (none for any
+        other regime): the words that keep its reports and units apart from others'."""
+        if self.decode != "compiled":
+            return ()
+        return compile_notes(self.compile_mode, self.compile_batch, self.compile_scope)
 
     @property
     def scenario(self) -> str:
@@ -480,3 +492,16 @@ def help_for(name: str) -> str:
 def flag_for(name: str) -> Flag | None:
     """How the command line sets field `name` (None: it does not)."""
     return next((m for m in FIELDS[name].metadata if isinstance(m, Flag)), None)
+
+
+def compile_notes(mode: str, batch_dim: str | None, scope: str | None) -> tuple[str, ...]:
+    """How a compile departs from the compiled regime's own (max-autotune, the whole step
+    compiled for its batch size): a dynamic batch, layers compiled on their own, another
+    mode of inductor's. Reports whose notes differ never pool, and units stand beside a
+    measured run only where their notes are its own."""
+    notes = ["dynamic batch"] if batch_dim == "dynamic" else []
+    if scope == "layer":
+        notes.append("layers compiled")
+    if mode != COMPILE_MODE:
+        notes.append(f"mode {mode}")
+    return tuple(notes)

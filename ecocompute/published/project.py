@@ -127,6 +127,9 @@ class _SpreadScope(BaseModel):
     params_b: float
     batch_size: int
     tokens_per_run: int
+    # how the units' compile departed from the compiled regime's own (max-autotune, the
+    # whole step for its batch size), e.g. ("mode default",); none for the regime's own
+    compile_notes: tuple[str, ...] = ()
 
 
 class UnitSpread(_SpreadScope, _FormatSpread):
@@ -161,14 +164,19 @@ def project_unit_spread(arch: str, precision: str) -> UnitSpread | None:
 
 
 def project_regime_spread(
-    arch: str, precision: str, regime: str, product: str | None = None
+    arch: str,
+    precision: str,
+    regime: str,
+    product: str | None = None,
+    compile_notes: tuple[str, ...] = (),
 ) -> UnitSpread | None:
     """The same for a decode regime no published figure covers (graphs, compiled), where
-    this project measured the format across units in it: of the card the product names
-    where the project measured that card in the regime (an H100's for 'h100'), else of
-    the card its figures are from; None where neither was measured."""
+    this project measured the format across units in it, with the compile asked for (its
+    notes: none for the compiled regime's own): of the card the product names where the
+    project measured that card in the regime (an H100's for 'h100'), else of the card its
+    figures are from; None where neither was measured."""
     own = project_measurements(arch) or {}
-    blocks = _spread_blocks(arch, regime)
+    blocks = [b for b in _spread_blocks(arch, regime) if b.compile_notes == compile_notes]
     named = model_token(product)
     chosen = [b for b in blocks if named is not None and model_token(b.card) == named]
     chosen += [b for b in blocks if b.card == own.get("card")]
@@ -184,11 +192,13 @@ def card_model_spread(
     params_b: float | None,
     batch_size: int,
     tokens_per_run: int,
+    compile_notes: tuple[str, ...] = (),
 ) -> UnitSpread | None:
     """The between-unit spread this project measured on the card model a measured run
-    ran on (the same model token: 'h200' in 'NVIDIA H200'), in the run's regime, at its
-    size, batch size and tokens per run; None where no units of that card were measured
-    there. A measured report states it beside its own unit's figure."""
+    ran on (the same model token: 'h200' in 'NVIDIA H200'), in the run's regime and
+    compile (its notes), at its size, batch size and tokens per run; None where no units
+    of that card were measured there. A measured report states it beside its own unit's
+    figure."""
     named = model_token(card)
     found = (
         b.spread(precision)
@@ -196,6 +206,7 @@ def card_model_spread(
         if named is not None
         and model_token(b.card) == named
         and (b.regime, b.batch_size, b.tokens_per_run) == (regime, batch_size, tokens_per_run)
+        and b.compile_notes == compile_notes
         and at_units_size(b.params_b, params_b)
     )
     return next((u for u in found if u is not None), None)

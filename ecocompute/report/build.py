@@ -56,6 +56,7 @@ from ecocompute.report.references import (
     reference_anchors,
     reference_curve,
     reference_units,
+    units_disagreement,
     units_model,
 )
 from ecocompute.report.results_model import (
@@ -527,7 +528,7 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
     units = reference_units(run)
     if units is not None and delta is not None:  # a block stands only beside a delta
         note += f" Between units: {units.words()}; one unit's delta is not the card model's."
-        apart = units.disagreement(delta, run.params_b)
+        apart = units_disagreement(units, delta, run.params_b)
         if apart is not None:
             note += f" {apart}."
     if p.decode != "eager":

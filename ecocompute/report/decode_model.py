@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ecocompute.llm.compiled import CompiledDecoder
+from ecocompute.params.run_params import compile_notes
 from ecocompute.report.results_model import Format, Index, NonNegative, Strict
 
 Regime = Literal["eager", "graphs", "compiled"]
@@ -79,6 +80,10 @@ class Compiler(Strict):
     triton: str | None = None
     inductor_cache_dir: str | None = None
     inductor_cache_dir_from: str | None = None
+
+    def notes(self) -> tuple[str, ...]:
+        """How this compile departs from the compiled regime's own (run_params.compile_notes)."""
+        return compile_notes(self.mode, self.batch_dim, self.scope)
 
 
 class Decode(Strict):

@@ -140,9 +140,15 @@ def measured_units_problems(report: Report) -> list[str]:
         )
     if any(len(s.nvml_indices) != 1 for s in report.results.per_format.values()):
         problems.append(f"{where}: units of one GPU each, but the run sums several per format")
-    regime = report.measurement.decode.regime
-    if u.regime != regime:
-        problems.append(f"{where}.regime: {u.regime!r}, but the run decoded {regime!r}")
+    decode = report.measurement.decode
+    if u.regime != decode.regime:
+        problems.append(f"{where}.regime: {u.regime!r}, but the run decoded {decode.regime!r}")
+    compiled = () if decode.compiler is None else decode.compiler.notes()
+    if tuple(u.compile_notes or ()) != compiled:  # another compile is another regime
+        problems.append(
+            f"{where}.compile_notes: {list(u.compile_notes or ())}, but the run's compile "
+            f"departed from the regime's own by {list(compiled)}"
+        )
     if u.tokens_per_run != work.max_new_tokens:  # a run's delta moves with its length
         problems.append(
             f"{where}.tokens_per_run: {u.tokens_per_run}, but the run decoded "

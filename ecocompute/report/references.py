@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ecocompute.params import RunParams
 from ecocompute.published.curves import ORIGIN_PUBLISHED
-from ecocompute.published.project import UnitSpread, card_model_spread
+from ecocompute.published.project import UnitSpread, at_units_size, card_model_spread
 from ecocompute.published.site_curves import SITE_CURVES
 from ecocompute.report.results_model import (
     ReferenceAnchorPoint,
@@ -84,6 +84,7 @@ def card_model_units(run: MeasuredRun, params_b: float | None) -> ReferenceUnits
         params_b,
         p.batch_size,
         p.tokens,
+        p.compile_notes,
     )
     return None if u is None else units_model(u)
 
@@ -91,8 +92,9 @@ def card_model_units(run: MeasuredRun, params_b: float | None) -> ReferenceUnits
 def units_model(u: UnitSpread) -> ReferenceUnits:
     """The report's block of a between-unit spread: the same fields as
     published/project.py's UnitSpread, whose tuples become the model's lists, which is
-    why the check is not strict here."""
-    return ReferenceUnits.model_validate(u, from_attributes=True, strict=False)
+    why the check is not strict here; compile notes only where there are some."""
+    units = ReferenceUnits.model_validate(u, from_attributes=True, strict=False)
+    return units if units.compile_notes else units.model_copy(update={"compile_notes": None})
 
 
 def reference_curve(run: PublishedRun) -> ReferenceCurve | None:
@@ -121,8 +123,7 @@ def beside_unit(units: ReferenceUnits, delta_pct: float, fp16_mj: float | None) 
     """Where a measured unit's own delta and FP16 energy lie among the units': the
     words, and whether either lies outside what the units gave (their prediction
     interval, else their pooled one; their FP16 range)."""
-    lo, hi = units.pi95_pct or units.ci95_pct
-    where = "prediction interval" if units.pi95_pct is not None else "pooled interval"
+    where, (lo, hi) = units.band()
     side = _side(delta_pct, lo, hi)
     outside = side != "inside"
     words = f"this unit's {delta_pct:+.1f}% lies {side} their {where}"
@@ -139,6 +140,26 @@ def beside_unit(units: ReferenceUnits, delta_pct: float, fp16_mj: float | None) 
         what = ", its host or its compile" if units.regime == "compiled" else " or its host"
         words += f"; something of this unit{what} sets it apart from them (docs/units.md)"
     return words, outside
+
+
+def units_disagreement(
+    units: ReferenceUnits, delta_pct: float, params_b: float | None
+) -> str | None:
+    """Where a figure at the units' own size lies outside the interval they give a unit
+    not yet measured (their pool's interval where they give none): a sentence that says
+    so, since the figure and the units came from different sessions."""
+    if not at_units_size(units.params_b, params_b):
+        return None
+    name, (lo, hi) = units.band()
+    side = _side(delta_pct, lo, hi)
+    if side == "inside":
+        return None
+    return (
+        f"At {params_b:g}B this figure ({delta_pct:+.1f}%) lies {side} the units' "
+        f"{name} [{lo:+.1f}, {hi:+.1f}]: the figure and those units' measurements "
+        f"disagree at this size, and that difference is part of how far the figure can "
+        f"be trusted"
+    )
 
 
 def _side(value: float, lo: float, hi: float) -> str:

@@ -15,7 +15,6 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from ecocompute.published.curves import DeltaCurve
-from ecocompute.published.project import at_units_size
 
 Format = Literal["FP16", "NF4", "INT8", "INT4", "FP8"]
 Verdict = Literal["saves", "costs", "inconclusive"]
@@ -384,6 +383,7 @@ class ReferenceUnits(Strict):
     the units' size, batch size, tokens per run and regime. Neither figure is a unit's
     promise: a unit not yet measured may lie anywhere in pi95_pct there."""
 
+    OMIT_NULL = ("compile_notes",)
     source: str = Field(description="the reports' folder in the EcoCompute repository")
     card: str
     regime: str
@@ -391,6 +391,11 @@ class ReferenceUnits(Strict):
     params_b: float
     batch_size: Index
     tokens_per_run: Index
+    compile_notes: list[str] | None = Field(
+        None,
+        description="how the units' compile departed from the compiled regime's own "
+        "(max-autotune, the whole step for its batch size), e.g. 'mode default'",
+    )
     precision: str
     n_units: Annotated[int, Field(ge=2)]
     n_pairs: Index
@@ -412,19 +417,25 @@ class ReferenceUnits(Strict):
         pi, fp16 = self.pi95_pct, self.fp16_energy_per_token_mj_range
         new = "" if pi is None else f", a unit not yet measured [{pi[0]:+.1f}, {pi[1]:+.1f}]"
         absolute = "" if fp16 is None else f"; FP16 on them {fp16[0]:,.0f}-{fp16[1]:,.0f} mJ/token"
+        regime = ", ".join([self.regime, *(self.compile_notes or ())])
         return (
-            f"{self.precision} over {self.n_units} {self.card} units ({self.regime}, "
+            f"{self.precision} over {self.n_units} {self.card} units ({regime}, "
             f"{self.model_name}, batch {self.batch_size}, {self.tokens_per_run} tokens a run; "
             f"{self.source}): pooled "
             f"{self.pooled_pct:+.1f}% [{lo:+.1f}, {hi:+.1f}], between-unit sd "
             f"{self.between_unit_sd_pts:.1f} points{new}{absolute}"
         )
 
+    def band(self) -> tuple[str, tuple[float, float]]:
+        """The interval another unit's figure is judged by, and its name: the prediction
+        interval for a unit not yet measured, else (fewer than three units) the pool's."""
+        lo, hi = self.pi95_pct or self.ci95_pct
+        return ("prediction" if self.pi95_pct else "pooled") + " interval", (lo, hi)
+
     def regime_words(self, delta_pct: float | None) -> str:
         """What the units measured in the regime asked for, beside an eager figure (or
         none): the note's sentence and the summary's regime line."""
-        lo, hi = self.pi95_pct or self.ci95_pct
-        where = "prediction interval" if self.pi95_pct is not None else "pooled interval"
+        where, (lo, hi) = self.band()
         if delta_pct is None:
             beside = "no eager figure stands beside it"
         elif lo <= delta_pct <= hi:
@@ -436,27 +447,6 @@ class ReferenceUnits(Strict):
                 f"[{lo:+.1f}, {hi:+.1f}] and does not answer for the {self.regime} regime"
             )
         return f"In the {self.regime} regime this project measured {self.words()}; {beside}"
-
-    def disagreement(self, delta_pct: float, params_b: float | None) -> str | None:
-        """Where a figure at the units' own size lies outside the interval they give a
-        unit not yet measured (their pool's interval where they give none): a sentence
-        that says so, since the figure and the units came from different sessions."""
-        if not at_units_size(self.params_b, params_b):
-            return None
-        name, (lo, hi) = (
-            ("prediction interval", self.pi95_pct)
-            if self.pi95_pct is not None
-            else ("pooled interval", self.ci95_pct)
-        )
-        if lo <= delta_pct <= hi:
-            return None
-        side = "below" if delta_pct < lo else "above"
-        return (
-            f"At {params_b:g}B this figure ({delta_pct:+.1f}%) lies {side} the units' "
-            f"{name} [{lo:+.1f}, {hi:+.1f}]: the figure and those units' measurements "
-            f"disagree at this size, and that difference is part of how far the figure can "
-            f"be trusted"
-        )
 
 
 CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"

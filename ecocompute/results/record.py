@@ -23,7 +23,6 @@ from typing import Any
 from ecocompute.core.precision import Precision
 from ecocompute.core.stats import se_of_t_interval
 from ecocompute.formats.table import LLM_INT8_THRESHOLD, format_key
-from ecocompute.llm.compiled import MODE as COMPILE_MODE
 from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
 from ecocompute.report.decode_model import Compiler, Decode
@@ -252,16 +251,8 @@ def _protocol(report: ReportModel, published: bool, kind: str) -> str:
 
 
 def compile_notes(compiler: Compiler | None) -> tuple[str, ...]:
-    """How a compile departs from the compiled regime's own: a dynamic batch, layers
-    compiled on their own, another mode of inductor's (none for any other regime)."""
-    if compiler is None:
-        return ()
-    notes = ["dynamic batch"] if compiler.batch_dim == "dynamic" else []
-    if compiler.scope == "layer":
-        notes.append("layers compiled")
-    if compiler.mode != COMPILE_MODE:
-        notes.append(f"mode {compiler.mode}")
-    return tuple(notes)
+    """How a compile departs from the compiled regime's own (none for any other regime)."""
+    return () if compiler is None else compiler.notes()
 
 
 def _ours_only(report: ReportModel) -> dict[str, Any]:

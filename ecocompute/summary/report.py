@@ -19,7 +19,7 @@ from ecocompute.report.labels import (
     uuid_tail,
 )
 from ecocompute.report.model import Measurement, Report, Software, Workload
-from ecocompute.report.references import beside_unit
+from ecocompute.report.references import beside_unit, units_disagreement
 from ecocompute.report.results_model import BetweenCompiles, FormatConditions, HeldView, Results
 from ecocompute.report.software import stack_in_words
 
@@ -234,7 +234,7 @@ def reference_units_lines(report: Report, label: str = "") -> list[str]:
         key = "caution" if outside else "this unit"
         lines.append(f"  {key:<10} {lead}{beside}")
         return lines
-    apart = None if delta is None else units.disagreement(delta, report.workload.params_b)
+    apart = None if delta is None else units_disagreement(units, delta, report.workload.params_b)
     if apart is not None:
         lines.append(f"  caution    {lead}{apart}")
     return lines

@@ -91,7 +91,9 @@ def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware)
         figure = not_at_batch(figure, params.batch_size)
     regime_units = None
     if params.decode != "eager":
-        units = project_regime_spread(arch.arch, str(params.precision), params.decode, arch.product)
+        units = project_regime_spread(
+            arch.arch, str(params.precision), params.decode, arch.product, params.compile_notes
+        )
         if (
             units is not None
             and units.batch_size == params.batch_size

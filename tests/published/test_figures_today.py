@@ -188,6 +188,7 @@ def test_hopper_block_is_labelled_as_our_measurement():
         "h200-units",  # the graphs regime, 1 warm-up, across twelve units
         "h200-compiled-units",  # the compiled regime, across units and compiles
         "h200-compiled-warm-cache",  # compiled: a unit's rerun on its cached kernels
+        "h200-compile-mode",  # compiled, max-autotune and default on the same units
         "h200-map-whole",  # the graphs and compiled regimes, prompts of 128 and 1,024
         "h100-units",  # another card (H100 80GB HBM3)
         "h200-eager-units",  # eager, but 1 warm-up and 3 iterations a round: not the default
@@ -339,18 +340,32 @@ def test_a_unit_spread_without_a_prediction_interval_is_checked_once(tmp_path):
 # --- Hopper, asked for another regime: what the units measured there -----------------
 
 REGIME_FOLDERS = {
-    "graphs": ["h200-units"],
-    "compiled": ["h200-compiled-units", "h200-compiled/7b-b1"],
+    ("graphs", None): ["h200-units"],
+    ("compiled", None): ["h200-compiled-units", "h200-compiled/7b-b1", "h200-compile-mode"],
+    ("compiled", "default"): [
+        "h200-compile-mode",
+        "h200-map-whole/compiled-default-b1",
+        "h200-map-whole/compiled-default-all-b1",
+    ],
 }
+OWN_MODE = "max-autotune-no-cudagraphs"
 
 
-def _units_of_committed_regime_reports(regime: str, precision: str) -> dict[str, float]:
-    """Each unit's delta in a regime (UUID -> its reports' deltas), from the reports."""
+def _units_of_committed_regime_reports(
+    regime: str, mode: str | None, precision: str
+) -> dict[str, float]:
+    """Each unit's delta in a regime and compile mode (UUID -> its reports' deltas), from
+    the reports; a static batch and the whole step compiled, as the units were."""
     out: dict[str, list[float]] = {}
-    for folder in REGIME_FOLDERS[regime]:
+    for folder in REGIME_FOLDERS[(regime, mode)]:
         for path in (REPO / "docs" / "validation" / folder).rglob("energy.json"):
             doc = json.loads(path.read_text())
             decode = doc["measurement"]["decode"]
+            compiler = decode.get("compiler") or {}
+            if compiler.get("mode", OWN_MODE) != (mode or OWN_MODE):
+                continue
+            if compiler.get("batch_dim") == "dynamic" or compiler.get("scope") == "layer":
+                continue
             if doc["workload"]["precision"] == precision and decode["regime"] == regime:
                 uuid = doc["system_under_test"]["gpus"][0]["uuid"]
                 res = doc["results"]  # older reports hold the rounded delta only
@@ -360,28 +375,38 @@ def _units_of_committed_regime_reports(regime: str, precision: str) -> dict[str,
 
 
 @pytest.mark.parametrize(
-    ("regime", "precision"), [("compiled", "NF4"), ("compiled", "INT4"), ("graphs", "FP8")]
+    ("regime", "mode", "precision"),
+    [
+        ("compiled", None, "NF4"),
+        ("compiled", None, "INT4"),
+        ("graphs", None, "FP8"),
+        ("compiled", "default", "NF4"),
+    ],
 )
 def test_a_regime_no_figure_covers_gets_the_units_measured_in_it(
-    tmp_path, capsys, regime, precision
+    tmp_path, capsys, regime, mode, precision
 ):
     """The no-GPU figure is eager's; asked for graphs or compiled at 7B batch 1, the
-    report states what this project's H200 units measured in that regime, from the
-    committed reports, and whether the eager figure answers for it."""
+    report states what this project's H200 units measured in that regime and compile
+    mode, from the committed reports, and whether the eager figure answers for it."""
     from ecocompute.api import pool_units
 
-    report = _dry_run(tmp_path, "hopper", 7, precision, extra=("--decode", regime))
+    extra = ("--decode", regime) + (("--compile_mode", mode) if mode else ())
+    report = _dry_run(tmp_path, "hopper", 7, precision, extra=extra)
     res = report["results"]
     units = res["regime_units"]
-    each = _units_of_committed_regime_reports(regime, precision)
-    assert units["n_units"] == len(each) >= 5
+    each = _units_of_committed_regime_reports(regime, mode, precision)
+    assert units["n_units"] == len(each) >= (4 if mode else 5)
     assert (units["regime"], units["precision"], units["batch_size"]) == (regime, precision, 1)
+    assert units.get("compile_notes") == ([f"mode {mode}"] if mode else None)
     assert min(each.values()) <= units["pooled_pct"] <= max(each.values())
-    folders = [REPO / "docs" / "validation" / f for f in REGIME_FOLDERS[regime]]
+    folders = [REPO / "docs" / "validation" / f for f in REGIME_FOLDERS[(regime, mode)]]
     (pool,) = [
         p
         for p in pool_units(*folders)
-        if p.group.precision == precision and p.group.reports[0].regime == regime
+        if p.group.precision == precision
+        and p.group.reports[0].regime == regime
+        and p.group.reports[0].compile_notes == ((f"mode {mode}",) if mode else ())
     ]
     assert pool.pooled is not None and units["pooled_pct"] == round(pool.pooled.mu, 3)
     out = capsys.readouterr().out
@@ -406,6 +431,9 @@ def test_regime_units_stand_only_where_the_units_were_measured(tmp_path):
     assert "regime_units" not in results(13, "NF4", "--decode", "compiled")  # another size
     assert "regime_units" not in results(7, "NF4", "--decode", "compiled", "--batch_size", "4")
     assert "regime_units" not in results(7, "INT8", "--decode", "compiled")  # not measured
+    # another compile than the units': a dynamic batch, layers compiled on their own
+    for how in (("--compile_batch", "dynamic"), ("--compile_scope", "layer")):
+        assert "regime_units" not in results(7, "NF4", "--decode", "compiled", *how)
     # no decode runs: the units stand beside a shorter run asked for, and say their length
     shorter = results(7, "NF4", "--decode", "compiled", "--tokens", "64")
     assert shorter["regime_units"]["tokens_per_run"] == 256

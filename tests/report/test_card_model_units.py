@@ -124,3 +124,42 @@ def test_where_a_unit_lies_among_the_units_in_words():
     words, outside = beside_unit(two, -20.0, 2600.0)
     assert outside and words.startswith("this unit's -20.0% lies above their pooled interval")
     assert "FP16" not in words and "this unit or its host" in words
+
+
+@pytest.fixture(scope="module", params=["max-autotune-no-cudagraphs", "default"])
+def compiled_at_7b(request) -> tuple[str, dict]:
+    """A compiled NF4 run on a fake H200 at the units' size and length, in each of
+    inductor's two modes."""
+    mode = request.param
+    return mode, _measured(params_b="7", tokens="256", decode="compiled", compile_mode=mode)
+
+
+def test_units_beside_a_compiled_run_are_of_its_compile_mode(compiled_at_7b):
+    """On one H200 the default mode's FP16 spent 11-16% less a token than max-autotune's
+    (docs/validation/h200-compile-mode), so the NF4 delta moved from -30% to -18%: the
+    units beside a run are those compiled as it was, and say so."""
+    mode, doc = compiled_at_7b
+    units = doc["results"]["reference_units"]
+    notes = ["mode default"] if mode == "default" else None
+    assert units.get("compile_notes") == notes
+    spread = card_model_spread(
+        "hopper", "NF4", "compiled", "NVIDIA H200", 7.0, 1, 256, tuple(notes or ())
+    )
+    assert spread is not None and units["n_units"] == spread.n_units
+    assert units["pooled_pct"] == spread.pooled_pct
+    said = "(compiled, mode default, " if notes else "(compiled, synthetic:llama-2-7b"
+    assert f"NF4 over {spread.n_units} NVIDIA H200 units {said}" in doc["results"]["note"]
+    assert report_problems(Report.model_validate(doc)) == []
+    # a block of the other mode's units is refused
+    wrong = copy.deepcopy(doc)
+    wrong["results"]["reference_units"]["compile_notes"] = None if notes else ["mode default"]
+    problems = report_problems(Report.model_validate(wrong))
+    assert any("reference_units.compile_notes" in p for p in problems), problems
+
+
+def test_no_units_stand_beside_a_compile_none_were_measured_in():
+    for notes in (("dynamic batch",), ("layers compiled",), ("dynamic batch", "mode default")):
+        assert (
+            card_model_spread("hopper", "NF4", "compiled", "NVIDIA H200", 7.0, 1, 256, notes)
+            is None
+        )
