@@ -37,6 +37,10 @@
 # (benchmarks/kernel_launches.py --diff A B):
 #   COMPILES=1 ITERATIONS=3 FORMATS=NF4 BUDGET_S=330 OUT=... benchmarks/units_h200.sh
 #   COMPILE_MODE=default COMPILES=1 ITERATIONS=3 FORMATS=NF4 BUDGET_S=300 OUT=... benchmarks/units_h200.sh
+# Ran 2026-12-05 on two units (docs/validation/h200-compile-mode): 206 s (fresh machine)
+# and 113 s. A default-mode unit with INT4 on a FRESH machine needs BUDGET_S=280 (168 s
+# warm; BUDGET_S=200 cut one in round 3, the wheels and checkpoint took 51 s):
+#   COMPILE_MODE=default COMPILES=1 ITERATIONS=3 FORMATS=NF4,INT4 BUDGET_S=280 OUT=... benchmarks/units_h200.sh
 set -uo pipefail
 : "${OUT:?set OUT to the folder that comes back}"
 export PYTHONUNBUFFERED=1 ECOCOMPUTE_CACHE=/tmp/ecocompute-cache
