@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecocompute.monitor.conditions import throttle_words
-from ecocompute.params.run_params import NEAR_TIE_STD_FRACTION
+from ecocompute.params.run_params import COMPILE_MODE, NEAR_TIE_STD_FRACTION
 from ecocompute.published.figures import is_project_card
 from ecocompute.report.labels import (
     NO_FIGURE_LEAD,
@@ -349,6 +349,12 @@ ONE_COMPILE_SCOPE = (
     "the intervals hold for this compile's kernels, not the next compile's "
     "(--compiles 2 or more spans compiles; docs/units.md)"
 )
+# What makes one max-autotune compile's kernels another's (docs/validation/h200-compile-mode)
+TIMED_KERNELS = (
+    "max-autotune keeps the kernels it timed fastest at each compile (on two H200s its "
+    "FP16 step spent 13-19% more a token than --compile_mode default's, which times none; "
+    "docs/validation/h200-compile-mode)"
+)
 
 
 def compile_words(measurement: Measurement) -> str:
@@ -363,6 +369,8 @@ def compile_words(measurement: Measurement) -> str:
     words = f"{each}; torch.compile {mode}, before any measured window".replace("  ", " ")
     if not decode.compiles:  # one compile: its draw of kernels is part of every figure
         words += f"; one compile: {ONE_COMPILE_SCOPE}"
+        if decode.compiler is not None and decode.compiler.mode == COMPILE_MODE:
+            words += f"; {TIMED_KERNELS}"
     else:  # per_format holds the first compile's (decode.compile_note)
         words = f"the first of {len(decode.compiles)} compiles: {words}"
         if decode.compile_s is not None:

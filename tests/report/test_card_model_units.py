@@ -150,6 +150,9 @@ def test_units_beside_a_compiled_run_are_of_its_compile_mode(compiled_at_7b):
     said = "(compiled, mode default, " if notes else "(compiled, synthetic:llama-2-7b"
     assert f"NF4 over {spread.n_units} NVIDIA H200 units {said}" in doc["results"]["note"]
     assert report_problems(Report.model_validate(doc)) == []
+    # one compile's summary names what makes max-autotune's kernels a draw, only there
+    timed = "max-autotune keeps the kernels it timed fastest at each compile" in render(doc, "x")
+    assert timed is (mode == "max-autotune-no-cudagraphs")
     # a block of the other mode's units is refused
     wrong = copy.deepcopy(doc)
     wrong["results"]["reference_units"]["compile_notes"] = None if notes else ["mode default"]
