@@ -75,7 +75,7 @@ MAX_COMPILES = 8  # each compile of a 7B model's step takes a minute or more on 
 # capture or compile, may choose between them.
 NEAR_TIE_STD_FRACTION = 0.05
 # The compiled regime's own inductor mode; a compile in another mode is another regime's
-# measurement as far as pooling goes (docs/validation/h200-compile-mode: on one H200 the
+# measurement as far as pooling goes (docs/validation/h200-compile-mode: on two H200s the
 # default mode's FP16 step spent 11-16% less energy a token than max-autotune's).
 COMPILE_MODE = "max-autotune-no-cudagraphs"
 # Typed values only (text is read before: from_text), no NaN or infinity, no unknown name.

@@ -571,6 +571,7 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             decode=Decode(
                 regime="eager",
                 requested_regime=p.decode if p.decode != "eager" else None,
+                requested_compile_notes=list(p.compile_notes) or None,
                 note=published_decode_note(p),
             ),
         ),

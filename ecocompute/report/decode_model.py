@@ -92,6 +92,7 @@ class Decode(Strict):
 
     OMIT_NULL = (
         "requested_regime",
+        "requested_compile_notes",
         "note",
         "cache",
         "decode",
@@ -114,6 +115,11 @@ class Decode(Strict):
 
     regime: Regime = "eager"
     requested_regime: Regime | None = None
+    requested_compile_notes: list[str] | None = Field(
+        None,
+        description="how the compile a no-GPU run asked for departs from the compiled "
+        "regime's own (e.g. 'mode default'); the units beside it (regime_units) are of it",
+    )
     note: str | None = None
     cache: str | None = None
     decode: str | None = None

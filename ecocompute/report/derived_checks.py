@@ -112,13 +112,24 @@ def units_problems(report: Report) -> list[str]:
             problems.append(f"{where}: present, but the report claims no delta vs FP16")
         if u.card != res.reference_card:
             problems.append(f"{where}.card: {u.card!r}, but the figure is {res.reference_card!r}'s")
+        if u.compile_notes:  # beside the eager figures: no compile at all
+            problems.append(f"{where}.compile_notes: {u.compile_notes}, beside an eager figure")
         problems += _spread_problems(u, where, work.precision)
     r = res.regime_units
     if r is not None:
         where = "$.results.regime_units"
-        asked = report.measurement.decode.requested_regime
+        decode = report.measurement.decode
+        asked = decode.requested_regime
         if r.regime != asked:
             problems.append(f"{where}.regime: {r.regime!r}, but the run asked for {asked!r}")
+        notes = decode.requested_compile_notes or []
+        if notes and asked != "compiled":
+            problems.append(f"$.measurement.decode.requested_compile_notes: {notes}, no compile")
+        if (r.compile_notes or []) != notes:  # another compile is another regime
+            problems.append(
+                f"{where}.compile_notes: {r.compile_notes or []}, but the run asked for a "
+                f"compile that departs from the regime's own by {notes}"
+            )
         problems += _size_problems(r, where, report) + _spread_problems(r, where, work.precision)
     return problems
 

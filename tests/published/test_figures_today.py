@@ -314,6 +314,10 @@ def test_a_unit_spread_stands_beside_our_own_figures_or_at_the_units_size(tmp_pa
             lambda u: u.update(fp16_energy_per_token_mj_range=[5000.0, 4000.0]),
             "reference_units.fp16_energy_per_token_mj_range",
         ),
+        (
+            lambda u: u.update(compile_notes=["mode default"]),
+            "reference_units.compile_notes: ['mode default'], beside an eager figure",
+        ),
     ],
 )
 def test_a_unit_spread_that_contradicts_its_report_is_invalid(tmp_path, edit, said):
@@ -451,6 +455,8 @@ def test_regime_units_stand_only_where_the_units_were_measured(tmp_path):
         (lambda u: u.update(batch_size=4), "regime_units: measured at 7B batch 4"),
         (lambda u: u.update(precision="INT4"), "regime_units.precision: 'INT4'"),
         (lambda u: u.update(pooled_pct=5.0), "regime_units.ci95_pct"),
+        # units of another compile than the one asked for (the regime's own here)
+        (lambda u: u.update(compile_notes=["mode default"]), "regime_units.compile_notes"),
     ],
 )
 def test_regime_units_that_contradict_their_report_are_invalid(tmp_path, edit, said):
@@ -461,6 +467,27 @@ def test_regime_units_that_contradict_their_report_are_invalid(tmp_path, edit, s
     edit(report["results"]["regime_units"])
     problems = validation_errors(report)
     assert any(said in p for p in problems), problems
+
+
+def test_a_derived_report_says_the_compile_it_asked_for_and_its_units_are_of_it(tmp_path):
+    from ecocompute.report.read import validation_errors
+
+    extra = ("--decode", "compiled", "--compile_mode", "default")
+    report = _dry_run(tmp_path, "hopper", 7, "NF4", extra=extra)
+    decode, units = report["measurement"]["decode"], report["results"]["regime_units"]
+    assert decode["requested_compile_notes"] == units["compile_notes"] == ["mode default"]
+    assert validation_errors(report) == []
+    for notes in (None, ["dynamic batch", "layers compiled"]):  # not what it asked for
+        units["compile_notes"] = notes
+        assert any("regime_units.compile_notes" in p for p in validation_errors(report))
+    units["compile_notes"] = ["mode default"]
+    decode["requested_regime"] = "graphs"  # a compile's notes on a graphs request
+    units["regime"] = "graphs"
+    problems = validation_errors(report)
+    assert any("requested_compile_notes: ['mode default'], no compile" in p for p in problems)
+    # the regime's own compile asked for: the field is absent
+    plain = _dry_run(tmp_path / "own", "hopper", 7, "NF4", extra=("--decode", "compiled"))
+    assert "requested_compile_notes" not in plain["measurement"]["decode"]
 
 
 def test_regime_units_are_the_named_cards_where_it_was_measured(tmp_path):
