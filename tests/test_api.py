@@ -165,7 +165,9 @@ def test_the_readmes_python_example_runs_and_prints_what_it_says(tmp_path, monke
 
 def _process_state():
     """What a library call must leave as it found it: the environment, every signal's
-    handler, and the progress-bar settings of huggingface_hub and transformers."""
+    handler, the progress-bar settings of huggingface_hub and transformers, and torch's
+    global random state (a synthetic checkpoint's first build seeds its own fork)."""
+    import torch
     from huggingface_hub import utils as hub
     from transformers.utils import logging as tf_logging
 
@@ -175,7 +177,7 @@ def _process_state():
         if s not in (signal.SIGKILL, signal.SIGSTOP)
     }
     bars = (hub.are_progress_bars_disabled(), tf_logging.is_progress_bar_enabled())
-    return dict(os.environ), handlers, bars
+    return dict(os.environ), handlers, bars, torch.random.get_rng_state().numpy().tobytes()
 
 
 @pytest.mark.slow

@@ -178,10 +178,13 @@ def materialise(model_name: str, init_device: str) -> Path:
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder.parent))
     try:
-        torch.manual_seed(SEED)
-        with library_messages_to_debug(), torch.device(init_device):
-            model = AutoModelForCausalLM.from_config(build_config(preset), dtype=torch.float16)
-            model.save_pretrained(staging)
+        # the caller's random state is theirs (api.py): seed a fork of it, not it
+        cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+        with torch.random.fork_rng(devices=cuda), library_messages_to_debug():
+            torch.manual_seed(SEED)
+            with torch.device(init_device):
+                model = AutoModelForCausalLM.from_config(build_config(preset), dtype=torch.float16)
+                model.save_pretrained(staging)
         del model
         try:
             os.replace(staging, folder)

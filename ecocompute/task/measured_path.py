@@ -280,7 +280,10 @@ def _phases(
     quant = _load(s, checkpoint, specs[0])
     second = _phase(s, [quant], prompt, idle=False, first_index=len(first.result.trials))
     _score(s, sheet, {quant.precision: quant.model})
-    return [first, second], ALTERNATING, [fp16_kept, quant]
+    # Not kept either: a sweep's next point loads FP16 first, which does not fit beside it
+    s.backend.forget(quant)
+    quant_kept = LoadedModel(quant.precision, None, quant.devices, quant.footprint_mib, quant.spec)
+    return [first, second], ALTERNATING, [fp16_kept, quant_kept]
 
 
 def _compile_blocks(

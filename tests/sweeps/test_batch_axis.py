@@ -18,7 +18,7 @@ from ecocompute.sweeps.sweep import sweep
 from ecocompute.task.timing import read_cpu_times
 
 from ..conftest import REPO
-from ..fakes import StandInQuantBackend, fake_machine
+from ..fakes import CpuAccelerator, StandInQuantBackend, fake_machine
 
 
 def pts(*rows):
@@ -446,3 +446,34 @@ def test_the_summary_gives_an_interval_its_note_already_gives_once():
     sweep = SimpleNamespace(batch_axis=[entry], map=[], batch_axis_note=None)
     (line,) = axis_lines(sweep)
     assert line.count("below 1 .. beyond 2") == 1, line
+
+
+def test_alternating_blocks_leave_nothing_resident_for_the_next_batch_size(tmp_path, monkeypatch):
+    """Where FP16 and the quantized copy do not fit together, each is let go after its
+    block: the next batch size's FP16 must not load beside the last quantized copy (the
+    pair judged not to fit)."""
+    from ecocompute.llm.resident import ResidentModels
+
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+    held_at_load: list[tuple[str, list[str]]] = []
+    load = ResidentModels.load
+
+    def recording_load(self, checkpoint, spec, accelerator):
+        held_at_load.append((str(spec.precision), [str(s.precision) for _, s in self.kept]))
+        return load(self, checkpoint, spec, accelerator)
+
+    monkeypatch.setattr(ResidentModels, "load", recording_load)
+    options = {"tokens": 4, "iterations": 2, "warmup": 0, "idle_seconds": 0.2, "quiet": True}
+    sweep(
+        ["synthetic:tiny-test"],
+        ["NF4"],
+        tmp_path / "sw",
+        options=options,
+        progress=Progress(quiet=True),
+        machine=fake_machine(accelerator=CpuAccelerator(free_mib=1000)),
+        batch_sizes=[1, 2],
+    )
+    doc = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    reports = [json.loads((tmp_path / "sw" / r["report"]).read_text()) for r in doc["runs"]]
+    assert [r["measurement"]["order"] for r in reports] == ["alternating blocks"] * 2
+    assert held_at_load == [("FP16", []), ("NF4", []), ("FP16", []), ("NF4", [])]
