@@ -152,17 +152,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         workers=args.workers,
         fit_only=args.fit_only,
     )
-    if fleet is not None:
-        args.after_interrupt = lambda name: (
-            f"interrupted by {name}: the runs that finished keep their energy.json; "
-            "sweep.json lists them and the cancelled ones"
-        )
     # A sweep writes each point's report as it goes: a failure after the first one
     # must not say that nothing was written.
     from ecocompute.report.written import sweep_leaves
 
     args.written_so_far = sweep_leaves(args.output_dir)
-    if fleet is None and not args.fit_only:  # an interrupt says what stands, as a failure
+    if not args.fit_only:  # an interrupt says what stands, from the folder, as a failure
+        # does (a fleet's sweep.json, which lists the cancelled points too, may not be
+        # written: an interrupt after the last point, or points of two cards)
         args.after_interrupt = lambda name: f"interrupted by {name}: {args.written_so_far()}"
     if args.reports and not args.fit_only:
         raise InputError("reports", args.reports, "only with --fit_only")

@@ -171,18 +171,22 @@ class _Fleet:
     # -- watching ------------------------------------------------------------------
 
     def run(self) -> list[RunRecord]:
-        from distributed import wait
+        from distributed import CancelledError, wait
+        from distributed.comm.core import CommClosedError
 
         for point in self.points:
             self.say(point, f"queued -> {point.params.output_dir}")
             self.submit(point)
         while self.pending:
-            self._announce_started()
             try:
+                self._announce_started()
                 done = wait(list(self.pending), timeout=POLL_S, return_when="FIRST_COMPLETED").done
             except TimeoutError:
                 self._orphans()
                 continue
+            except (CancelledError, CommClosedError, OSError) as exc:  # the scheduler is gone
+                self._scheduler_lost(exc)
+                break
             self._announce_started()
             for future in done:  # settled, then let go: an interrupt between the two
                 # finds it still pending and done, so cancel() keeps what it says
@@ -206,6 +210,15 @@ class _Fleet:
                 reason = f"its worker ({point.pinned_name or point.pinned}) was lost"
                 self.say(point, f"FAILED: {reason}")
                 self._failed_attempt(point, reason)
+
+    def _scheduler_lost(self, exc: BaseException) -> None:
+        """The scheduler's connection closed (it died, or its host went away): no pending
+        point can finish or be retried; each fails, and what finished before stands."""
+        reason = f"lost the connection to the Dask scheduler ({type(exc).__name__})"
+        for point in list(self.pending.values()):
+            self.say(point, f"FAILED: {reason}")
+            self._failed_attempt(point, reason)
+        self.pending.clear()
 
     def _announce_started(self) -> None:
         events = self.client.get_events(self.topic)
@@ -235,9 +248,11 @@ class _Fleet:
         place = outcome.placement
         if verdict is Verdict.OK:
             self._ok(point, outcome)
-        elif verdict is Verdict.CANCELLED:
-            why = f"cancelled by {self.interrupt_name} while it ran"
-            self._fail(point, place, why, status=CANCELLED)
+        elif verdict is Verdict.CANCELLED:  # its command never started: no GPU was used
+            ran = outcome.returncode is not None
+            when = "while it ran" if ran else "before it started"
+            why = f"cancelled by {self.interrupt_name} {when}"
+            self._fail(point, place if ran else None, why, status=CANCELLED)
         else:
             point.attempts += 1
             retryable = may_retry and verdict is Verdict.RETRY

@@ -204,6 +204,40 @@ def _wait_for_workers(client: Any, n: int, what: str) -> None:
             f'ever start; start each worker with --resources "{GPU_RESOURCE}=1" '
             "(docs/fleet.md); nothing was run"
         )
+    named = gpu_workers(client)
+    placed = client.run(_placement, workers=list(named))
+    shared = shared_gpus({named.get(a, a): where for a, where in placed.items()})
+    if shared:
+        raise RunError(
+            f"two workers of {what} could measure on one GPU at once: {shared}; give each "
+            "worker one GPU of its own (CUDA_VISIBLE_DEVICES=<that GPU>, docs/fleet.md); "
+            "nothing was run"
+        )
+
+
+def _placement() -> tuple[str, str | None]:
+    """Run on a worker: its host and the GPUs its points will see."""
+    import socket
+
+    return socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES")
+
+
+def shared_gpus(placements: dict[str, tuple[str, str | None]]) -> str | None:
+    """Where two GPU workers of one host would see a GPU in common (a GPU never runs two
+    measurements at once, docs/fleet.md): words naming the first such pair, else None.
+    A worker without CUDA_VISIBLE_DEVICES sees every GPU of its host. Entries are
+    compared as written (an index and the same GPU's UUID are not matched)."""
+    seen: dict[str, list[tuple[str, frozenset[str] | None, str]]] = {}
+    for address, (host, listed) in sorted(placements.items()):
+        gpus = None if listed is None else frozenset(g.strip() for g in listed.split(","))
+        for other, their, their_listed in seen.get(host, []):
+            if gpus is None or their is None or gpus & their:
+                return (
+                    f"{other} (CUDA_VISIBLE_DEVICES {their_listed}) and {address} "
+                    f"(CUDA_VISIBLE_DEVICES {listed or 'unset: every GPU'}) on {host}"
+                )
+        seen.setdefault(host, []).append((address, gpus, listed or "unset: every GPU"))
+    return None
 
 
 def gpu_workers(client: Any) -> dict[str, str]:

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from ecocompute.boundary.progress import Progress
-from ecocompute.errors import EcoComputeError
+from ecocompute.errors import EcoComputeError, InputError, RunError
 from ecocompute.fleet.judge import FleetInterrupted
 from ecocompute.fleet.options import FleetOptions
 from ecocompute.params import RunParams
@@ -49,7 +49,16 @@ def fleet_sweep(
     )
     with folder_held(root, progress, (root,)):  # one sweep at a time into a folder
         records = run_on_fleet(the_plan, fleet, progress, command, n_boot)
-        return finish(records, root, command=command, n_boot=n_boot)
+        try:
+            return finish(records, root, command=command, n_boot=n_boot)
+        except InputError as exc:  # found once the points ran (workers of two cards): not
+            kept = sum(r.status == OK for r in records)  # bad input, and their reports stand
+            raise RunError(
+                f"{exc}; the {kept} point(s) that finished keep their energy.json under "
+                f"{root}, but no {SWEEP_NAME} summarises them: give the fleet workers of one "
+                "card and software stack, or compare them with `ecocompute aggregate "
+                f"--units {root}`"
+            ) from None
 
 
 def run_on_fleet(

@@ -227,8 +227,8 @@ class RunParams:
         "this fraction of the logits' standard deviation apart (a rounding difference); "
         "any wider parting refuses the format. Formats that quantize activations (FP8, "
         "LLM.int8()) round further from their eager step when compiled; a wider tie is a "
-        "stated choice, recorded in the report's token_check (a broken step's token lies "
-        "several standard deviations below the eager choice)",
+        "stated choice, recorded in the report's token_check; it also passes more broken "
+        "steps, whose first parting may be a close call (docs/method.md)",
         "must be a number above 0", gt=0, le=1, flag="FRACTION")
     ci_target_pts: float | None = _f(None,
         "stop on precision: after --iterations rounds, keep running paired rounds until "

@@ -99,7 +99,18 @@ def fit_entry(
         )
         for r, p in zip(used, points, strict=True)
     ]
-    if not used and left_out:
+    units = {r.unit for r in used}
+    if len(units) > 1 and len(used) > len({r.model for r in used}):
+        # a size measured on several GPUs: units differ by more than a unit's interval
+        # (docs/units.md), so one curve through all their points would claim too much
+        why = (
+            f"the points were measured on {len(units)} GPUs, some sizes on several: units "
+            "differ by more than one unit's interval, so one curve through them would "
+            "claim too much; pool each size over its units with `ecocompute aggregate "
+            "--units` (docs/units.md), or fit one GPU's reports (sweep --fit_only --reports)"
+        )
+        curve = CurveFit(status="skipped", reason=why)
+    elif not used and left_out:
         why = (
             "every point is derived from the published curve (published path), not measured: "
             "fitting them would only give back the published curve"

@@ -4,12 +4,14 @@ accelerator and the stand-in backend behind it (tests/cli_with_fakes.py)."""
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
 import socket
 import subprocess
 import sys
+import time
 from collections import defaultdict
 from importlib.util import find_spec
 from pathlib import Path
@@ -292,6 +294,7 @@ def test_every_gpu_runs_each_point_on_each_gpu_and_the_units_pool(cluster, tmp_p
     from ecocompute.pooling.groups import group_reports
     from ecocompute.pooling.units import pool_units
     from ecocompute.results.collect import read_reports
+    from ecocompute.sweeps.fits import fit_entry
 
     runs = _runs(tmp_path, 1)[:1]  # one point: NF4
     fleet = _on(cluster, point_command=FAKE_CLI, every_gpu=True)
@@ -306,6 +309,10 @@ def test_every_gpu_runs_each_point_on_each_gpu_and_the_units_pool(cluster, tmp_p
     assert invalid == [] and len(reports) == 2
     (pooled,) = pool_units(group_reports(reports))
     assert len(pooled.units) == 2  # two GPUs, two units (told apart by UUID)
+    # one size on two units: no size curve through both as if they were one card's
+    fit = fit_entry("NF4", reports, tmp_path, None, [], 50)
+    assert fit.status == "skipped" and "measured on 2 GPUs" in (fit.reason or "")
+    assert [p.params_b for p in fit.points] == [fit.points[0].params_b] * 2  # still listed
 
 
 def _comparable(doc, drop_runs=(), drop_points=()):
@@ -452,6 +459,38 @@ def test_a_scheduler_whose_workers_declare_no_gpu_is_refused_before_anything_run
     assert list(tmp_path.iterdir()) == []
 
 
+def test_workers_that_would_share_a_gpu_are_found():
+    from ecocompute.fleet.cluster import shared_gpus
+
+    apart = {"gpu0": ("a", "0"), "gpu1": ("a", "1"), "other": ("b", "0"), "uuid": ("a", "GPU-x")}
+    assert shared_gpus(apart) is None  # one GPU each, or another host
+    said = shared_gpus({"w0": ("a", "0,1"), "w1": ("a", "1")})
+    assert said == "w0 (CUDA_VISIBLE_DEVICES 0,1) and w1 (CUDA_VISIBLE_DEVICES 1) on a"
+    every = shared_gpus({"w0": ("a", None), "w1": ("a", "3")})  # unset: every GPU
+    assert every is not None and "unset: every GPU" in every
+    assert shared_gpus({"w0": ("a", None)}) is None  # alone on its host
+
+
+@needs_dask
+def test_two_workers_that_see_one_gpu_are_refused_before_anything_runs(tmp_path):
+    """docs/fleet.md: a GPU never runs two measurements at once. Two GPU=1 workers that
+    see the same GPUs (here: in-process workers, no CUDA_VISIBLE_DEVICES, as `dask
+    worker --nworkers 2` without one gives) measured two points on it at once, and both
+    were kept (a review, 2026-12-05)."""
+    from distributed import LocalCluster
+
+    from ecocompute.errors import RunError
+    from ecocompute.fleet.client import run_fleet
+
+    with LocalCluster(
+        n_workers=2, processes=False, dashboard_address=":0", resources={"GPU": 1}
+    ) as shared:
+        options = FleetOptions(scheduler=shared.scheduler_address)
+        with pytest.raises(RunError, match=r"could measure on one GPU at once: .* on "):
+            run_fleet(tmp_path, _runs(tmp_path, 1), options, Progress(True))
+    assert list(tmp_path.iterdir()) == []
+
+
 @needs_dask
 @pytest.mark.slow
 @pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
@@ -543,3 +582,85 @@ def test_a_pinned_point_whose_worker_restarts_elsewhere_fails_not_waits(tmp_path
     assert sorted(r.status for r in records) == ["failed", "ok"], records
     (lost,) = [r for r in records if r.status == "failed"]
     assert "was lost" in (lost.error or "")
+
+
+@needs_dask
+@pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
+def test_workers_of_two_cards_fail_the_summary_not_the_input(cluster, tmp_path, monkeypatch):
+    """Workers of two card models: the points ran, then the summary refused them as bad
+    input (exit 2, 'nothing was written') beside their written reports (a review,
+    2026-12-05). It is a failure after the run that says what stands."""
+    from ecocompute.errors import RunError
+
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", os.environ["ECOCOMPUTE_CACHE"])
+    fleet = _on(cluster, point_command=(sys.executable, "-m", "tests.fleet.two_cards"))
+    kw = {"options": TINY, "progress": Progress(True), "n_boot": 50}
+    with pytest.raises(RunError) as info:
+        fleet_sweep(["synthetic:tiny-test"], ["NF4", "INT8"], tmp_path, fleet, **kw)
+    text = str(info.value)
+    assert "invalid card" in text and "the 2 point(s) that finished keep their energy.json" in text
+    assert len(list(tmp_path.rglob("energy.json"))) == 2
+    assert not (tmp_path / "sweep.json").exists()
+
+
+@needs_dask
+@pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
+def test_a_lost_scheduler_fails_the_pending_points_and_keeps_the_finished(
+    cluster, tmp_path, monkeypatch
+):
+    """The scheduler killed mid-sweep: wait() raised FuturesCancelledError, which the
+    client took for a bug ('internal error', no sweep.json) though a point had finished
+    (a review, 2026-12-05). Each pending point fails, saying why; the records stand."""
+    import distributed
+    from distributed.client import FuturesCancelledError
+
+    from ecocompute.fleet.client import run_fleet
+
+    real, calls = distributed.wait, []
+
+    def wait(futures, **kw):
+        calls.append(len(futures))
+        if len(calls) > 1 and len(futures) == 1:  # one point settled, one pending
+            raise FuturesCancelledError([])
+        return real(futures, **kw)
+
+    monkeypatch.setattr(distributed, "wait", wait)
+    runs = _runs(tmp_path, 1)  # NF4 and INT8
+    records = run_fleet(tmp_path, runs, _on(cluster, point_command=FAKE_CLI), Progress(True))
+    statuses = sorted(r.status for r in records)
+    assert statuses == ["failed", "ok"], records
+    (lost,) = [r for r in records if r.status == "failed"]
+    assert "lost the connection to the Dask scheduler (FuturesCancelledError)" in (lost.error or "")
+
+
+@needs_dask
+@pytest.mark.slow
+@pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
+def test_a_queued_point_cancelled_by_an_interrupt_never_started_and_had_no_gpu(cluster, tmp_path):
+    """Ctrl-C while two points run and a third waits: the third's record said
+    'cancelled ... while it ran' with a host and GPU, though its command never started
+    (a review, 2026-12-05)."""
+    from ecocompute.fleet.client import run_fleet
+    from ecocompute.fleet.judge import FleetInterrupted
+
+    class CtrlC(io.StringIO):
+        running = 0
+
+        def write(self, text: str) -> int:
+            if "running on" in text:
+                self.running += 1
+                if self.running == 2:
+                    time.sleep(1.0)  # both commands started
+                    raise KeyboardInterrupt
+            return super().write(text)
+
+    runs = _runs(tmp_path, 2, iterations="30")  # 4 points on 2 GPUs: 2 wait
+    with pytest.raises(FleetInterrupted) as info:
+        run_fleet(tmp_path, runs, _on(cluster, point_command=FAKE_CLI), Progress(False, CtrlC()))
+    records = info.value.records
+    waited = [r for r in records if "before it started" in (r.error or "")]
+    assert len(waited) == 2 and all((r.host, r.gpu, r.worker) == (None,) * 3 for r in waited)
+    ran = [r for r in records if "while it ran" in (r.error or "")]
+    assert len(ran) == 2 and all(r.gpu in ("0", "1") for r in ran)
