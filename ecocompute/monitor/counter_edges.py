@@ -29,13 +29,14 @@ class Step:
 
 
 def wait_for_step(
-    read_mj: Callable[[], float],
+    read_mj: Callable[[], float | None],
     clock: Callable[[], float],
     timeout_s: float,
     pause: Callable[[], None] = lambda: time.sleep(0.0005),
 ) -> Step | None:
     """Poll until the counter changes; the step time is the midpoint of the last read
-    that saw the old value and the first that saw the new one. None on timeout."""
+    that saw the old value and the first that saw the new one. A read that fails (None)
+    is skipped. None on timeout."""
     previous = read_mj()
     t_previous = clock()
     deadline = t_previous + timeout_s
@@ -43,15 +44,16 @@ def wait_for_step(
         pause()
         value = read_mj()
         now = clock()
-        if value != previous:
+        if value is not None and previous is not None and value != previous:
             return Step((t_previous + now) / 2.0, value, previous)
         if now > deadline:
             return None
-        t_previous = now
+        if value is not None:  # the last read that saw the old value
+            previous, t_previous = value, now
 
 
 def step_period_s(
-    read_mj: Callable[[], float],
+    read_mj: Callable[[], float | None],
     clock: Callable[[], float],
     *,
     steps: int = 4,

@@ -8,7 +8,7 @@ runs between the edges.
 
 from __future__ import annotations
 
-import functools
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -72,7 +72,9 @@ class WindowEdges:
 # succeeded; below it the measurement is refused (reads "keep failing").
 MIN_VALID_SAMPLE_FRACTION = 0.5
 # A counter stepping faster than this is read plainly: its staleness is negligible.
+log = logging.getLogger(__name__)
 MIN_STEP_PERIOD_S = 0.005
+CALIBRATION_S = 1.5  # how long calibrate() polls a counter for its steps
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,7 @@ class EnergyMeter:
         # Seconds between the counter's steps per device; None: plain edge reads.
         self.step_periods_s: dict[int, float] | None = None
         self.edge_fallbacks = 0  # edges where no step was found in time (plain read used)
+        self.skipped_counter_reads = 0  # polls around an edge that failed once (skipped)
         limits = {i: telemetry.power_limit_mw(i) for i in self.indices}
         self.power_limits_w = {i: None if mw is None else mw_to_w(mw) for i, mw in limits.items()}
 
@@ -155,19 +158,47 @@ class EnergyMeter:
 
     def calibrate(self) -> None:
         """Find how often each counter steps (outside any window). Leaves plain edge
-        reads in place where a counter does not step regularly."""
+        reads in place where a counter does not step regularly; a counter that never
+        moved while its GPU drew power is not used (the sampler's energy is, labelled)."""
         if not self.use_counter:
             return
         periods = {}
         for i in self.indices:
-            period = step_period_s(self._reader(i), self.clock)
+            before = self._read_mj(i)
+            period = step_period_s(self._poller(i), self.clock, timeout_s=CALIBRATION_S)
+            if period is None and self._read_mj(i) == before and self._drawing(i):
+                log.warning(
+                    "GPU %d's energy counter did not move in the calibration's %.1f s while "
+                    "the GPU drew power: energy comes from the power sampler",
+                    i,
+                    CALIBRATION_S,
+                )
+                self.use_counter = False
+                return
             if period is None or period < MIN_STEP_PERIOD_S:
                 return  # no regular steps, or a counter that moves on every read
             periods[i] = period
         self.step_periods_s = periods
 
-    def _reader(self, index: int) -> Callable[[], float]:
-        return functools.partial(self._read_mj, index)
+    def _drawing(self, index: int) -> bool:
+        try:
+            return self.telemetry.power_mw(index) > 0
+        except (TelemetryReadError, TelemetryNotSupported):
+            return False  # unknown: the counter stays, as it was
+
+    def _poller(self, index: int) -> Callable[[], float | None]:
+        """A counter read for polling around an edge: one read that fails is skipped
+        (None), as the sampler skips one; the edge falls back to a plain read, which
+        refuses, only if the counter stays unreadable for the whole wait."""
+
+        def poll() -> float | None:
+            try:
+                return float(self.telemetry.energy_mj(index))
+            except TelemetryReadError:
+                self.skipped_counter_reads += 1
+                return None
+
+        return poll
 
     def _open(self) -> tuple[list[float] | None, float]:
         """Opening edge: (counter values, t0). With located steps the window opens right
@@ -177,7 +208,7 @@ class EnergyMeter:
             values = [self._read_mj(i) for i in self.indices] if self.use_counter else None
             return values, self.clock()
         steps = {
-            i: wait_for_step(self._reader(i), self.clock, MAX_WAIT_PERIODS * periods[i])
+            i: wait_for_step(self._poller(i), self.clock, MAX_WAIT_PERIODS * periods[i])
             for i in self.indices
         }
         t0 = self.clock()
@@ -199,8 +230,8 @@ class EnergyMeter:
         values = []
         for i in self.indices:
             timeout_s = MAX_WAIT_PERIODS * periods[i]
-            first = wait_for_step(self._reader(i), self.clock, timeout_s)
-            second = wait_for_step(self._reader(i), self.clock, timeout_s) if first else None
+            first = wait_for_step(self._poller(i), self.clock, timeout_s)
+            second = wait_for_step(self._poller(i), self.clock, timeout_s) if first else None
             if first is None or second is None:
                 self.edge_fallbacks += 1
                 values.append(self._read_mj(i))

@@ -49,6 +49,14 @@ def match_devices(cuda: list[CudaDevice], nvml: list[GpuDevice]) -> list[DeviceM
     by_pci = {normalise_pci_bus_id(d.pci_bus_id): d for d in nvml}
     matches = []
     for dev in cuda:
+        if (dev.uuid or "").strip().lower().startswith("mig-") or " MIG " in f" {dev.name} ":
+            # a MIG instance shares its GPU's bus id, but NVML's counter and power are the
+            # whole GPU's, every instance's work included: not this instance's energy
+            raise DeviceMappingError(
+                f"cuda:{dev.index} ({dev.name}, uuid {dev.uuid}) is a MIG instance: NVML's "
+                "energy counter and power are its whole GPU's, other instances' work "
+                "included, so its energy cannot be measured; use a whole GPU"
+            )
         if dev.uuid and normalise_uuid(dev.uuid) in by_uuid:
             matches.append(DeviceMatch(dev.index, by_uuid[normalise_uuid(dev.uuid)], "uuid"))
         elif dev.pci_bus_id and normalise_pci_bus_id(dev.pci_bus_id) in by_pci:

@@ -110,3 +110,47 @@ def test_every_gpu_of_a_meter_over_several_is_metered_alike():
         truth_j = 100.0 * r.duration_s
         assert tuple(r.per_gpu_j) == (pytest.approx(truth_j, rel=0.03),) * 2, (r.per_gpu_j, truth_j)
     assert meter.edge_fallbacks == 0
+
+
+def test_a_poll_that_fails_is_skipped_not_taken_for_a_step():
+    """One failed read among the ~500 a second that polling makes refused the whole
+    measurement (a review, 2026-12-05); a failed poll (None) is skipped, and the step is
+    still timed between the last read of the old value and the first of the new."""
+    counter = SteppingCounter(power_w=150.0, period_s=0.1)
+    counter.t = 0.031
+    reads = iter(range(1000))
+
+    def flaky() -> float | None:
+        value = counter.read_mj()
+        return None if next(reads) in (0, 5, 40) else value  # the first read fails too
+
+    step = wait_for_step(flaky, counter.clock, 1.0, pause=lambda: None)
+    assert step is not None and step.time_s == pytest.approx(0.1, abs=2 * counter.read_cost_s)
+    assert step.value_mj - step.previous_mj == pytest.approx(150.0 * 0.1 * 1000)
+    unreadable = lambda: [counter.read_mj(), None][1]  # noqa: E731 - time passes, no value
+    always = wait_for_step(unreadable, counter.clock, 0.3, pause=lambda: None)
+    assert always is None  # never readable: the edge falls back to a plain read
+
+
+def test_a_counter_that_never_moves_while_the_gpu_draws_power_is_not_used():
+    """A counter NVML calls supported but which never moved gave 0 J windows and an
+    internal error (a review, 2026-12-05): the meter uses the sampler, and says so."""
+
+    class Frozen(FakeTelemetry):
+        def energy_mj(self, index: int) -> int:
+            super().energy_mj(index)
+            return 123_456_789
+
+    telemetry = Frozen(power_w=lambda t: 100.0)
+    with ScheduledSampler(telemetry, [0], 50.0) as sampler:
+        meter = EnergyMeter(telemetry, [0], sampler, lambda: None, use_counter=True)
+        meter.calibrate()
+        reading = meter.window(lambda: time.sleep(0.3))[1]
+    assert meter.use_counter is False and meter.edges_record().mode == "no counter"
+    assert reading.counter_j is None and reading.energy_j == pytest.approx(30.0, rel=0.15)
+    # a counter that moves, however slowly, is kept (plain reads where it has no period)
+    slow = FakeTelemetry(power_w=lambda t: 100.0, counter_step_s=0.8)
+    with ScheduledSampler(slow, [0], 50.0) as sampler:
+        kept = EnergyMeter(slow, [0], sampler, lambda: None, use_counter=True)
+        kept.calibrate()
+    assert kept.use_counter is True

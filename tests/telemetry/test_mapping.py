@@ -47,6 +47,23 @@ def test_unmatched_device_is_an_error_not_a_guess():
 
 
 @pytest.mark.parametrize(
+    ("name", "uuid"),
+    [
+        ("NVIDIA H200 MIG 1g.18gb", "MIG-5f8e1a2b-0000-1111-2222-333333333333"),
+        ("NVIDIA H200 MIG 3g.71gb", None),  # no UUID: its name says it
+        ("NVIDIA H200", "MIG-5f8e1a2b-0000-1111-2222-333333333333"),
+    ],
+)
+def test_a_mig_instance_is_refused_not_matched_to_its_whole_gpu(name, uuid):
+    """A MIG instance shares its GPU's PCI bus id, so it matched the whole GPU and was
+    measured with the whole GPU's counter, other instances' work included (a review,
+    2026-12-05)."""
+    cuda = [CudaDevice(0, name, uuid, "0000:00:07.0")]
+    with pytest.raises(DeviceMappingError, match="is a MIG instance"):
+        match_devices(cuda, NVML)
+
+
+@pytest.mark.parametrize(
     ("raw", "normal"),
     [
         ("00000000:65:00.0", "0000:65:00.0"),
