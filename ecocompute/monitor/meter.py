@@ -71,8 +71,8 @@ class WindowEdges:
 # A window's sampled energy stands only if at least this share of the reads due in it
 # succeeded; below it the measurement is refused (reads "keep failing").
 MIN_VALID_SAMPLE_FRACTION = 0.5
-# A counter stepping faster than this is read plainly: its staleness is negligible.
 log = logging.getLogger(__name__)
+# A counter stepping faster than this is read plainly: its staleness is negligible.
 MIN_STEP_PERIOD_S = 0.005
 CALIBRATION_S = 1.5  # how long calibrate() polls a counter for its steps
 
@@ -137,7 +137,6 @@ class EnergyMeter:
         # Seconds between the counter's steps per device; None: plain edge reads.
         self.step_periods_s: dict[int, float] | None = None
         self.edge_fallbacks = 0  # edges where no step was found in time (plain read used)
-        self.skipped_counter_reads = 0  # polls around an edge that failed once (skipped)
         limits = {i: telemetry.power_limit_mw(i) for i in self.indices}
         self.power_limits_w = {i: None if mw is None else mw_to_w(mw) for i, mw in limits.items()}
 
@@ -195,8 +194,9 @@ class EnergyMeter:
             try:
                 return float(self.telemetry.energy_mj(index))
             except TelemetryReadError:
-                self.skipped_counter_reads += 1
                 return None
+            except TelemetryNotSupported as exc:
+                raise MeasurementRefused(f"energy counter read failed: {exc}") from None
 
         return poll
 
