@@ -273,17 +273,22 @@ def _phases(
     s.progress("FP16 and the quantized copy do not fit together: alternating blocks")
     first = _phase(s, [fp16], prompt, idle=True)
     _score(s, sheet, {Precision.FP16: fp16.model})
-    s.backend.forget(fp16)
-    fp16_kept = LoadedModel(fp16.precision, None, fp16.devices, fp16.footprint_mib, fp16.spec)
+    fp16_kept = _let_go(s, fp16)
     del fp16
     s.accelerator.release()
     quant = _load(s, checkpoint, specs[0])
     second = _phase(s, [quant], prompt, idle=False, first_index=len(first.result.trials))
     _score(s, sheet, {quant.precision: quant.model})
     # Not kept either: a sweep's next point loads FP16 first, which does not fit beside it
-    s.backend.forget(quant)
-    quant_kept = LoadedModel(quant.precision, None, quant.devices, quant.footprint_mib, quant.spec)
+    quant_kept = _let_go(s, quant)
     return [first, second], ALTERNATING, [fp16_kept, quant_kept]
+
+
+def _let_go(s: Bench, loaded: LoadedModel) -> LoadedModel:
+    """An alternating block's model, measured: the backend (and a sweep's cache) lets it
+    go; what the report says of it (its devices, footprint, quantization) stays."""
+    s.backend.forget(loaded)
+    return dataclasses.replace(loaded, model=None)
 
 
 def _compile_blocks(

@@ -476,4 +476,5 @@ def test_alternating_blocks_leave_nothing_resident_for_the_next_batch_size(tmp_p
     doc = json.loads((tmp_path / "sw" / "sweep.json").read_text())
     reports = [json.loads((tmp_path / "sw" / r["report"]).read_text()) for r in doc["runs"]]
     assert [r["measurement"]["order"] for r in reports] == ["alternating blocks"] * 2
+    assert all(r["workload"]["quantization"]["method"] == "nf4" for r in reports)
     assert held_at_load == [("FP16", []), ("NF4", []), ("FP16", []), ("NF4", [])]
