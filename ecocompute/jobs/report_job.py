@@ -25,7 +25,7 @@ from ecocompute.params import (
     quality_text_problem,
 )
 from ecocompute.report.build import build_report
-from ecocompute.report.model import Prefetch, Report, SiteAnchor, SiteAnswer
+from ecocompute.report.model import Prefetch, Report
 from ecocompute.report.schema import require_validator
 from ecocompute.report.share import SHARE_FILE, with_share_url
 from ecocompute.report.trace_block import FP16_FILE, PRIMARY_FILE, trace_files
@@ -164,30 +164,9 @@ def _prefetch(params: RunParams, progress: Progress, machine: Machine | None) ->
         say(skipped_line(result))
     else:
         progress(answered_line(result))
-    site = result.answer
-    return Prefetch(
-        api_base=result.api_base,
-        url=result.url,
-        answered=result.answered,
-        predicted_vs_fp16_pct=result.predicted_vs_fp16_pct,
-        fetched_utc=result.fetched_utc,
-        error=result.error,
-        answer=None
-        if site is None
-        else SiteAnswer(
-            ci95_pct=None if site.ci95_pct is None else list(site.ci95_pct),
-            basis=site.basis,
-            confidence=site.confidence,
-            crossover_b=site.crossover_b,
-            arch_used=site.arch_used,
-            anchors=[
-                SiteAnchor(
-                    params_b=a.params_b, delta_pct=a.delta_pct, model=a.model, gpu=a.gpu, n=a.n
-                )
-                for a in site.anchors
-            ],
-        ),
-    )
+    # every part already of its type (published/prefetch.py keeps no other); the
+    # record's tuples are the report's lists
+    return Prefetch.model_validate(result.record(), strict=False)
 
 
 def _write_share_file(path: Path, link: str) -> None:
