@@ -50,12 +50,7 @@ def stdout_failure(exc: BaseException) -> OSError | None:
     if isinstance(exc, BrokenPipeError) or (exc.errno in _OUTPUT_ERRNOS and exc.filename is None):
         discard_stdout()
         return exc
-    try:
-        sys.stdout.flush()
-    except OSError as again:
-        discard_stdout()
-        return again
-    return None
+    return flush_stdout()
 
 
 def flush_stdout() -> OSError | None:
