@@ -282,13 +282,12 @@ def _sweep_options(
         name = sorted(options)[0]
         raise InputError(name, options[name], "give params= or options by name, not both")
     _no_command_line_options(options)  # as estimate() refuses them
-    if isinstance(params, RunParams):
-        _no_command_line_options(params)
     if params is not None:
         if not isinstance(params, RunParams):
             raise InputError(
                 "params", params, "a RunParams (ecocompute.params), or options by name"
             )
+        _no_command_line_options(params)
         return dataclasses.replace(params, quiet=not progress)
     # each of its type, as RunParams takes it (the sweep itself refuses unknown names and
     # the fields it sets per point)

@@ -65,16 +65,13 @@ def flush_stdout() -> OSError | None:
     return None
 
 
-def print_after_write(text: str, written: Sequence[str], out: TextIO | None = None) -> int:
+def print_after_write(text: str, written: Sequence[str]) -> int:
     """Print text (the summary of files already written) and flush: 0, or
     WRITTEN_NOT_PRINTED with one line on stderr naming the files as written."""
-    stream = out if out is not None else sys.stdout
     try:
-        print(recordable(text), file=stream)  # a path of undecodable bytes prints as \\xNN
-        stream.flush()
+        print(recordable(text), flush=True)  # a path of undecodable bytes prints as \\xNN
     except OSError as exc:
-        if stream is sys.stdout:
-            discard_stdout()
+        discard_stdout()
         names = ", ".join(printable(p) for p in written)
         print(
             f"ecocompute: {names} {'was' if len(written) == 1 else 'were'} written (complete"
