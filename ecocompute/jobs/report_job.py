@@ -33,7 +33,6 @@ from ecocompute.report.write import REPORT_NAME, report_text
 from ecocompute.summary.report import render
 from ecocompute.task.machine import Machine
 from ecocompute.task.outcome import MeasuredRun
-from ecocompute.task.published_path import PublishedRun
 from ecocompute.task.run import run_energy_estimate
 
 
@@ -71,13 +70,6 @@ class ReportJob:
         extra = [PRIMARY_FILE, FP16_FILE] if params.power_trace else []
         keep_inputs(params, [self.target, *(folder / n for n in [*extra, SHARE_FILE])])
         self._before = file_identity(self.target)
-
-    def _traces(self, outcome: MeasuredRun | PublishedRun) -> list[tuple[Path, str]]:
-        """The trace's CSV files beside the report; the published path has none."""
-        if not isinstance(outcome, MeasuredRun):
-            say(NO_TRACE)
-            return []
-        return [(self.target.parent / name, csv) for name, csv in trace_files(outcome).items()]
 
     def written(self) -> bool:
         """True once this job's report has replaced whatever was at the target."""
@@ -122,7 +114,11 @@ class ReportJob:
         summary = render(report, printable(self.target))  # a path of any bytes prints
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
-        traces = self._traces(outcome) if p.power_trace else []
+        traces = []  # the trace's CSV files beside the report; the published path has none
+        if p.power_trace and isinstance(outcome, MeasuredRun):
+            traces = [(self.target.parent / n, csv) for n, csv in trace_files(outcome).items()]
+        elif p.power_trace:
+            say(NO_TRACE)
         if traces:  # with the report as one: all made before the first rename, traces first
             items = [*traces, (self.target, text)]
             write_texts_atomic(items, create_dir=not self.folder_existed)

@@ -23,11 +23,8 @@ from ecocompute.params.run_params import (
     DEFAULTS,
     FIELDS,
     YAML_KEYS,
-    Flag,
     RunParams,
     flag_for,
-    from_text,
-    help_for,
 )
 
 __all__ = [
@@ -35,13 +32,10 @@ __all__ = [
     "FIELDS",
     "MAX_PARAMETERS_BYTES",
     "YAML_KEYS",
-    "Flag",
     "RunParams",
     "check_files",
     "check_output_dir",
     "flag_for",
-    "from_text",
-    "help_for",
     "nominal_params_b",
     "params_b_from_model_name",
     "quality_text_problem",

@@ -533,10 +533,6 @@ def from_text(values: Mapping[str, object]) -> RunParams:
     return RunParams(**read)
 
 
-def help_for(name: str) -> str:
-    return str(FIELDS[name].description)
-
-
 def flag_for(name: str) -> Flag | None:
     """How the command line sets field `name` (None: it does not)."""
     return next((m for m in FIELDS[name].metadata if isinstance(m, Flag)), None)
