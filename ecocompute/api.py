@@ -81,32 +81,29 @@ class Estimate:
     formats: tuple[FormatResult, ...]
     refused: Mapping[str, str] = field(default_factory=dict)
 
-    def _first(self) -> FormatResult:
-        return self.formats[0]
-
     @property
     def basis(self) -> str:
-        return self._first().basis
+        return self.formats[0].basis
 
     @property
     def measured(self) -> bool:
-        return self._first().basis == "measured"
+        return self.formats[0].basis == "measured"
 
     @property
     def delta_pct(self) -> float | None:
-        return self._first().delta_pct
+        return self.formats[0].delta_pct
 
     @property
     def interval_pct(self) -> tuple[float, float] | None:
-        return self._first().interval_pct
+        return self.formats[0].interval_pct
 
     @property
     def verdict(self) -> str | None:
-        return self._first().verdict
+        return self.formats[0].verdict
 
     @property
     def report(self) -> Report:
-        return self._first().report
+        return self.formats[0].report
 
     def by_format(self) -> dict[str, FormatResult]:
         return {f.format: f for f in self.formats}
@@ -282,13 +279,12 @@ def _sweep_options(
         name = sorted(options)[0]
         raise InputError(name, options[name], "give params= or options by name, not both")
     _no_command_line_options(options)  # as estimate() refuses them
-    if isinstance(params, RunParams):
-        _no_command_line_options(params)
     if params is not None:
         if not isinstance(params, RunParams):
             raise InputError(
                 "params", params, "a RunParams (ecocompute.params), or options by name"
             )
+        _no_command_line_options(params)
         return dataclasses.replace(params, quiet=not progress)
     # each of its type, as RunParams takes it (the sweep itself refuses unknown names and
     # the fields it sets per point)

@@ -19,18 +19,9 @@ full in their temp files before the first rename, then renamed with no signal ac
 in between: a failure while making them writes none; only a rename that fails after
 another succeeded leaves some in place, and errors.PartlyWritten names them.
 
-Temp files are named .<name>.<pid>.<random>.tmp<suffix>. One left behind by a process
-killed outright (SIGKILL, a power cut) is removed by the next write of the same name in
-that folder, once it is certain to be stale: its writer's pid is not running on this
-machine and the file is older than the current process, or dated more than an hour
-ahead of the clock (remove_stale_temps). A temp file lives for the milliseconds of one
-write, so one older than this process whose writer is gone is certain to be left over,
-and so is one from the future: no live writer's clock is an hour off.
-
-Content written through (a device, a FIFO, a descriptor) is made in an anonymous
-memory file (memfd) where the system has one: no name on any disk, so a run killed
-outright leaves nothing. Elsewhere it is a pid-named temp file in the temp folder,
-removed like the others by the next such write.
+Temp files, and the removal of those a process killed outright (SIGKILL, a power cut)
+left behind, are temp_files.py's, as is the scratch file content written through is
+made in.
 """
 
 from __future__ import annotations

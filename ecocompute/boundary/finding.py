@@ -35,16 +35,12 @@ class Found:
 
     files: list[Path] = field(default_factory=list)
     unsearchable: list[Unsearchable] = field(default_factory=list)
-    _seen: set[tuple[int, int]] = field(default_factory=set, repr=False)
+    _seen: set[tuple[int, int] | Path] = field(default_factory=set, repr=False)
 
     def add(self, path: Path) -> None:
-        """path, unless the same file is already in (a missing file is kept: its reader
-        says it is missing)."""
-        identity = file_key(path)
-        if identity is None:
-            if path not in self.files:
-                self.files.append(path)
-            return
+        """path, unless the same file is already in (a missing file is kept, once: its
+        reader says it is missing)."""
+        identity = file_key(path) or path
         if identity not in self._seen:
             self._seen.add(identity)
             self.files.append(path)

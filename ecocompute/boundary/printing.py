@@ -50,12 +50,7 @@ def stdout_failure(exc: BaseException) -> OSError | None:
     if isinstance(exc, BrokenPipeError) or (exc.errno in _OUTPUT_ERRNOS and exc.filename is None):
         discard_stdout()
         return exc
-    try:
-        sys.stdout.flush()
-    except OSError as again:
-        discard_stdout()
-        return again
-    return None
+    return flush_stdout()
 
 
 def flush_stdout() -> OSError | None:
@@ -70,16 +65,13 @@ def flush_stdout() -> OSError | None:
     return None
 
 
-def print_after_write(text: str, written: Sequence[str], out: TextIO | None = None) -> int:
+def print_after_write(text: str, written: Sequence[str]) -> int:
     """Print text (the summary of files already written) and flush: 0, or
     WRITTEN_NOT_PRINTED with one line on stderr naming the files as written."""
-    stream = out if out is not None else sys.stdout
     try:
-        print(recordable(text), file=stream)  # a path of undecodable bytes prints as \\xNN
-        stream.flush()
+        print(recordable(text), flush=True)  # a path of undecodable bytes prints as \\xNN
     except OSError as exc:
-        if stream is sys.stdout:
-            discard_stdout()
+        discard_stdout()
         names = ", ".join(printable(p) for p in written)
         print(
             f"ecocompute: {names} {'was' if len(written) == 1 else 'were'} written (complete"

@@ -48,8 +48,6 @@ def temp_affixes(target: Path) -> tuple[str, str]:
 
 
 def _pid_running(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

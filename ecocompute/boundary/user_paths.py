@@ -77,26 +77,22 @@ def _status(field: str, path: str | os.PathLike[str], *, follow: bool) -> os.sta
         ) from None
 
 
+_KINDS = (
+    (stat.S_ISDIR, "folder"),
+    (stat.S_ISREG, "file"),
+    (stat.S_ISLNK, "symbolic link"),
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
 def kind_of(st: os.stat_result | None) -> str:
     """ "missing", "folder", "file", or what else it is, in words."""
     if st is None:
         return "missing"
-    mode = st.st_mode
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISLNK(mode):
-        return "symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "special file"
+    return next((kind for test, kind in _KINDS if test(st.st_mode)), "special file")
 
 
 def check_output_file(field: str, path: str | os.PathLike[str]) -> None:

@@ -9,7 +9,7 @@ import sys
 from typing import NoReturn
 
 from ecocompute.core.printable import printable, recordable
-from ecocompute.params import FIELDS, flag_for, help_for
+from ecocompute.params import FIELDS, flag_for
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -27,7 +27,7 @@ def add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> Non
     flags = [(n, flag) for n in FIELDS if n not in skip and (flag := flag_for(n)) is not None]
     for dest, flag in flags:
         if flag.metavar is not None:
-            text = help_for(dest)
+            text = str(FIELDS[dest].description)
             if "default:" not in text:
                 text += f" (default: {FIELDS[dest].default})"
             help_text = text.replace("%", "%%")  # argparse %-formats help
@@ -37,7 +37,7 @@ def add_run_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> Non
         if flag.metavar is None:
             on = not FIELDS[dest].default  # a field on by default is switched off
             names = (*flag.also, *_spellings(dest if on else f"no_{dest}"))
-            text = flag.help or help_for(dest)
+            text = flag.help or str(FIELDS[dest].description)
             p.add_argument(
                 *names, dest=dest, action="store_const", const=on, default=None, help=text
             )

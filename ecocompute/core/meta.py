@@ -163,7 +163,6 @@ def pool(
     v: Sequence[float],
     *,
     method: str = "REML",
-    confidence: float = CONFIDENCE,
     floor: bool = True,
 ) -> RandomEffects:
     """Pool k >= 1 estimates with positive variances. Raises ValueError otherwise.
@@ -187,7 +186,7 @@ def pool(
     q = _cochran_q(y, v)
     i2 = None if k < 2 or q <= 0 else max(0.0, (q - (k - 1)) / q) * 100.0
     se_hksj = se_interval = ci = pi = None
-    level = 0.5 + confidence / 2.0
+    level = 0.5 + CONFIDENCE / 2.0
     if k >= 2:
         spread = sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
         se_hksj = math.sqrt(spread / ((k - 1) * sum(w)))

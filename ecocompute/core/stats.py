@@ -109,11 +109,11 @@ def summarise_known(values: Sequence[float | None]) -> Summary | None:
     return summarise(known) if known else None
 
 
-def t_interval(s: Summary, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+def t_interval(s: Summary) -> tuple[float, float] | None:
     """Student t interval of the mean; None below two values."""
     if s.sd is None:
         return None
-    half = t_quantile(0.5 + confidence / 2.0, s.n - 1) * s.sd / math.sqrt(s.n)
+    half = t_quantile(0.5 + CONFIDENCE / 2.0, s.n - 1) * s.sd / math.sqrt(s.n)
     return s.mean - half, s.mean + half
 
 

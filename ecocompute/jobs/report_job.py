@@ -25,7 +25,7 @@ from ecocompute.params import (
     quality_text_problem,
 )
 from ecocompute.report.build import build_report
-from ecocompute.report.model import Prefetch, Report, SiteAnchor, SiteAnswer
+from ecocompute.report.model import Prefetch, Report
 from ecocompute.report.schema import require_validator
 from ecocompute.report.share import SHARE_FILE, with_share_url
 from ecocompute.report.trace_block import FP16_FILE, PRIMARY_FILE, trace_files
@@ -33,7 +33,6 @@ from ecocompute.report.write import REPORT_NAME, report_text
 from ecocompute.summary.report import render
 from ecocompute.task.machine import Machine
 from ecocompute.task.outcome import MeasuredRun
-from ecocompute.task.published_path import PublishedRun
 from ecocompute.task.run import run_energy_estimate
 
 
@@ -71,13 +70,6 @@ class ReportJob:
         extra = [PRIMARY_FILE, FP16_FILE] if params.power_trace else []
         keep_inputs(params, [self.target, *(folder / n for n in [*extra, SHARE_FILE])])
         self._before = file_identity(self.target)
-
-    def _traces(self, outcome: MeasuredRun | PublishedRun) -> list[tuple[Path, str]]:
-        """The trace's CSV files beside the report; the published path has none."""
-        if not isinstance(outcome, MeasuredRun):
-            say(NO_TRACE)
-            return []
-        return [(self.target.parent / name, csv) for name, csv in trace_files(outcome).items()]
 
     def written(self) -> bool:
         """True once this job's report has replaced whatever was at the target."""
@@ -122,7 +114,11 @@ class ReportJob:
         summary = render(report, printable(self.target))  # a path of any bytes prints
         if summary_encoding is not None:
             check_encodable(summary, summary_encoding)
-        traces = self._traces(outcome) if p.power_trace else []
+        traces = []  # the trace's CSV files beside the report; the published path has none
+        if p.power_trace and isinstance(outcome, MeasuredRun):
+            traces = [(self.target.parent / n, csv) for n, csv in trace_files(outcome).items()]
+        elif p.power_trace:
+            say(NO_TRACE)
         if traces:  # with the report as one: all made before the first rename, traces first
             items = [*traces, (self.target, text)]
             write_texts_atomic(items, create_dir=not self.folder_existed)
@@ -164,30 +160,9 @@ def _prefetch(params: RunParams, progress: Progress, machine: Machine | None) ->
         say(skipped_line(result))
     else:
         progress(answered_line(result))
-    site = result.answer
-    return Prefetch(
-        api_base=result.api_base,
-        url=result.url,
-        answered=result.answered,
-        predicted_vs_fp16_pct=result.predicted_vs_fp16_pct,
-        fetched_utc=result.fetched_utc,
-        error=result.error,
-        answer=None
-        if site is None
-        else SiteAnswer(
-            ci95_pct=None if site.ci95_pct is None else list(site.ci95_pct),
-            basis=site.basis,
-            confidence=site.confidence,
-            crossover_b=site.crossover_b,
-            arch_used=site.arch_used,
-            anchors=[
-                SiteAnchor(
-                    params_b=a.params_b, delta_pct=a.delta_pct, model=a.model, gpu=a.gpu, n=a.n
-                )
-                for a in site.anchors
-            ],
-        ),
-    )
+    # every part already of its type (published/prefetch.py keeps no other); the
+    # record's tuples are the report's lists
+    return Prefetch.model_validate(result.record(), strict=False)
 
 
 def _write_share_file(path: Path, link: str) -> None:

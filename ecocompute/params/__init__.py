@@ -1,9 +1,9 @@
 """params: the run parameters as one typed model. A frozen pydantic dataclass
 (run_params.py) holds the defaults, types, ranges and the rules that tie fields together;
-flags and a YAML parameters file (parameters_file.py, yaml_loader.py) come in as text
-(text_values.py), keyword arguments typed; every refusal is one InputError line
-(refusals.py). What the values name on this machine is checked apart (path_checks.py),
-and a model's size is read from its name (model_size.py).
+flags and a YAML parameters file (parameters_file.py) come in as text (text_values.py),
+keyword arguments typed; every refusal is one InputError line. What the values name on
+this machine is checked apart (path_checks.py), and a model's size is read from its name
+(model_size.py).
 
 May import: formats, published (arch classes), boundary (user paths), core, errors.
 """
@@ -16,20 +16,15 @@ from ecocompute.params.parameters_file import (
     resolve,
 )
 from ecocompute.params.path_checks import (
-    check_http_url,
     check_output_dir,
-    check_quality_text,
     quality_text_problem,
 )
 from ecocompute.params.run_params import (
     DEFAULTS,
     FIELDS,
     YAML_KEYS,
-    Flag,
     RunParams,
     flag_for,
-    from_text,
-    help_for,
 )
 
 __all__ = [
@@ -37,15 +32,10 @@ __all__ = [
     "FIELDS",
     "MAX_PARAMETERS_BYTES",
     "YAML_KEYS",
-    "Flag",
     "RunParams",
     "check_files",
-    "check_http_url",
     "check_output_dir",
-    "check_quality_text",
     "flag_for",
-    "from_text",
-    "help_for",
     "nominal_params_b",
     "params_b_from_model_name",
     "quality_text_problem",

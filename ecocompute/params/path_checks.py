@@ -22,14 +22,6 @@ from ecocompute.errors import InputError
 MAX_QUALITY_TEXT_BYTES = 16 * 2**20
 
 
-def check_quality_text(path: str) -> None:
-    """--quality_text must be a readable UTF-8 text file of reasonable size. Raises
-    InputError (see quality_text_problem for what a run does instead)."""
-    problem = quality_text_problem(path)
-    if problem is not None:
-        raise InputError("quality_text", path, problem)
-
-
 def quality_text_problem(path: str) -> str | None:
     """Why --quality_text cannot be scored (None: it can). A name that cannot be a path
     at all (a NUL byte, too long) is bad input (InputError); a file that is missing or

@@ -5,7 +5,7 @@ batch 1, 256 new tokens, 10 measured iterations, 2 warm-ups, 10 Hz, context 2048
 Every way in is this model: keyword arguments typed (RunParams(...), the Python API),
 flags and YAML values read as their field's type first (from_text; text_values.py). So a
 bad flag, a bad YAML key and a bad keyword argument get the same one-line InputError
-(refusals.py words pydantic's refusals; a rule here raises its own). Paths (the model,
+(one_line words pydantic's refusals; a rule here raises its own). Paths (the model,
 the quality text, the output folder) are taken exactly as given; other text is stripped.
 
 A pydantic dataclass rather than a BaseModel (as vLLM's configs are): dataclasses.replace()
@@ -16,17 +16,17 @@ session, a point of a sweep), and checks the result again.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 from pydantic import (
     ConfigDict,
     Field,
     PlainValidator,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
-from pydantic import ValidationError as _ValidationError
 from pydantic.dataclasses import dataclass
 from pydantic.fields import FieldInfo
 from pydantic_core import ArgsKwargs
@@ -44,7 +44,6 @@ from ecocompute.formats.table import (
 )
 from ecocompute.params.model_size import name_size_b, params_b_problem
 from ecocompute.params.path_checks import check_http_url
-from ecocompute.params.refusals import Says, one_line
 from ecocompute.params.text_values import read_as, session_formats
 from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch_choice
 
@@ -80,6 +79,55 @@ NEAR_TIE_STD_FRACTION = 0.05
 COMPILE_MODE = "max-autotune-no-cudagraphs"
 # Typed values only (text is read before: from_text), no NaN or infinity, no unknown name.
 _CONFIG = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
+
+
+class Says(NamedTuple):
+    """How a field words a value outside its range: below its lower bound, and above
+    its upper one (default: "must be at most <bound>")."""
+
+    low: str
+    high: str | None = None
+
+
+def one_line(exc: ValidationError) -> InputError:
+    """pydantic's first refusal, in the order the fields are declared, as the project's
+    one-line InputError, `invalid <field> <value>: <allowed>` (exit 2), in the words the
+    command line has always used. The value shown is the one given, never pydantic's
+    rendering of it."""
+    order = list(FIELDS)
+
+    def place(error: Any) -> int:
+        loc = error["loc"]
+        return order.index(loc[0]) if loc and loc[0] in order else len(order)
+
+    error = min(exc.errors(include_url=False), key=place)
+    name = str(error["loc"][0]) if error["loc"] else "parameters"
+    return InputError(name, error["input"], _allowed(error, FIELDS.get(name)))
+
+
+def _allowed(error: Any, field: FieldInfo | None) -> str:
+    kind, value, ctx = error["type"], error["input"], error.get("ctx") or {}
+    yes_no = isinstance(value, bool)
+    if kind.startswith("int_"):
+        return "expected a whole number" + (", not true/false" if yes_no else "")
+    if kind.startswith("float_") or kind == "finite_number":
+        return "expected a number, not true/false" if yes_no else "expected a finite number"
+    if kind.startswith("bool_"):
+        return "expected true or false"
+    if kind.startswith("string_") or (kind == "literal_error" and not isinstance(value, str)):
+        return "expected a non-empty string"
+    if kind in ("unexpected_keyword_argument", "extra_forbidden"):
+        return "not a run parameter"
+    if field is None:
+        return str(error["msg"])
+    if kind == "literal_error":
+        return "allowed: " + ", ".join(map(str, get_args(field.annotation)))
+    says = next((m for m in field.metadata if isinstance(m, Says)), None)
+    if kind == "less_than_equal":
+        return says.high if says and says.high else f"must be at most {ctx['le']:g}"
+    if kind in ("greater_than", "greater_than_equal") and says:
+        return says.low
+    return str(error["msg"])
 
 
 def _as_given(value: object, info: ValidationInfo) -> str:
@@ -301,8 +349,8 @@ class RunParams:
     def _one_line(cls, data: Any, handler: Any) -> Any:
         try:
             return handler(data)
-        except _ValidationError as exc:
-            raise one_line(exc, FIELDS) from None
+        except ValidationError as exc:
+            raise one_line(exc) from None
 
     @model_validator(mode="before")
     @classmethod
@@ -483,10 +531,6 @@ def from_text(values: Mapping[str, object]) -> RunParams:
     kinds = {name: field.annotation for name, field in FIELDS.items()}
     read: Mapping[str, Any] = {k: read_as(k, kinds.get(k), v) for k, v in values.items()}
     return RunParams(**read)
-
-
-def help_for(name: str) -> str:
-    return str(FIELDS[name].description)
 
 
 def flag_for(name: str) -> Flag | None:

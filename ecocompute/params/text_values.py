@@ -13,10 +13,13 @@ from typing import Any, Union, get_args, get_origin
 
 from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError
-from ecocompute.params.yaml_loader import TooLongNumber
 
 PRECISIONS = tuple(p.value for p in Precision)
 _BOOLEANS = {"true": True, "yes": True, "false": False, "no": False}
+
+
+class TooLongNumber(str):
+    """A YAML integer too long to convert, kept as its text (parameters_file.py)."""
 
 
 def read_as(name: str, kind: Any, value: object) -> object:
