@@ -15,7 +15,6 @@ functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ecocompute.errors import InputError
@@ -33,28 +32,16 @@ PREFILL_MARGIN = 2.0
 BYTES_16_BIT = 2
 
 
-@dataclass(frozen=True)
-class PromptSpec:
-    """What the prompt is, for the report: its length and where its ids came from."""
-
-    tokens: int
-    source: str
-
-
-def describe(weights: str, prompt_tokens: int | None) -> PromptSpec:
-    """The report's words for the prompt a run of these weights and length uses."""
-    if prompt_tokens is None:
-        if weights == "synthetic":
-            return PromptSpec(SYNTHETIC_PROMPT_TOKENS, "12 seeded random token ids")
-        return PromptSpec(
-            0, "a fixed English instruction (ecocompute.llm.loading.PROMPT_TEXT)"
-        )  # its length is the tokenizer's
+def describe(weights: str, prompt_tokens: int | None) -> str:
+    """The report's words for where the ids of the prompt a run of these weights and
+    length uses came from."""
     if weights == "synthetic":
-        return PromptSpec(prompt_tokens, f"{prompt_tokens} seeded random token ids")
-    return PromptSpec(
-        prompt_tokens,
+        return f"{prompt_tokens or SYNTHETIC_PROMPT_TOKENS} seeded random token ids"
+    if prompt_tokens is None:  # its length is the tokenizer's
+        return "a fixed English instruction (ecocompute.llm.loading.PROMPT_TEXT)"
+    return (
         f"the first {prompt_tokens} tokens of the published quality corpus "
-        "(eval_text.txt, sha256 22ac091a...5504)",
+        "(eval_text.txt, sha256 22ac091a...5504)"
     )
 
 
