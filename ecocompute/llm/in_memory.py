@@ -49,6 +49,8 @@ def build(
     """The model of synthetic:<preset> at `spec`, built on the accelerator's devices.
     Raises placement.DoesNotFit when it fits on no GPU(s) within their budgets, and
     RunError for a preset that cannot be built this way."""
+    import torch
+
     model, blocks = skeleton(model_name, spec)
     sizes = [size(name, module, model, spec) for name, module in blocks]
     placed = plan(sizes, accelerator.budgets_bytes())
@@ -56,7 +58,9 @@ def build(
     head = model.get_output_embeddings()
     std = float(model.config.initializer_range)
     for name, module in blocks:
-        device = torch_device(accelerator, placed[name])
+        # the plan's device index (the CPU stand-in's are all the CPU)
+        cuda = accelerator.kind == "cuda"
+        device = torch.device("cuda", placed[name]) if cuda else torch.device("cpu")
         materialise(module, name, device, std, seed)
         quantizer.quantize_block(module, head)
     dispatch(model, placed, accelerator)
@@ -118,13 +122,6 @@ def size(name: str, module: Any, model: Any, spec: FormatSpec) -> Block:
         return Block(name, 2 * total, chunk_bytes)
     quantized = math.ceil(linear * spec.bits / 8 * (1 + SCALE_OVERHEAD))
     return Block(name, quantized + 2 * (total - linear), 2 * linear - quantized + chunk_bytes)
-
-
-def torch_device(accelerator: Accelerator, index: int) -> Any:
-    """The torch device of a plan's device index (the CPU stand-in's are all the CPU)."""
-    import torch
-
-    return torch.device("cuda", index) if accelerator.kind == "cuda" else torch.device("cpu")
 
 
 def tensor_seed(seed: int, name: str) -> int:

@@ -77,14 +77,11 @@ def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
     return Checkpoint(model_name, location, "pretrained", origin_note(location))
 
 
-def _looks_like_a_path(name: str) -> bool:
-    return name.startswith(("/", "./", "../", "~")) or name.count("/") > 1 or "\\" in name
-
-
 def _not_found(checkpoint: Checkpoint, exc: Exception) -> RunError:
     name = checkpoint.model_name
     first_line = str(exc).splitlines()[0][:200] if str(exc) else ""
-    if _looks_like_a_path(name) and not Path(name).expanduser().is_dir():
+    path_like = name.startswith(("/", "./", "../", "~")) or name.count("/") > 1 or "\\" in name
+    if path_like and not Path(name).expanduser().is_dir():
         what = f"model '{name}' could not be loaded: no such folder (and not a hub id)"
     else:
         what = (
