@@ -30,7 +30,7 @@ from typing import Any
 from ecocompute.errors import RunError
 from ecocompute.formats.table import TORCH, FormatSpec
 from ecocompute.llm.cuda import Accelerator
-from ecocompute.llm.placement import Block, devices_of, plan
+from ecocompute.llm.placement import Block, plan
 from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.llm.synthetic import SEED, build_config, preset_for
 
@@ -171,7 +171,7 @@ def values(name: str, shape: Sequence[int], dtype: Any, device: Any, std: float,
 def dispatch(model: Any, placed: dict[str, int], accelerator: Accelerator) -> None:
     """Hooks that move activations between the GPUs a model spans (accelerate's, as
     from_pretrained's device_map sets them); hf_device_map records the plan either way."""
-    if accelerator.kind == "cuda" and len(devices_of(placed)) > 1:
+    if accelerator.kind == "cuda" and len(set(placed.values())) > 1:
         from accelerate import dispatch_model
 
         skip = getattr(model, "_skip_keys_device_placement", None)
