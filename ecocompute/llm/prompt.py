@@ -91,13 +91,6 @@ def kv_cache_mib(config: Any, batch_size: int, cache_len: int) -> float:
     return 2 * layers * heads * head_dim * cache_len * batch_size * BYTES_16_BIT / 2**20
 
 
-def prefill_mib(config: Any, batch_size: int, prompt: int) -> float:
-    """MiB the prefill works in beside the cache (one layer's activations at a time),
-    with PREFILL_MARGIN."""
-    per_token = 4 * int(config.hidden_size) + 3 * int(config.intermediate_size)
-    return PREFILL_MARGIN * batch_size * prompt * per_token * BYTES_16_BIT / 2**20
-
-
 def check_memory(
     model_name: str,
     config: Any,
@@ -113,7 +106,9 @@ def check_memory(
     if free_mib is None:
         return
     caches = formats * kv_cache_mib(config, batch_size, prompt + tokens)
-    need = caches + prefill_mib(config, batch_size, prompt)
+    # the prefill's working memory: one layer's activations at a time, with PREFILL_MARGIN
+    per_token = 4 * int(config.hidden_size) + 3 * int(config.intermediate_size)
+    need = caches + PREFILL_MARGIN * batch_size * prompt * per_token * BYTES_16_BIT / 2**20
     if need > free_mib:
         raise InputError(
             "prompt_tokens",
