@@ -19,14 +19,11 @@ always yields `tokens` new tokens. torch and transformers are imported inside fu
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from ecocompute.errors import InputError
 from ecocompute.llm.decoder import REGIMES, Decoder
 from ecocompute.params.run_params import NEAR_TIE_STD_FRACTION
-
-log = logging.getLogger(__name__)
 
 # How many tokens prepare() decodes twice (eager step vs graph replay) to check that the
 # captured graph reproduces the step it captured. Cheap, outside every measured window.

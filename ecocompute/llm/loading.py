@@ -7,7 +7,6 @@ the published path never loads them.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +32,6 @@ from ecocompute.llm.synthetic import (
     materialise,
     preset_for,
 )
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
