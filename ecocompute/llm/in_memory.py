@@ -57,13 +57,20 @@ def build(
     quantizer = quantizer_for(spec)
     head = model.get_output_embeddings()
     std = float(model.config.initializer_range)
+    cuda = accelerator.kind == "cuda"
     for name, module in blocks:
         # the plan's device index (the CPU stand-in's are all the CPU)
-        cuda = accelerator.kind == "cuda"
         device = torch.device("cuda", placed[name]) if cuda else torch.device("cpu")
         materialise(module, name, device, std, seed)
         quantizer.quantize_block(module, head)
-    dispatch(model, placed, accelerator)
+    # Hooks that move activations between the GPUs a model spans (accelerate's, as
+    # from_pretrained's device_map sets them); hf_device_map records the plan either way.
+    if cuda and len(set(placed.values())) > 1:
+        from accelerate import dispatch_model
+
+        skip = getattr(model, "_skip_keys_device_placement", None)
+        dispatch_model(model, device_map=dict(placed), skip_keys=skip)
+    model.hf_device_map = dict(placed)
     return model.eval()
 
 
@@ -166,14 +173,3 @@ def values(name: str, shape: Sequence[int], dtype: Any, device: Any, std: float,
         chunk = torch.empty((count, rows.shape[1]), dtype=torch.float32, device=device)
         rows[start : start + count].copy_(chunk.normal_(0.0, std, generator=generator))
     return out
-
-
-def dispatch(model: Any, placed: dict[str, int], accelerator: Accelerator) -> None:
-    """Hooks that move activations between the GPUs a model spans (accelerate's, as
-    from_pretrained's device_map sets them); hf_device_map records the plan either way."""
-    if accelerator.kind == "cuda" and len(set(placed.values())) > 1:
-        from accelerate import dispatch_model
-
-        skip = getattr(model, "_skip_keys_device_placement", None)
-        dispatch_model(model, device_map=dict(placed), skip_keys=skip)
-    model.hf_device_map = dict(placed)
