@@ -52,26 +52,21 @@ from ecocompute.params.run_params import COMPILE_MODE
 log = logging.getLogger(__name__)
 
 BACKEND = "inductor"
+# The regime's own mode (--compile_mode, whose values RunParams checks, as it checks
+# --compile_batch and --compile_scope): it tunes every matmul's kernel and every fused
+# kernel's launch settings by timing candidates (most of a compile's time at 7B);
+# "default" takes inductor's heuristics and cuBLAS for the matmuls, a shorter compile.
+# CUDA graphs stay ours in both (no reduce-overhead).
 MODE = COMPILE_MODE
-# Inductor's modes a compile may use: MODE tunes every matmul's kernel and every fused
-# kernel's launch settings by timing candidates (most of a compile's time at 7B); default
-# takes inductor's heuristics and cuBLAS for the matmuls, a shorter compile. CUDA graphs
-# stay ours in both (no reduce-overhead).
-COMPILE_MODES = (MODE, "default")
 CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"
 # A session compiles the same step function once per format and a sweep once more per
 # batch size; dynamo's default of 8 compiled versions per function would stop a sweep of
 # 4 batch sizes x 3 formats (with fullgraph, in an error; without, silently eager).
 RECOMPILE_LIMIT = 256
-# How the batch dimension is compiled: static (a compile per batch size, the shapes
-# fixed) or dynamic (the batch a symbol: batch 1 its own graph, 2 and more one graph).
-COMPILE_BATCH = ("static", "dynamic")
-# What is compiled: the whole one-token step as one graph, or each decoder layer on its
-# own (regional compilation: transformers' layers read their cache slot by layer index,
-# so dynamo traces every layer, but their graphs are alike and every layer after the
-# first loads its kernels from inductor's FX-graph cache instead of compiling them).
-COMPILE_SCOPE = ("step", "layer")
-# One graph per layer, per batch size, per format, in a sweep's one process.
+# --compile_scope layer: transformers' layers read their cache slot by layer index, so
+# dynamo traces every layer, one graph per layer, per batch size, per format, in a
+# sweep's one process (every layer after the first loads its kernels from inductor's
+# FX-graph cache instead of compiling them).
 LAYER_RECOMPILE_LIMIT = 8192
 
 
@@ -184,12 +179,6 @@ class CompiledDecoder(GraphDecoder):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        if compile_batch not in COMPILE_BATCH:
-            raise ValueError(f"compile_batch {compile_batch!r}: one of {COMPILE_BATCH}")
-        if compile_scope not in COMPILE_SCOPE:
-            raise ValueError(f"compile_scope {compile_scope!r}: one of {COMPILE_SCOPE}")
-        if compile_mode is not None and compile_mode not in COMPILE_MODES:
-            raise ValueError(f"compile_mode {compile_mode!r}: one of {COMPILE_MODES}")
         self.compile_mode = compile_mode or MODE  # None: the regime's own
         self.compile_batch = compile_batch
         self.compile_scope = compile_scope

@@ -19,14 +19,11 @@ always yields `tokens` new tokens. torch and transformers are imported inside fu
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from ecocompute.errors import InputError
 from ecocompute.llm.decoder import REGIMES, Decoder
 from ecocompute.params.run_params import NEAR_TIE_STD_FRACTION
-
-log = logging.getLogger(__name__)
 
 # How many tokens prepare() decodes twice (eager step vs graph replay) to check that the
 # captured graph reproduces the step it captured. Cheap, outside every measured window.
@@ -39,15 +36,29 @@ class EagerDecoder(Decoder):
     regime = "eager"
 
     def __init__(self, model: Any, input_ids: Any, attention_mask: Any, tokens: int, label: str):
+        from transformers import GenerationConfig
+
         super().__init__(input_ids, tokens, label)
         self.model = model
         self.attention_mask = attention_mask
-        self.config = generation_config(model, tokens)
+        pad, eos = model.config.pad_token_id, model.config.eos_token_id
+        # The published protocol's settings: greedy, one beam, exactly `tokens` new tokens
+        # (min = max, so the end-of-sequence token is suppressed until then).
+        self.config = GenerationConfig(
+            max_new_tokens=tokens,
+            min_new_tokens=tokens,
+            do_sample=False,
+            num_beams=1,
+            use_cache=True,
+            pad_token_id=pad if pad is not None else eos,
+            eos_token_id=eos,
+        )
         # generate() fills what its config leaves unset from the model's own generation
         # config, the checkpoint's generation_config.json: a repetition penalty (then not
         # greedy), a max_length (then a warning logged on every call, inside the window).
-        # The model's is made neutral, so eager decodes exactly as graphs and compiled do.
-        model.generation_config = neutral_generation_config(model)
+        # The model's is made neutral (nothing of the checkpoint's but its pad and eos
+        # tokens), so eager decodes exactly as graphs and compiled do.
+        model.generation_config = GenerationConfig(pad_token_id=pad, eos_token_id=eos)
 
     def prepare(self) -> None:
         return None  # generate() builds its cache per call; warm-ups are the caller's
@@ -58,32 +69,6 @@ class EagerDecoder(Decoder):
             attention_mask=self.attention_mask,
             generation_config=self.config,
         )
-
-
-def generation_config(model: Any, tokens: int) -> Any:
-    """The published protocol's generate() settings: greedy, one beam, exactly `tokens`
-    new tokens (min = max, so the end-of-sequence token is suppressed until then)."""
-    from transformers import GenerationConfig
-
-    pad, eos = model.config.pad_token_id, model.config.eos_token_id
-    return GenerationConfig(
-        max_new_tokens=tokens,
-        min_new_tokens=tokens,
-        do_sample=False,
-        num_beams=1,
-        use_cache=True,
-        pad_token_id=pad if pad is not None else eos,
-        eos_token_id=eos,
-    )
-
-
-def neutral_generation_config(model: Any) -> Any:
-    """A generation config with nothing of the checkpoint's but its pad and eos tokens."""
-    from transformers import GenerationConfig
-
-    return GenerationConfig(
-        pad_token_id=model.config.pad_token_id, eos_token_id=model.config.eos_token_id
-    )
 
 
 def make_decoder(
@@ -104,21 +89,14 @@ def make_decoder(
 ) -> Decoder:
     """The decoder for `regime`, not yet prepared.
 
-    input_ids: (batch, prompt_len) long tensor (the prompt repeated per row for batch > 1),
-    moved to the device of the model's embeddings (a model built in memory may sit on a
-    GPU other than the accelerator's input device); attention_mask: same shape, or None. label names
-    the format in messages (e.g. "NF4"). For "graphs", capture=False steps the same
-    static-cache decode eagerly per token without a CUDA graph (the CPU path: tests, and
-    a debugging aid); for "compiled", capture=False runs the compiled step per token
-    without a graph. check_tokens: how many tokens prepare() compares between the eager
-    step and the replayed graph (0: no check). compile_batch ("compiled"): static, a
-    compile per batch size; dynamic, the batch dimension compiled as a symbol.
-    compile_scope ("compiled"): step, the whole step one graph; layer, each decoder layer
-    compiled on its own. compile_mode ("compiled"): inductor's mode (None: the regime's
-    own, compiled.MODE). near_tie_std (graphs, compiled): the check's near tie as a
-    fraction of the logits' standard deviation.
-    fresh_cache_dir: for "compiled", an empty folder inductor caches this compile in (one
-    of --compiles N; see reset_compiles()).
+    input_ids: (batch, prompt_len) long tensor (the prompt repeated per row for batch > 1);
+    attention_mask: same shape, or None; label names the format in messages (e.g. "NF4").
+    capture=False (graphs, compiled) steps the same static-cache step per token without a
+    CUDA graph (the CPU path: tests, and a debugging aid). check_tokens: how many tokens
+    prepare() compares with the eager step (0: no check). compile_batch, compile_scope,
+    compile_mode (None: compiled.MODE) and near_tie_std are RunParams' --options of those
+    names; fresh_cache_dir: an empty folder inductor caches this compile in (one of
+    --compiles N; see compiled.reset_compiles()).
 
     Raises InputError for an unknown regime or tokens < 1.
     """
@@ -126,7 +104,13 @@ def make_decoder(
         raise InputError("--decode", regime, " or ".join(REGIMES))
     if tokens < 1:
         raise InputError("tokens", tokens, "at least 1")
-    input_ids, attention_mask = on_input_device(model, input_ids, attention_mask)
+    # The prompt on the device of the model's input embeddings, where it has them (a model
+    # built in memory may sit on a GPU other than the accelerator's input device).
+    embeddings = getattr(model, "get_input_embeddings", lambda: None)()
+    weight = getattr(embeddings, "weight", None)
+    if weight is not None and weight.device != input_ids.device:
+        input_ids = input_ids.to(weight.device)
+        attention_mask = None if attention_mask is None else attention_mask.to(weight.device)
     if regime == "eager":
         return EagerDecoder(model, input_ids, attention_mask, tokens, label)
     from ecocompute.llm.compiled import CompiledDecoder  # both import decoder.py: local
@@ -147,13 +131,3 @@ def make_decoder(
     return GraphDecoder(
         *args, capture=capture, check_tokens=check_tokens, near_tie_std=near_tie_std
     )
-
-
-def on_input_device(model: Any, input_ids: Any, attention_mask: Any) -> tuple[Any, Any]:
-    """The prompt on the device of the model's input embeddings, where it has them."""
-    embeddings = getattr(model, "get_input_embeddings", lambda: None)()
-    weight = getattr(embeddings, "weight", None)
-    if weight is None or weight.device == input_ids.device:
-        return input_ids, attention_mask
-    mask = None if attention_mask is None else attention_mask.to(weight.device)
-    return input_ids.to(weight.device), mask

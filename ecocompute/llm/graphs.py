@@ -47,20 +47,15 @@ logits on one prefix would close that gap; it is not done yet. The compiled regi
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import DecodeCaptureFailed, one_line
 from ecocompute.llm import kernel_fingerprint
 from ecocompute.llm.decoder import Decoder
-from ecocompute.llm.graph_rules import (
-    accepts_logits_to_keep,
-    eos_ids,
-    refuse_uncapturable,
-)
 from ecocompute.params.run_params import NEAR_TIE_STD_FRACTION
 
 log = logging.getLogger(__name__)
@@ -71,15 +66,6 @@ log = logging.getLogger(__name__)
 WARMUP_STEPS = 3
 
 _MASK_IMPLEMENTATIONS = ("sdpa", "eager")  # attention that takes a 4D mask as given
-
-
-@dataclass(frozen=True)
-class NearTie:
-    row: int
-    new_token: int  # 1-based, as the check counts
-    margin: float  # the two tokens' eager logits apart (float32)
-    tolerance: float
-    rank: int  # the regime's token's place in the eager step's logits (1: its own choice)
 
 
 class GraphDecoder(Decoder):
@@ -103,8 +89,6 @@ class GraphDecoder(Decoder):
         near_tie_std: float = NEAR_TIE_STD_FRACTION,
     ) -> None:
         super().__init__(input_ids, tokens, label)
-        if not 0 < near_tie_std <= 1:
-            raise ValueError(f"near_tie_std {near_tie_std!r}: above 0 and at most 1")
         self.near_tie_std = near_tie_std
         self.model = model
         self.attention_mask = attention_mask
@@ -118,7 +102,10 @@ class GraphDecoder(Decoder):
         self._fingerprint = kernel_fingerprint.unavailable(
             "no CUDA graph captured (the CPU stand-in steps eagerly)"
         )
-        self._ties: list[NearTie] = []
+        # each row that parted at a near tie: row, new token (1-based), the two tokens'
+        # eager logits apart (float32), the tolerance, and the regime's token's rank among
+        # the eager step's logits (1: its own choice)
+        self._ties: list[JsonObject] = []
         self._checked = 0
 
     # -- outside measured windows --------------------------------------------------
@@ -129,12 +116,16 @@ class GraphDecoder(Decoder):
         out-of-memory error passes through for the caller to name."""
         import torch
 
-        self._scope = self._current_device()  # made once: run() enters it in the window
+        # The model's GPU as the current device (replays launch on its stream), or nothing
+        # to do on the CPU: made once, a context run() enters again in every window.
+        device = self.input_ids.device
+        cuda = device.type == "cuda"
+        self._scope = torch.cuda.device(device) if cuda else contextlib.nullcontext()
         try:
             with torch.no_grad(), self._scope:
                 self._allocate()
                 if self.capture:
-                    refuse_uncapturable(self.model, self.label, self.regime)
+                    self._refuse_uncapturable_layers()
                 if self.tokens > 1:  # one new token is the prefill's: no step to build
                     if self.capture:
                         self._refuse_uncapturable_placement()  # before any compile
@@ -161,27 +152,13 @@ class GraphDecoder(Decoder):
             **super().record(),
             "graph_captured": self._graph is not None,
             "kernel_fingerprint": self._fingerprint,
-            "token_check": self._token_check(),
-        }
-
-    def _token_check(self) -> JsonObject:
-        first = self._ties[0] if self._ties else None
-        return {
-            "tokens_checked": self._checked,
-            "rows": self.batch,
-            "near_tie_std": self.near_tie_std,
-            "rows_parted_at_a_near_tie": len(self._ties),
-            "first_near_tie": (
-                {
-                    "row": first.row,
-                    "new_token": first.new_token,
-                    "logits_apart": round(first.margin, 6),
-                    "tolerance": round(first.tolerance, 6),
-                    "rank": first.rank,
-                }
-                if first
-                else None
-            ),
+            "token_check": {
+                "tokens_checked": self._checked,
+                "rows": self.batch,
+                "near_tie_std": self.near_tie_std,
+                "rows_parted_at_a_near_tie": len(self._ties),
+                "first_near_tie": self._ties[0] if self._ties else None,
+            },
         }
 
     def prepared_note(self) -> str | None:
@@ -222,14 +199,6 @@ class GraphDecoder(Decoder):
             raise RuntimeError(f"GraphDecoder.{method}() before prepare()")
         with torch.no_grad(), self._scope:
             yield
-
-    def _current_device(self) -> Any:
-        """The model's GPU as the current device (replays launch on its stream), or
-        nothing to do on the CPU: a context that can be entered again and again."""
-        import torch
-
-        device = self.input_ids.device
-        return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
 
     # -- the decode ------------------------------------------------------------------
     def _advance(self) -> Callable[[], None]:
@@ -304,8 +273,16 @@ class GraphDecoder(Decoder):
                 torch.zeros((), dtype=dtype, device=device),
                 torch.full((), torch.finfo(dtype).min, dtype=dtype, device=device),
             )
-        self._eos = eos_ids(self.model)
-        self._keeps_logits = accepts_logits_to_keep(self.model)
+        # the end-of-sequence id(s), on the output layer's device (where logits are)
+        eos = config.eos_token_id
+        head = self.model.get_output_embeddings()
+        self._eos: Any = None
+        if eos is not None:
+            ids = [eos] if isinstance(eos, int) else list(eos)
+            head_device = head.weight.device if head is not None else self.model.device
+            self._eos = torch.tensor(ids, dtype=torch.long, device=head_device)
+        # generate() asks the prefill for the last position's logits only, when it can
+        self._keeps_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
     def _choose(self, logits: Any) -> Any:
         """Each row's next token from (batch, q, vocab) logits: argmax of the last
@@ -358,6 +335,24 @@ class GraphDecoder(Decoder):
         self._slot.add_(1)
         self._step_index.add_(1)
         self._chosen.index_copy_(1, self._step_index, chosen[:, None])
+
+    def _refuse_uncapturable_layers(self) -> None:
+        """Refuse, before any capture, what is known not to capture: LLM.int8() layers
+        with an outlier threshold > 0 (outlier columns found at run time: data-dependent
+        shapes; on an H200 the attempt ended in a device assert that poisons the CUDA
+        context)."""
+        for name, module in self.model.named_modules():
+            if type(module).__name__ != "Linear8bitLt":
+                continue
+            threshold = float(getattr(getattr(module, "state", None), "threshold", 0.0) or 0.0)
+            if threshold > 0:
+                raise DecodeCaptureFailed(
+                    self.label,
+                    f"LLM.int8() with outlier threshold {threshold:g} ({name}) finds outlier "
+                    "columns at run time, shapes a CUDA graph cannot capture; threshold 0.0 "
+                    "captures",
+                    self.regime,
+                )
 
     def _refuse_uncapturable_placement(self) -> None:
         """Before anything is built: one graph is captured on one CUDA device."""
@@ -424,7 +419,15 @@ class GraphDecoder(Decoder):
                     self.regime,
                     parted=True,
                 )
-            self._ties.append(NearTie(row, new_token, margin, tolerance, rank))
+            self._ties.append(
+                {
+                    "row": row,
+                    "new_token": new_token,
+                    "logits_apart": round(margin, 6),
+                    "tolerance": round(tolerance, 6),
+                    "rank": rank,
+                }
+            )
             log.info(
                 "%s: row %d parts from eager at a near tie (new token %d)",
                 self.label,

@@ -30,7 +30,7 @@ from typing import Any
 from ecocompute.errors import RunError
 from ecocompute.formats.table import TORCH, FormatSpec
 from ecocompute.llm.cuda import Accelerator
-from ecocompute.llm.placement import Block, devices_of, plan
+from ecocompute.llm.placement import Block, plan
 from ecocompute.llm.quantizers import quantizer_for
 from ecocompute.llm.synthetic import SEED, build_config, preset_for
 
@@ -49,17 +49,28 @@ def build(
     """The model of synthetic:<preset> at `spec`, built on the accelerator's devices.
     Raises placement.DoesNotFit when it fits on no GPU(s) within their budgets, and
     RunError for a preset that cannot be built this way."""
+    import torch
+
     model, blocks = skeleton(model_name, spec)
     sizes = [size(name, module, model, spec) for name, module in blocks]
     placed = plan(sizes, accelerator.budgets_bytes())
     quantizer = quantizer_for(spec)
     head = model.get_output_embeddings()
     std = float(model.config.initializer_range)
+    cuda = accelerator.kind == "cuda"
     for name, module in blocks:
-        device = torch_device(accelerator, placed[name])
+        # the plan's device index (the CPU stand-in's are all the CPU)
+        device = torch.device("cuda", placed[name]) if cuda else torch.device("cpu")
         materialise(module, name, device, std, seed)
         quantizer.quantize_block(module, head)
-    dispatch(model, placed, accelerator)
+    # Hooks that move activations between the GPUs a model spans (accelerate's, as
+    # from_pretrained's device_map sets them); hf_device_map records the plan either way.
+    if cuda and len(set(placed.values())) > 1:
+        from accelerate import dispatch_model
+
+        skip = getattr(model, "_skip_keys_device_placement", None)
+        dispatch_model(model, device_map=dict(placed), skip_keys=skip)
+    model.hf_device_map = dict(placed)
     return model.eval()
 
 
@@ -120,13 +131,6 @@ def size(name: str, module: Any, model: Any, spec: FormatSpec) -> Block:
     return Block(name, quantized + 2 * (total - linear), 2 * linear - quantized + chunk_bytes)
 
 
-def torch_device(accelerator: Accelerator, index: int) -> Any:
-    """The torch device of a plan's device index (the CPU stand-in's are all the CPU)."""
-    import torch
-
-    return torch.device("cuda", index) if accelerator.kind == "cuda" else torch.device("cpu")
-
-
 def tensor_seed(seed: int, name: str) -> int:
     """A tensor's own seed: the run's seed and the tensor's name, hashed (63 bits)."""
     digest = hashlib.sha256(f"{seed}/{name}".encode()).digest()
@@ -169,14 +173,3 @@ def values(name: str, shape: Sequence[int], dtype: Any, device: Any, std: float,
         chunk = torch.empty((count, rows.shape[1]), dtype=torch.float32, device=device)
         rows[start : start + count].copy_(chunk.normal_(0.0, std, generator=generator))
     return out
-
-
-def dispatch(model: Any, placed: dict[str, int], accelerator: Accelerator) -> None:
-    """Hooks that move activations between the GPUs a model spans (accelerate's, as
-    from_pretrained's device_map sets them); hf_device_map records the plan either way."""
-    if accelerator.kind == "cuda" and len(devices_of(placed)) > 1:
-        from accelerate import dispatch_model
-
-        skip = getattr(model, "_skip_keys_device_placement", None)
-        dispatch_model(model, device_map=dict(placed), skip_keys=skip)
-    model.hf_device_map = dict(placed)

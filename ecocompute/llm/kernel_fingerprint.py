@@ -39,6 +39,10 @@ _LABEL = re.compile(r'label="((?:[^"\\]|\\.)*)"', re.S)
 _ESCAPE = re.compile(r"\\(.)")
 _KERNEL = re.compile(r"\{ID \| (\d+)(?: \(topoId: \d+\))? \| (.+?)<<<(.+?)>>>\}", re.S)
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
+# A launch's grid, block (each "64" or "{2,64}") and shared memory, split at the commas
+# outside braces.
+_DIMS = r"(\s*\{[^{}]*\}\s*|[^{},]*)"
+_LAUNCH = re.compile(rf"{_DIMS},{_DIMS},([^{{}},]*)")
 
 
 @dataclass(frozen=True)
@@ -74,20 +78,12 @@ def kernel_nodes(dot: str) -> list[KernelNode]:
 
 def _launch(text: str) -> tuple[tuple[int, int, int], tuple[int, int, int], int] | None:
     """ "{2,64},384,164308" -> ((2, 64, 1), (384, 1, 1), 164308); None if unreadable."""
-    parts, depth, current = [], 0, ""
-    for char in text:
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-            continue
-        depth += {"{": 1, "}": -1}.get(char, 0)
-        current += char
-    parts.append(current)
-    if len(parts) != 3:
+    parts = _LAUNCH.fullmatch(text)
+    if parts is None:
         return None
     try:
-        grid, block = (_dims(p) for p in parts[:2])
-        return grid, block, int(parts[2])
+        grid, block = (_dims(p) for p in parts.groups()[:2])
+        return grid, block, int(parts.group(3))
     except ValueError:
         return None
 

@@ -7,7 +7,7 @@ the published path never loads them.
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,6 @@ from ecocompute.llm.synthetic import (
     materialise,
     preset_for,
 )
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -77,14 +75,11 @@ def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
     return Checkpoint(model_name, location, "pretrained", origin_note(location))
 
 
-def _looks_like_a_path(name: str) -> bool:
-    return name.startswith(("/", "./", "../", "~")) or name.count("/") > 1 or "\\" in name
-
-
 def _not_found(checkpoint: Checkpoint, exc: Exception) -> RunError:
     name = checkpoint.model_name
     first_line = str(exc).splitlines()[0][:200] if str(exc) else ""
-    if _looks_like_a_path(name) and not Path(name).expanduser().is_dir():
+    path_like = name.startswith(("/", "./", "../", "~")) or name.count("/") > 1 or "\\" in name
+    if path_like and not Path(name).expanduser().is_dir():
         what = f"model '{name}' could not be loaded: no such folder (and not a hub id)"
     else:
         what = (
@@ -282,38 +277,34 @@ def model_config(checkpoint: Checkpoint) -> Any:
         return preset_for(checkpoint.model_name)[1]
     from transformers import AutoConfig
 
-    try:
-        return AutoConfig.from_pretrained(
-            checkpoint.location,
-            trust_remote_code=False,
-            local_files_only=Path(checkpoint.location).is_dir(),
-        )
-    except OSError as exc:
-        raise _not_found(checkpoint, exc) from None
-    except ValueError as exc:  # a config.json of no model type transformers knows
-        raise _not_a_checkpoint(checkpoint, "model config", exc) from None
+    local = Path(checkpoint.location).is_dir()
+    return _read(checkpoint, "model config", AutoConfig.from_pretrained, local_files_only=local)
 
 
 def load_tokenizer(checkpoint: Checkpoint) -> Any:
     from transformers import AutoTokenizer
 
+    return _read(checkpoint, "tokenizer", AutoTokenizer.from_pretrained)
+
+
+def _read(
+    checkpoint: Checkpoint, part: str, from_pretrained: Callable[..., Any], **kwargs: object
+) -> Any:
+    """The checkpoint's `part` (its config, its tokenizer), or a RunError in one line: no
+    such folder or hub id, or one that holds no `part` transformers can load (a
+    config.json of no model type it knows, no tokenizer it can make: the user's input,
+    once an internal error that stopped a sweep)."""
     try:
-        return AutoTokenizer.from_pretrained(checkpoint.location, trust_remote_code=False)
+        return from_pretrained(checkpoint.location, trust_remote_code=False, **kwargs)
     except OSError as exc:
         raise _not_found(checkpoint, exc) from None
-    except ValueError as exc:  # a folder with no tokenizer transformers can make
-        raise _not_a_checkpoint(checkpoint, "tokenizer", exc) from None
-
-
-def _not_a_checkpoint(checkpoint: Checkpoint, part: str, exc: Exception) -> RunError:
-    """A folder (or id) that exists but holds no loadable checkpoint: the user's input,
-    said in one line (it was an internal error, and stopped a sweep)."""
-    return RunError(
-        f"model '{checkpoint.model_name}' could not be loaded: it holds no {part} "
-        f"transformers can load ({one_line(exc)}). Pass a checkpoint "
-        "folder (config.json, weights and tokenizer files) or a synthetic:<preset>; "
-        "nothing was written."
-    )
+    except ValueError as exc:
+        raise RunError(
+            f"model '{checkpoint.model_name}' could not be loaded: it holds no {part} "
+            f"transformers can load ({one_line(exc)}). Pass a checkpoint "
+            "folder (config.json, weights and tokenizer files) or a synthetic:<preset>; "
+            "nothing was written."
+        ) from None
 
 
 def preflight(spec: FormatSpec, accelerator: Accelerator) -> None:

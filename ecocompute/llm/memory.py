@@ -16,60 +16,39 @@ from ecocompute.llm.decoder import Decoder
 log = logging.getLogger(__name__)
 
 
-def is_out_of_memory(exc: BaseException) -> bool:
-    """torch's CUDA out-of-memory error (torch only looked at if already imported)."""
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(exc, torch.cuda.OutOfMemoryError)
-
-
 @contextlib.contextmanager
 def out_of_memory_named(
     model_name: str, precision: str | None, stage: str, accelerator: Accelerator
 ) -> Iterator[None]:
     """Within the block, CUDA's out-of-memory error becomes a RunError saying which model,
-    which format (None where no single format was at work) and at what stage."""
+    which format (None where no single format was at work), at what stage, free/total
+    memory now, and what to try."""
     try:
         yield
     except RunError:
         raise
     except Exception as exc:
-        if not is_out_of_memory(exc):
+        torch = sys.modules.get("torch")  # torch only looked at if already imported
+        if torch is None or not isinstance(exc, torch.cuda.OutOfMemoryError):
             raise
-        raise out_of_memory(model_name, precision, stage, accelerator, exc) from None
-
-
-def out_of_memory(
-    model_name: str,
-    precision: str | None,
-    stage: str,
-    accelerator: Accelerator,
-    exc: BaseException,
-) -> RunError:
-    """The error for CUDA running out of memory: which model, which format, free/total
-    memory now, and what to try."""
-    memory = _memory_now(accelerator)
-    where = (
-        " (GPU memory unknown)"
-        if memory is None
-        else f" ({memory[0]:,} MiB free of {memory[1]:,} MiB)"
-    )
-    at = "" if precision is None else f" at {precision}"
-    first_line = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
-    return RunError(
-        f"out of GPU memory {stage} {model_name}{at}{where}: {first_line}. "
-        "Free the GPU (other processes: nvidia-smi), use a smaller model, a smaller "
-        "--batch_size or fewer --tokens; no report was written."
-    )
-
-
-def _memory_now(accelerator: Accelerator) -> tuple[int, int] | None:
-    """Free/total MiB after dropping cached blocks, or None if even that fails."""
-    try:
-        accelerator.release()
-        return accelerator.memory_mib()
-    except Exception:  # a broken CUDA context must not hide the out-of-memory message
-        log.debug("memory query after out-of-memory failed", exc_info=True)
-        return None
+        try:  # free/total MiB after dropping cached blocks
+            accelerator.release()
+            memory = accelerator.memory_mib()
+        except Exception:  # a broken CUDA context must not hide the out-of-memory message
+            log.debug("memory query after out-of-memory failed", exc_info=True)
+            memory = None
+        where = (
+            " (GPU memory unknown)"
+            if memory is None
+            else f" ({memory[0]:,} MiB free of {memory[1]:,} MiB)"
+        )
+        at = "" if precision is None else f" at {precision}"
+        first_line = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise RunError(
+            f"out of GPU memory {stage} {model_name}{at}{where}: {first_line}. "
+            "Free the GPU (other processes: nvidia-smi), use a smaller model, a smaller "
+            "--batch_size or fewer --tokens; no report was written."
+        ) from None
 
 
 @dataclass(frozen=True)

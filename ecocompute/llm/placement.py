@@ -56,18 +56,10 @@ def plan(blocks: Sequence[Block], budgets_bytes: Mapping[int, int]) -> dict[str,
         while block.stored_bytes > left:
             nxt = next(devices, None)
             if nxt is None:
-                raise DoesNotFit(_short_of(total, room))
+                have = ", ".join(f"GPU {i}: {max(r, 0) / 2**20:,.0f}" for i, r in room.items())
+                weights = f"{total / 2**20:,.0f} MiB of weights"
+                raise DoesNotFit(f"{weights}, room for blocks on {have} MiB")
             device, left = nxt, room[nxt]
         placed[block.name] = device
         left -= block.stored_bytes
     return placed
-
-
-def devices_of(placed: Mapping[str, int]) -> tuple[int, ...]:
-    """The devices a plan uses, in index order."""
-    return tuple(sorted(set(placed.values())))
-
-
-def _short_of(total: int, room: Mapping[int, int]) -> str:
-    have = ", ".join(f"GPU {i}: {max(r, 0) / 2**20:,.0f}" for i, r in room.items())
-    return f"{total / 2**20:,.0f} MiB of weights, room for blocks on {have} MiB"

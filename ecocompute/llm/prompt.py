@@ -15,7 +15,6 @@ functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ecocompute.errors import InputError
@@ -33,28 +32,16 @@ PREFILL_MARGIN = 2.0
 BYTES_16_BIT = 2
 
 
-@dataclass(frozen=True)
-class PromptSpec:
-    """What the prompt is, for the report: its length and where its ids came from."""
-
-    tokens: int
-    source: str
-
-
-def describe(weights: str, prompt_tokens: int | None) -> PromptSpec:
-    """The report's words for the prompt a run of these weights and length uses."""
-    if prompt_tokens is None:
-        if weights == "synthetic":
-            return PromptSpec(SYNTHETIC_PROMPT_TOKENS, "12 seeded random token ids")
-        return PromptSpec(
-            0, "a fixed English instruction (ecocompute.llm.loading.PROMPT_TEXT)"
-        )  # its length is the tokenizer's
+def describe(weights: str, prompt_tokens: int | None) -> str:
+    """The report's words for where the ids of the prompt a run of these weights and
+    length uses came from."""
     if weights == "synthetic":
-        return PromptSpec(prompt_tokens, f"{prompt_tokens} seeded random token ids")
-    return PromptSpec(
-        prompt_tokens,
+        return f"{prompt_tokens or SYNTHETIC_PROMPT_TOKENS} seeded random token ids"
+    if prompt_tokens is None:  # its length is the tokenizer's
+        return "a fixed English instruction (ecocompute.llm.loading.PROMPT_TEXT)"
+    return (
         f"the first {prompt_tokens} tokens of the published quality corpus "
-        "(eval_text.txt, sha256 22ac091a...5504)",
+        "(eval_text.txt, sha256 22ac091a...5504)"
     )
 
 
@@ -104,13 +91,6 @@ def kv_cache_mib(config: Any, batch_size: int, cache_len: int) -> float:
     return 2 * layers * heads * head_dim * cache_len * batch_size * BYTES_16_BIT / 2**20
 
 
-def prefill_mib(config: Any, batch_size: int, prompt: int) -> float:
-    """MiB the prefill works in beside the cache (one layer's activations at a time),
-    with PREFILL_MARGIN."""
-    per_token = 4 * int(config.hidden_size) + 3 * int(config.intermediate_size)
-    return PREFILL_MARGIN * batch_size * prompt * per_token * BYTES_16_BIT / 2**20
-
-
 def check_memory(
     model_name: str,
     config: Any,
@@ -126,7 +106,9 @@ def check_memory(
     if free_mib is None:
         return
     caches = formats * kv_cache_mib(config, batch_size, prompt + tokens)
-    need = caches + prefill_mib(config, batch_size, prompt)
+    # the prefill's working memory: one layer's activations at a time, with PREFILL_MARGIN
+    per_token = 4 * int(config.hidden_size) + 3 * int(config.intermediate_size)
+    need = caches + PREFILL_MARGIN * batch_size * prompt * per_token * BYTES_16_BIT / 2**20
     if need > free_mib:
         raise InputError(
             "prompt_tokens",

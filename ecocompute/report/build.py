@@ -340,7 +340,7 @@ def _decode(run: MeasuredRun) -> Decode:
     fields = {
         **run.decode,
         "batch_size": p.batch_size,
-        "prompt": describe_prompt(run.checkpoint.weights, p.prompt_tokens).source,
+        "prompt": describe_prompt(run.checkpoint.weights, p.prompt_tokens),
     }
     if p.phases == "apart":
         fields["phases"] = "apart"

@@ -1,5 +1,6 @@
 """One module per library that makes a format, each a Quantizer with the same few
-methods (base.py); quantizer_for() is the one mapping from a format to its class."""
+methods (base.py, beside FP16's, which quantizes nothing); quantizer_for() is the one
+mapping from a format to its class."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ecocompute.llm.quantizers.base import Quantizer
 
 # format name (FormatSpec.key) -> (module under llm/quantizers/, class)
 QUANTIZERS: dict[str, tuple[str, str]] = {
-    "FP16": ("plain", "PlainWeights"),
+    "FP16": ("base", "PlainWeights"),
     "NF4": ("bitsandbytes", "Nf4"),
     "INT8": ("bitsandbytes", "LlmInt8"),
     "INT4": ("torchao", "Torchao"),

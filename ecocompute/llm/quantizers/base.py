@@ -55,3 +55,21 @@ class Quantizer(ABC):
 
     def refuse(self, why: str) -> RunError:
         return RunError(f"{self.spec.label} cannot run here: {why}; nothing was written")
+
+
+class PlainWeights(Quantizer):
+    """FP16: the checkpoint's weights in float16, nothing quantized (the baseline)."""
+
+    def preflight(self, accelerator: Accelerator) -> None:
+        return None
+
+    def load_arguments(self) -> dict[str, object]:
+        import torch
+
+        return {"dtype": torch.float16, "quantization_config": None}
+
+    def check(self, model: Any) -> None:
+        return None
+
+    def record(self) -> dict[str, Any] | None:
+        return None

@@ -14,7 +14,6 @@ The library is reached through `library()` only, so tests can hand in a stand-in
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ecocompute.core import packages
@@ -48,14 +47,12 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
-def import_torchao() -> Any:
-    import torchao.quantization
-
-    return torchao.quantization
-
-
 class Torchao(Quantizer):
-    library: Callable[[], Any] = staticmethod(import_torchao)
+    @staticmethod
+    def library() -> Any:
+        import torchao.quantization
+
+        return torchao.quantization
 
     # -- before loading ------------------------------------------------------------
     def preflight(self, accelerator: Accelerator) -> None:
