@@ -10,6 +10,7 @@ from typing import Any
 from ecocompute.monitor.conditions import throttle_words
 from ecocompute.params.run_params import COMPILE_MODE, NEAR_TIE_STD_FRACTION
 from ecocompute.published.figures import is_project_card
+from ecocompute.report.decode_model import Decode, FormatDecode
 from ecocompute.report.labels import (
     NO_FIGURE_LEAD,
     card_with_arch,
@@ -20,7 +21,13 @@ from ecocompute.report.labels import (
 )
 from ecocompute.report.model import Measurement, Report, Software, Workload
 from ecocompute.report.references import beside_unit, units_disagreement
-from ecocompute.report.results_model import BetweenCompiles, FormatConditions, HeldView, Results
+from ecocompute.report.results_model import (
+    BetweenCompiles,
+    Format,
+    FormatConditions,
+    HeldView,
+    Results,
+)
 from ecocompute.report.software import stack_in_words
 
 _BASIS_WORDS = {
@@ -106,9 +113,17 @@ def context_lines(report: Report, session: Sequence[Report] = ()) -> list[str]:
     return lines
 
 
-def arch_note_line(report: Report) -> list[str]:
+def closing_lines(report: Report) -> list[str]:
+    """The arch class's note (where it was not detected), the weights, the software and
+    the scope: a session's are its first report's."""
     source = report.system_under_test.gpu_arch_source or ""
-    return [f"  note       {source}"] if "pass --gpu_arch" in source else []
+    sw = report.software
+    return [
+        *([f"  note       {source}"] if "pass --gpu_arch" in source else []),
+        *weights_lines(report.workload),
+        *([f"  software   {software_words(sw)}"] if sw is not None else []),
+        SCOPE,
+    ]
 
 
 def data_from_line(reports: Sequence[Report]) -> list[str]:
@@ -193,26 +208,16 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
     if no_figure:
         lines.append(f"  no figure  {no_figure}")
     lines.extend(context_lines(report))
-    decode = report.measurement.decode
     if report.measured and res.trials:
         lines.extend(phase_lines(work.precision, res))
         lines.extend(energy_lines(work.precision, res))
-        lines.append(f"  protocol   {protocol_words(report.measurement)}")
-        lines.extend(host_lines(report.measurement))
-        if decode.per_format and decode.compile_s is not None:
-            lines.append(f"  compile    {compile_words(report.measurement)}")
-        if res.between_compiles is not None:
-            lines.append(f"  compiles   {compiles_words(work.precision, res.between_compiles)}")
+        lines.extend(run_lines([report]))
         lines.append(f"  check      {cross_check(res, report.measurement.sample_rate_hz)}")
         gpus = gpus_by_format(res)
         if gpus:
             lines.append(f"  gpus       {gpus}")
         lines.extend(held_lines(work.precision, res))
-    lines.extend(arch_note_line(report))
-    lines.extend(weights_lines(work))
-    if report.software is not None:
-        lines.append(f"  software   {software_words(report.software)}")
-    lines.append(SCOPE)
+    lines.extend(closing_lines(report))
     lines.extend(site_lines(report))
     lines.append(f"  report     {path}")
     return "\n".join(lines)
@@ -357,12 +362,28 @@ TIMED_KERNELS = (
 )
 
 
-def compile_words(measurement: Measurement) -> str:
+def run_lines(reports: Sequence[Report]) -> list[str]:
+    """How a measured run went: its protocol, its host, its compile (a session's formats
+    share the first report's, each format's compile its own report's) and each format's
+    compiles."""
+    first = reports[0].measurement
+    lines = [f"  protocol   {protocol_words(first)}", *host_lines(first)]
+    per = {fmt: d for r in reports for fmt, d in (r.measurement.decode.per_format or {}).items()}
+    if per and first.decode.compile_s is not None:
+        lines.append(f"  compile    {compile_words(first.decode, per)}")
+    lines.extend(
+        f"  compiles   {compiles_words(r.workload.precision, r.results.between_compiles)}"
+        for r in reports
+        if r.results.between_compiles is not None
+    )
+    return lines
+
+
+def compile_words(decode: Decode, per_format: Mapping[Format, FormatDecode]) -> str:
     """Each format's compile of the compiled regime, and whether inductor's cache held it."""
-    decode = measurement.decode
     each = ", ".join(
         f"{fmt} {d.compile_s:.1f} s (inductor cache {d.inductor_cache or 'unknown'})"
-        for fmt, d in (decode.per_format or {}).items()
+        for fmt, d in per_format.items()
         if d.compile_s is not None
     )
     mode = decode.compiler.mode if decode.compiler else ""

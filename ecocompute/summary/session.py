@@ -11,25 +11,19 @@ from ecocompute.report.model import Report
 from ecocompute.report.results_model import FormatConditions, Results
 from ecocompute.summary.report import (
     HELD_LEAD,
-    SCOPE,
     _mj,
-    arch_note_line,
     as_report,
     basis_words,
-    compile_words,
-    compiles_words,
+    closing_lines,
     context_lines,
     data_from_line,
     freed_words,
-    host_lines,
     phase_lines,
-    protocol_words,
     reference_units_lines,
+    run_lines,
     size_words,
-    software_words,
     throttle_line,
     unit_lines,
-    weights_lines,
     why_no_figure,
 )
 
@@ -62,20 +56,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         *session_basis_lines(reports),
     ]
     if first.results.basis == "measured":
-        lines.append(f"  protocol   {protocol_words(first.measurement)}")
-        lines.extend(host_lines(first.measurement))
-        per = {
-            fmt: d for r in reports for fmt, d in (r.measurement.decode.per_format or {}).items()
-        }
-        if per and first.measurement.decode.compile_s is not None:
-            merged = first.measurement.model_copy(
-                update={"decode": first.measurement.decode.model_copy(update={"per_format": per})}
-            )
-            lines.append(f"  compile    {compile_words(merged)}")
-        for r in reports:
-            if r.results.between_compiles is not None:
-                words = compiles_words(r.workload.precision, r.results.between_compiles)
-                lines.append(f"  compiles   {words}")
+        lines.extend(run_lines(reports))
     header = (
         f"  {'format':<13} {'mJ/token':>10} {'vs FP16':>8} {'95% CI':>17} {'verdict':<12} tok/s"
     )
@@ -104,11 +85,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     if throttle:
         lines.append(f"  throttle   {throttle}")
     lines.extend(context_lines(first, reports))
-    lines.extend(arch_note_line(first))
-    lines.extend(weights_lines(work))
-    if first.software is not None:
-        lines.append(f"  software   {software_words(first.software)}")
-    lines.append(SCOPE)
+    lines.extend(closing_lines(first))
     lines.extend(f"  report     {path}" for path in paths)
     return "\n".join(lines)
 
