@@ -441,10 +441,11 @@ def software_words(sw: Software) -> str:
 # -- the unit and the state it was in ---------------------------------------------------
 
 
-def unit_lines(report: Report) -> list[str]:
+def unit_lines(report: Report, session: bool = False) -> list[str]:
     """Which unit of the card was measured (its interval holds for that card, not the
-    card model: docs/units.md), and every window that ran throttled; none unless
-    measured."""
+    card model: docs/units.md), every window that ran throttled (a session says every
+    format's later) and the temperatures (a session's are its first report's windows,
+    which the line says); none unless measured."""
     if not report.measured:
         return []
     lines = []
@@ -467,7 +468,7 @@ def unit_lines(report: Report) -> list[str]:
                 f"...{uuid_tail(g.uuid)}" + (f" ({', '.join(details)})" if details else "")
             )
         lines.append(f"  unit       {'; '.join(units)}: figures for this card, not the card model")
-    if report.results.conditions is not None:
+    if report.results.conditions is not None and not session:
         lines.append(f"  throttle   {throttle_line(report.results.conditions.per_format)}")
     th = report.thermal
     if th is not None and th.basis == "measured" and th.temperature_peak_c is not None:
@@ -476,9 +477,10 @@ def unit_lines(report: Report) -> list[str]:
             if th.steady_state_reached and th.temperature_steady_c is not None
             else "not steady over the last half (still warming or cooling)"
         )
+        whose = f"FP16's and {report.workload.precision}'s windows; each report holds its own"
         lines.append(
             f"  thermal    {th.temperature_start_c:.0f} C to {th.temperature_end_c:.0f} C, "
-            f"peak {th.temperature_peak_c:.0f} C; {steady}"
+            f"peak {th.temperature_peak_c:.0f} C; {steady}" + (f" ({whose})" if session else "")
         )
     return lines
 

@@ -44,11 +44,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         "EcoCompute energy estimate: a session of several formats",
         f"  model      {work.model_name} ({size_words(work)})",
         f"  card       {card_with_arch(local_gpu(first), sut.gpu_arch)}",
-        *[
-            _first_formats(line, first)
-            for line in unit_lines(first)
-            if not line.startswith("  throttle")
-        ],
+        *unit_lines(first, session=True),
         *data_from_line(reports),
         f"  formats    {', '.join(r.workload.precision for r in reports)}, each vs the same "
         "FP16 baseline",
@@ -88,14 +84,6 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     lines.extend(closing_lines(first))
     lines.extend(f"  report     {path}" for path in paths)
     return "\n".join(lines)
-
-
-def _first_formats(line: str, first: Report) -> str:
-    """The thermal line is the first report's: its windows (FP16's and its format's), not
-    the session's; every report holds its own."""
-    if not line.startswith("  thermal"):
-        return line
-    return f"{line} (FP16's and {first.workload.precision}'s windows; each report holds its own)"
 
 
 def session_basis_lines(reports: Sequence[Report]) -> list[str]:
