@@ -25,7 +25,6 @@ from ecocompute.report.results_model import (
     BetweenCompiles,
     Format,
     FormatConditions,
-    HeldView,
     Results,
 )
 from ecocompute.report.software import stack_in_words
@@ -142,8 +141,8 @@ def _mj(value: float | None, unit: str = " mJ/token") -> str:
     return "n/a" if value is None else f"{value:,.1f}{unit}"
 
 
-def _ci(ci: Sequence[float] | None) -> str:
-    return f"  (95% CI {ci[0]:+.1f}% .. {ci[1]:+.1f}%)" if ci else ""
+def _ci(ci: Sequence[float] | None, gap: str = "  ") -> str:
+    return f"{gap}(95% CI {ci[0]:+.1f}% .. {ci[1]:+.1f}%)" if ci else ""
 
 
 def size_words(work: Workload) -> str:
@@ -502,16 +501,6 @@ def throttle_line(per: Mapping[Any, FormatConditions]) -> str:
 # -- the view of every GPU a session held ---------------------------------------------------
 
 
-def _held_delta(held: HeldView) -> str:
-    if held.vs_fp16_energy_pct is None:
-        return "n/a"
-    return f"{held.vs_fp16_energy_pct:+.1f}%" + (
-        f" (95% CI {held.vs_fp16_ci95_pct[0]:+.1f}% .. {held.vs_fp16_ci95_pct[1]:+.1f}%)"
-        if held.vs_fp16_ci95_pct
-        else ""
-    )
-
-
 def freed_words(fmt: str, res: Results) -> str | None:
     """ "NF4 used 1 GPU of the session's 2, leaving GPU 0 idle: 95.1 W during its trials
     (idle window 94.8 W)"; None where it left none idle."""
@@ -553,12 +542,14 @@ def held_lines(precision: str, res: Results) -> list[str]:
     held = res.held_gpus
     if held is None:
         return []
+    delta = held.vs_fp16_energy_pct
+    shown = "n/a" if delta is None else f"{delta:+.1f}%" + _ci(held.vs_fp16_ci95_pct, " ")
     lines = [f"  lead       {HELD_LEAD}"]
     lines.extend(f"  freed      {w}" for w in [freed_words(precision, res)] if w)
     lines.append(
         f"  held       every GPU the session held ({gpu_list(held.nvml_indices)}): "
         f"{precision} {held.energy_per_token_mj:,.1f} vs FP16 "
-        f"{held.fp16_energy_per_token_mj:,.1f} mJ/token, {_held_delta(held)}"
+        f"{held.fp16_energy_per_token_mj:,.1f} mJ/token, {shown}"
         f": {held.verdict or 'n/a'}"
     )
     if res.verdict and held.verdict and res.verdict != held.verdict:
