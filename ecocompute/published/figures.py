@@ -25,7 +25,6 @@ from ecocompute.published.curves import (
     delta_pct,
 )
 from ecocompute.published.project import (
-    MeasuredDelta,
     UnitSpread,
     at_units_size,
     is_project_card,
@@ -51,7 +50,6 @@ __all__ = [
     "ORIGIN_PUBLISHED",
     "Anchors",
     "DeltaCurve",
-    "MeasuredDelta",
     "PublishedFigure",
     "anchors_for",
     "curve_for",
