@@ -145,8 +145,17 @@ def _ci(ci: Sequence[float] | None, gap: str = "  ") -> str:
     return f"{gap}(95% CI {ci[0]:+.1f}% .. {ci[1]:+.1f}%)" if ci else ""
 
 
-def size_words(work: Workload) -> str:
-    return "size unknown" if work.params_b is None else f"{work.params_b:g}B params"
+def opening_lines(reports: Sequence[Report], session: bool = False) -> list[str]:
+    """The model, the card, the unit measured and whose data the figures are from: a
+    session's are its first report's (its unit lines as a session gives them)."""
+    first, work = reports[0], reports[0].workload
+    size = "size unknown" if work.params_b is None else f"{work.params_b:g}B params"
+    return [
+        f"  model      {work.model_name} ({size})",
+        f"  card       {card_with_arch(local_gpu(first), first.system_under_test.gpu_arch)}",
+        *unit_lines(first, session),
+        *data_from_line(reports),
+    ]
 
 
 def as_report(report: Report | Mapping[str, Any]) -> Report:
@@ -163,14 +172,8 @@ def as_report(report: Report | Mapping[str, Any]) -> Report:
 
 def render(document: Report | Mapping[str, Any], path: str) -> str:
     report = as_report(document)
-    sut, work, res = report.system_under_test, report.workload, report.results
-    lines = [
-        "EcoCompute energy estimate",
-        f"  model      {work.model_name} ({size_words(work)})",
-        f"  card       {card_with_arch(local_gpu(report), sut.gpu_arch)}",
-        *unit_lines(report),
-    ]
-    lines.extend(data_from_line([report]))
+    work, res = report.workload, report.results
+    lines = ["EcoCompute energy estimate", *opening_lines([report])]
     fp16_alone = work.precision == "FP16"
     lines.append(
         "  format     FP16 alone" if fp16_alone else f"  format     {work.precision} vs FP16"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecocompute.report.labels import card_with_arch, gpu_list, local_gpu
+from ecocompute.report.labels import gpu_list
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import FormatConditions, Results
 from ecocompute.summary.report import (
@@ -16,14 +16,12 @@ from ecocompute.summary.report import (
     basis_words,
     closing_lines,
     context_lines,
-    data_from_line,
     freed_words,
+    opening_lines,
     phase_lines,
     reference_units_lines,
     run_lines,
-    size_words,
     throttle_line,
-    unit_lines,
     why_no_figure,
 )
 
@@ -33,7 +31,6 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     one line per format, then every report's path."""
     reports = [as_report(r) for r in documents]
     first = reports[0]
-    sut, work = first.system_under_test, first.workload
     # FP16 is the session's: any format's report that holds it (a format without a
     # figure holds none, and the session's FP16 is not that format's to lose)
     res = next(
@@ -42,10 +39,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     )
     lines = [
         "EcoCompute energy estimate: a session of several formats",
-        f"  model      {work.model_name} ({size_words(work)})",
-        f"  card       {card_with_arch(local_gpu(first), sut.gpu_arch)}",
-        *unit_lines(first, session=True),
-        *data_from_line(reports),
+        *opening_lines(reports, session=True),
         f"  formats    {', '.join(r.workload.precision for r in reports)}, each vs the same "
         "FP16 baseline",
         f"  FP16       {_mj(res.fp16_energy_per_token_mj, '')} mJ/token" + _fp16_throughput(res),
