@@ -103,7 +103,7 @@ def label_sides(ax: Any, subject: str) -> None:
                 gid=f"{word}-label")  # fmt: skip
 
 
-_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 _GOLDEN = 0.618033988749895
 
 
@@ -111,11 +111,11 @@ def series_color(i: int) -> str:
     """The i-th series' colour: six hand-picked ones, then as many more as needed, each
     new one a hue step of the golden ratio from the last (none repeats, none is grey,
     the colour of derived points)."""
-    if i < len(_COLORS):
-        return _COLORS[i]
+    if i < len(COLORS):
+        return COLORS[i]
     import colorsys
 
-    hue = (0.11 + (i - len(_COLORS)) * _GOLDEN) % 1.0
-    lightness = (0.38, 0.50, 0.30)[(i - len(_COLORS)) % 3]
+    hue = (0.11 + (i - len(COLORS)) * _GOLDEN) % 1.0
+    lightness = (0.38, 0.50, 0.30)[(i - len(COLORS)) % 3]
     r, g, b = colorsys.hls_to_rgb(hue, lightness, 0.75)
     return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"

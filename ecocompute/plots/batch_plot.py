@@ -11,17 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.errors import InputError
-from ecocompute.plots.axes import format_order, label_sides, shade_sides
+from ecocompute.plots.axes import COLORS, format_order, label_sides, shade_sides
 from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Report
 
 # Distinct colours and markers, enough for every format of a session and then some:
 # a line's identity never repeats within one figure (colour x marker).
-_COLORS = (
-    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
-    "#17becf", "#bcbd22", "#7f7f7f",
-)  # fmt: skip
+_COLORS = (*COLORS, "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")  # the series' six first
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
 
 

@@ -34,13 +34,14 @@ import enum
 import math
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ecocompute.boundary.user_paths import regular_file
 from ecocompute.errors import InputError
 from ecocompute.published.figures import (
     Anchors,
     DeltaCurve,
+    curve_for,
     project_measurements,
     published,
 )
@@ -50,7 +51,6 @@ from ecocompute.published.site_curves import (
     curves_from_text,
     site_anchor_figure,
     site_anchors,
-    site_curve,
 )
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Invalid, Report, read_one
@@ -166,16 +166,6 @@ def _names_card(product: str, card: str) -> bool:
     return re.search(rf"\b{re.escape(joined(card))}\b", joined(product)) is not None
 
 
-def _curve_of(arch: str, precision: str, curves: CurvesFile | None) -> DeltaCurve | None:
-    """The class's own curve in the file, else the one it borrows (marked so)."""
-    own = site_curve(arch, precision, curves)
-    if own is not None:
-        return own
-    lender = borrowed_by_site(arch, curves)
-    lent = site_curve(lender, precision, curves) if lender else None
-    return None if lent is None else replace(lent, borrowed_from=lent.arch)
-
-
 def grade_curve(r: Report, k: float, curves: CurvesFile | None = None) -> Grade:
     """The delta against the published figure at the report's size, as the published
     container's check_regression grades it: the mean of the site's anchors measured at
@@ -183,7 +173,7 @@ def grade_curve(r: Report, k: float, curves: CurvesFile | None = None) -> Grade:
     than its band, and would fail a healthy run), else the fitted curve; tolerance k
     times the fit's residual spread either way."""
     what = f"{r.precision} curve"
-    curve = _curve_of(r.arch, r.precision, curves)
+    curve = curve_for(r.arch, r.precision, curves)
     if curve is None:
         return Grade(
             what,

@@ -1,17 +1,24 @@
 """aggregate's groups: reports of one kind (measured, illustrative, derived), card,
 model, size, format, software fingerprint and protocol, and what a group says across
-its reports and, where the reports name them, its GPU units (units.py)."""
+its reports and, where the reports name them, its GPU units: each unit's estimate
+here, the pool across units in units.py.
+
+A report's interval holds for the unit that measured it. Units are told apart by their
+GPUs' NVML UUIDs: two reports of one unit (a rerun, another session) are combined into
+that unit's one estimate (inverse-variance, since they share its true value), never
+counted as two units. The statistics: core/meta.py."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ecocompute.core.meta import RandomEffects, fixed_effect, pool
 from ecocompute.core.stats import Summary, summarise_known, t_interval
-from ecocompute.pooling.units import UnitEstimate, pool_estimates, unit_estimates
+from ecocompute.report.labels import unit_tail
 from ecocompute.results.collect import Report
 from ecocompute.results.record import ILLUSTRATIVE
 
@@ -27,6 +34,92 @@ KIND_WORDS = {
     "illustrative": "ILLUSTRATIVE: the reports say they are not a real measurement",
     "derived": DERIVED_WORDS,
 }
+
+
+@dataclass(frozen=True)
+class UnitEstimate:
+    """One unit's delta: from its one report, or its reports combined."""
+
+    unit: str  # NVML UUID(s)
+    board_part: str | None
+    vbios: str | None
+    idle_before_w: float | None
+    host_cpu: str | None
+    reports: tuple[Report, ...]
+    delta_pct: float
+    se_pct: float
+
+    @property
+    def tail(self) -> str:
+        return unit_tail(self.unit)
+
+    @property
+    def ci95_pct(self) -> tuple[float, float]:
+        """The unit's own interval: its single report's, or the combination's (normal,
+        from the combined standard error, where several reports were combined)."""
+        if len(self.reports) == 1 and self.reports[0].ci95_pct is not None:
+            return self.reports[0].ci95_pct
+        half = 1.959963984540054 * self.se_pct
+        return self.delta_pct - half, self.delta_pct + half
+
+    @property
+    def fp16_energy_per_token_mj(self) -> float | None:
+        return _average(r.fp16_energy_per_token_mj for r in self.reports)
+
+    @property
+    def fp16_tokens_per_s(self) -> float | None:
+        """FP16's decode speed on this unit: in eager it is the host's speed."""
+        return _average(r.fp16_throughput_tokens_per_s for r in self.reports)
+
+    def get(self, prop: str) -> str | None:
+        value = getattr(self, prop)
+        return value if isinstance(value, str) else None
+
+
+def unit_estimates(reports: Sequence[Report]) -> tuple[list[UnitEstimate], list[Report]]:
+    """Each unit's estimate from the measured reports that name it and give an interval
+    (the others are returned apart)."""
+    by_unit: dict[str, list[Report]] = {}
+    unplaced = []
+    for r in reports:
+        if r.unit is None or r.delta_pct is None or r.delta_se_pct is None:
+            unplaced.append(r)
+            continue
+        by_unit.setdefault(r.unit, []).append(r)
+    units = []
+    for unit, rs in by_unit.items():
+        deltas = [float(r.delta_pct) for r in rs if r.delta_pct is not None]
+        variances = [float(r.delta_se_pct) ** 2 for r in rs if r.delta_se_pct is not None]
+        delta, variance = fixed_effect(deltas, variances)
+        units.append(
+            UnitEstimate(
+                unit=unit,
+                board_part=_one(r.board_part for r in rs),
+                vbios=_one(r.vbios for r in rs),
+                idle_before_w=_average(r.idle_before_w for r in rs),
+                host_cpu=_one(r.host_cpu for r in rs),
+                reports=tuple(rs),
+                delta_pct=delta,
+                se_pct=variance**0.5,
+            )
+        )
+    units.sort(key=lambda u: (u.board_part or "~", u.delta_pct))
+    return units, unplaced
+
+
+def pool_estimates(units: Sequence[UnitEstimate]) -> RandomEffects:
+    return pool([u.delta_pct for u in units], [u.se_pct**2 for u in units])
+
+
+def _one(values: Iterable[str | None]) -> str | None:
+    """The value the reports of one unit give (joined where they disagree)."""
+    known = {v for v in values if v}
+    return "+".join(sorted(known)) if known else None
+
+
+def _average(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
 
 
 @dataclass(frozen=True)

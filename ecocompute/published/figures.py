@@ -25,7 +25,6 @@ from ecocompute.published.curves import (
     delta_pct,
 )
 from ecocompute.published.project import (
-    MeasuredDelta,
     UnitSpread,
     at_units_size,
     is_project_card,
@@ -39,6 +38,7 @@ from ecocompute.published.reference_data import dataset_dois, headline, publishe
 from ecocompute.published.site_curves import (
     SITE_CURVES,
     AnchorFigure,
+    CurvesFile,
     borrowed_by_site,
     site_anchor_figure,
     site_anchors,
@@ -50,7 +50,6 @@ __all__ = [
     "ORIGIN_PUBLISHED",
     "Anchors",
     "DeltaCurve",
-    "MeasuredDelta",
     "PublishedFigure",
     "anchors_for",
     "curve_for",
@@ -90,14 +89,16 @@ def anchors_for(arch: str) -> Anchors | None:
     return site_anchors(lender) if lender else None
 
 
-def curve_for(arch: str, precision: str) -> DeltaCurve | None:
+def curve_for(arch: str, precision: str, curves: CurvesFile | None = None) -> DeltaCurve | None:
     """The site's fitted delta curve (the class's own, or the one the site borrows for
-    it), or None where the site has none (never invented). Never this project's own fit."""
-    own = site_curve(arch, precision)
+    it, marked so), or None where the site has none (never invented). Never this
+    project's own fit. curves: another curves.json than the packaged copy (check
+    --curves)."""
+    own = site_curve(arch, precision, curves)
     if own is not None:
         return own
-    lender = borrowed_by_site(arch)
-    curve = site_curve(lender, precision) if lender else None
+    lender = borrowed_by_site(arch, curves)
+    curve = site_curve(lender, precision, curves) if lender else None
     if curve is None:
         return None
     return replace(curve, borrowed_from=curve.arch)

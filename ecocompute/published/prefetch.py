@@ -31,7 +31,7 @@ import datetime as _dt
 import json
 import math
 import urllib.parse
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from ecocompute import __version__
@@ -64,9 +64,6 @@ class Prefetched:
     fetched_utc: str | None  # when the answer arrived; None without an answer
     error: str | None  # why there is no prediction, in words; None when there is one
     answer: SiteEstimate | None = None  # the rest of the site's answer (its band, basis)
-
-    def record(self) -> JsonObject:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -130,14 +127,19 @@ def estimate_url(api_base: str, inputs: EstimateInputs) -> str:
     return api_base.rstrip("/") + "/v1/estimate?" + urllib.parse.urlencode(query)
 
 
+def _finite(value: object) -> float | None:
+    """A JSON number, and finite (a bool is no number): else None. An int stays one:
+    float() of a long one could overflow."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
 def _number(value: object) -> float | None:
     """A number the report can hold: finite, and no larger than any report's figure
     (a larger one would fail the report's own check after the measurement): else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return float(value) if abs(value) <= MAX_MAGNITUDE else None
+    number = _finite(value)
+    return None if number is None or abs(number) > MAX_MAGNITUDE else float(number)
 
 
 def _in_range(value: float, key: str) -> float:
@@ -152,12 +154,8 @@ def prediction_in(answer: object) -> float | None:
     number there. Raises ImpossiblePrediction for a number no delta can be."""
     if not isinstance(answer, dict):
         return None
-    value = answer.get(PREDICTION_KEY)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return float(_in_range(value, PREDICTION_KEY))  # an int exactly: float() could overflow
+    value = _finite(answer.get(PREDICTION_KEY))
+    return None if value is None else float(_in_range(value, PREDICTION_KEY))
 
 
 def estimate_in(answer: JsonObject) -> SiteEstimate:

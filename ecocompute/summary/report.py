@@ -10,6 +10,7 @@ from typing import Any
 from ecocompute.monitor.conditions import throttle_words
 from ecocompute.params.run_params import COMPILE_MODE, NEAR_TIE_STD_FRACTION
 from ecocompute.published.figures import is_project_card
+from ecocompute.report.decode_model import Decode, FormatDecode
 from ecocompute.report.labels import (
     NO_FIGURE_LEAD,
     card_with_arch,
@@ -20,7 +21,12 @@ from ecocompute.report.labels import (
 )
 from ecocompute.report.model import Measurement, Report, Software, Workload
 from ecocompute.report.references import beside_unit, units_disagreement
-from ecocompute.report.results_model import BetweenCompiles, FormatConditions, HeldView, Results
+from ecocompute.report.results_model import (
+    BetweenCompiles,
+    Format,
+    FormatConditions,
+    Results,
+)
 from ecocompute.report.software import stack_in_words
 
 _BASIS_WORDS = {
@@ -106,9 +112,17 @@ def context_lines(report: Report, session: Sequence[Report] = ()) -> list[str]:
     return lines
 
 
-def arch_note_line(report: Report) -> list[str]:
+def closing_lines(report: Report) -> list[str]:
+    """The arch class's note (where it was not detected), the weights, the software and
+    the scope: a session's are its first report's."""
     source = report.system_under_test.gpu_arch_source or ""
-    return [f"  note       {source}"] if "pass --gpu_arch" in source else []
+    sw = report.software
+    return [
+        *([f"  note       {source}"] if "pass --gpu_arch" in source else []),
+        *weights_lines(report.workload),
+        *([f"  software   {software_words(sw)}"] if sw is not None else []),
+        SCOPE,
+    ]
 
 
 def data_from_line(reports: Sequence[Report]) -> list[str]:
@@ -127,12 +141,21 @@ def _mj(value: float | None, unit: str = " mJ/token") -> str:
     return "n/a" if value is None else f"{value:,.1f}{unit}"
 
 
-def _ci(ci: Sequence[float] | None) -> str:
-    return f"  (95% CI {ci[0]:+.1f}% .. {ci[1]:+.1f}%)" if ci else ""
+def _ci(ci: Sequence[float] | None, gap: str = "  ") -> str:
+    return f"{gap}(95% CI {ci[0]:+.1f}% .. {ci[1]:+.1f}%)" if ci else ""
 
 
-def size_words(work: Workload) -> str:
-    return "size unknown" if work.params_b is None else f"{work.params_b:g}B params"
+def opening_lines(reports: Sequence[Report], session: bool = False) -> list[str]:
+    """The model, the card, the unit measured and whose data the figures are from: a
+    session's are its first report's (its unit lines as a session gives them)."""
+    first, work = reports[0], reports[0].workload
+    size = "size unknown" if work.params_b is None else f"{work.params_b:g}B params"
+    return [
+        f"  model      {work.model_name} ({size})",
+        f"  card       {card_with_arch(local_gpu(first), first.system_under_test.gpu_arch)}",
+        *unit_lines(first, session),
+        *data_from_line(reports),
+    ]
 
 
 def as_report(report: Report | Mapping[str, Any]) -> Report:
@@ -149,14 +172,8 @@ def as_report(report: Report | Mapping[str, Any]) -> Report:
 
 def render(document: Report | Mapping[str, Any], path: str) -> str:
     report = as_report(document)
-    sut, work, res = report.system_under_test, report.workload, report.results
-    lines = [
-        "EcoCompute energy estimate",
-        f"  model      {work.model_name} ({size_words(work)})",
-        f"  card       {card_with_arch(local_gpu(report), sut.gpu_arch)}",
-        *unit_lines(report),
-    ]
-    lines.extend(data_from_line([report]))
+    work, res = report.workload, report.results
+    lines = ["EcoCompute energy estimate", *opening_lines([report])]
     fp16_alone = work.precision == "FP16"
     lines.append(
         "  format     FP16 alone" if fp16_alone else f"  format     {work.precision} vs FP16"
@@ -193,26 +210,16 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
     if no_figure:
         lines.append(f"  no figure  {no_figure}")
     lines.extend(context_lines(report))
-    decode = report.measurement.decode
     if report.measured and res.trials:
         lines.extend(phase_lines(work.precision, res))
         lines.extend(energy_lines(work.precision, res))
-        lines.append(f"  protocol   {protocol_words(report.measurement)}")
-        lines.extend(host_lines(report.measurement))
-        if decode.per_format and decode.compile_s is not None:
-            lines.append(f"  compile    {compile_words(report.measurement)}")
-        if res.between_compiles is not None:
-            lines.append(f"  compiles   {compiles_words(work.precision, res.between_compiles)}")
+        lines.extend(run_lines([report]))
         lines.append(f"  check      {cross_check(res, report.measurement.sample_rate_hz)}")
         gpus = gpus_by_format(res)
         if gpus:
             lines.append(f"  gpus       {gpus}")
         lines.extend(held_lines(work.precision, res))
-    lines.extend(arch_note_line(report))
-    lines.extend(weights_lines(work))
-    if report.software is not None:
-        lines.append(f"  software   {software_words(report.software)}")
-    lines.append(SCOPE)
+    lines.extend(closing_lines(report))
     lines.extend(site_lines(report))
     lines.append(f"  report     {path}")
     return "\n".join(lines)
@@ -357,12 +364,28 @@ TIMED_KERNELS = (
 )
 
 
-def compile_words(measurement: Measurement) -> str:
+def run_lines(reports: Sequence[Report]) -> list[str]:
+    """How a measured run went: its protocol, its host, its compile (a session's formats
+    share the first report's, each format's compile its own report's) and each format's
+    compiles."""
+    first = reports[0].measurement
+    lines = [f"  protocol   {protocol_words(first)}", *host_lines(first)]
+    per = {fmt: d for r in reports for fmt, d in (r.measurement.decode.per_format or {}).items()}
+    if per and first.decode.compile_s is not None:
+        lines.append(f"  compile    {compile_words(first.decode, per)}")
+    lines.extend(
+        f"  compiles   {compiles_words(r.workload.precision, r.results.between_compiles)}"
+        for r in reports
+        if r.results.between_compiles is not None
+    )
+    return lines
+
+
+def compile_words(decode: Decode, per_format: Mapping[Format, FormatDecode]) -> str:
     """Each format's compile of the compiled regime, and whether inductor's cache held it."""
-    decode = measurement.decode
     each = ", ".join(
         f"{fmt} {d.compile_s:.1f} s (inductor cache {d.inductor_cache or 'unknown'})"
-        for fmt, d in (decode.per_format or {}).items()
+        for fmt, d in per_format.items()
         if d.compile_s is not None
     )
     mode = decode.compiler.mode if decode.compiler else ""
@@ -420,10 +443,11 @@ def software_words(sw: Software) -> str:
 # -- the unit and the state it was in ---------------------------------------------------
 
 
-def unit_lines(report: Report) -> list[str]:
+def unit_lines(report: Report, session: bool = False) -> list[str]:
     """Which unit of the card was measured (its interval holds for that card, not the
-    card model: docs/units.md), and every window that ran throttled; none unless
-    measured."""
+    card model: docs/units.md), every window that ran throttled (a session says every
+    format's later) and the temperatures (a session's are its first report's windows,
+    which the line says); none unless measured."""
     if not report.measured:
         return []
     lines = []
@@ -446,7 +470,7 @@ def unit_lines(report: Report) -> list[str]:
                 f"...{uuid_tail(g.uuid)}" + (f" ({', '.join(details)})" if details else "")
             )
         lines.append(f"  unit       {'; '.join(units)}: figures for this card, not the card model")
-    if report.results.conditions is not None:
+    if report.results.conditions is not None and not session:
         lines.append(f"  throttle   {throttle_line(report.results.conditions.per_format)}")
     th = report.thermal
     if th is not None and th.basis == "measured" and th.temperature_peak_c is not None:
@@ -455,9 +479,10 @@ def unit_lines(report: Report) -> list[str]:
             if th.steady_state_reached and th.temperature_steady_c is not None
             else "not steady over the last half (still warming or cooling)"
         )
+        whose = f"FP16's and {report.workload.precision}'s windows; each report holds its own"
         lines.append(
             f"  thermal    {th.temperature_start_c:.0f} C to {th.temperature_end_c:.0f} C, "
-            f"peak {th.temperature_peak_c:.0f} C; {steady}"
+            f"peak {th.temperature_peak_c:.0f} C; {steady}" + (f" ({whose})" if session else "")
         )
     return lines
 
@@ -477,16 +502,6 @@ def throttle_line(per: Mapping[Any, FormatConditions]) -> str:
 
 
 # -- the view of every GPU a session held ---------------------------------------------------
-
-
-def _held_delta(held: HeldView) -> str:
-    if held.vs_fp16_energy_pct is None:
-        return "n/a"
-    return f"{held.vs_fp16_energy_pct:+.1f}%" + (
-        f" (95% CI {held.vs_fp16_ci95_pct[0]:+.1f}% .. {held.vs_fp16_ci95_pct[1]:+.1f}%)"
-        if held.vs_fp16_ci95_pct
-        else ""
-    )
 
 
 def freed_words(fmt: str, res: Results) -> str | None:
@@ -530,12 +545,14 @@ def held_lines(precision: str, res: Results) -> list[str]:
     held = res.held_gpus
     if held is None:
         return []
+    delta = held.vs_fp16_energy_pct
+    shown = "n/a" if delta is None else f"{delta:+.1f}%" + _ci(held.vs_fp16_ci95_pct, " ")
     lines = [f"  lead       {HELD_LEAD}"]
     lines.extend(f"  freed      {w}" for w in [freed_words(precision, res)] if w)
     lines.append(
         f"  held       every GPU the session held ({gpu_list(held.nvml_indices)}): "
         f"{precision} {held.energy_per_token_mj:,.1f} vs FP16 "
-        f"{held.fp16_energy_per_token_mj:,.1f} mJ/token, {_held_delta(held)}"
+        f"{held.fp16_energy_per_token_mj:,.1f} mJ/token, {shown}"
         f": {held.verdict or 'n/a'}"
     )
     if res.verdict and held.verdict and res.verdict != held.verdict:

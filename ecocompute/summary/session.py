@@ -6,30 +6,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecocompute.report.labels import card_with_arch, gpu_list, local_gpu
+from ecocompute.report.labels import gpu_list
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import FormatConditions, Results
 from ecocompute.summary.report import (
     HELD_LEAD,
-    SCOPE,
     _mj,
-    arch_note_line,
     as_report,
     basis_words,
-    compile_words,
-    compiles_words,
+    closing_lines,
     context_lines,
-    data_from_line,
     freed_words,
-    host_lines,
+    opening_lines,
     phase_lines,
-    protocol_words,
     reference_units_lines,
-    size_words,
-    software_words,
+    run_lines,
     throttle_line,
-    unit_lines,
-    weights_lines,
     why_no_figure,
 )
 
@@ -39,7 +31,6 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     one line per format, then every report's path."""
     reports = [as_report(r) for r in documents]
     first = reports[0]
-    sut, work = first.system_under_test, first.workload
     # FP16 is the session's: any format's report that holds it (a format without a
     # figure holds none, and the session's FP16 is not that format's to lose)
     res = next(
@@ -48,34 +39,14 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     )
     lines = [
         "EcoCompute energy estimate: a session of several formats",
-        f"  model      {work.model_name} ({size_words(work)})",
-        f"  card       {card_with_arch(local_gpu(first), sut.gpu_arch)}",
-        *[
-            _first_formats(line, first)
-            for line in unit_lines(first)
-            if not line.startswith("  throttle")
-        ],
-        *data_from_line(reports),
+        *opening_lines(reports, session=True),
         f"  formats    {', '.join(r.workload.precision for r in reports)}, each vs the same "
         "FP16 baseline",
         f"  FP16       {_mj(res.fp16_energy_per_token_mj, '')} mJ/token" + _fp16_throughput(res),
         *session_basis_lines(reports),
     ]
     if first.results.basis == "measured":
-        lines.append(f"  protocol   {protocol_words(first.measurement)}")
-        lines.extend(host_lines(first.measurement))
-        per = {
-            fmt: d for r in reports for fmt, d in (r.measurement.decode.per_format or {}).items()
-        }
-        if per and first.measurement.decode.compile_s is not None:
-            merged = first.measurement.model_copy(
-                update={"decode": first.measurement.decode.model_copy(update={"per_format": per})}
-            )
-            lines.append(f"  compile    {compile_words(merged)}")
-        for r in reports:
-            if r.results.between_compiles is not None:
-                words = compiles_words(r.workload.precision, r.results.between_compiles)
-                lines.append(f"  compiles   {words}")
+        lines.extend(run_lines(reports))
     header = (
         f"  {'format':<13} {'mJ/token':>10} {'vs FP16':>8} {'95% CI':>17} {'verdict':<12} tok/s"
     )
@@ -104,21 +75,9 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     if throttle:
         lines.append(f"  throttle   {throttle}")
     lines.extend(context_lines(first, reports))
-    lines.extend(arch_note_line(first))
-    lines.extend(weights_lines(work))
-    if first.software is not None:
-        lines.append(f"  software   {software_words(first.software)}")
-    lines.append(SCOPE)
+    lines.extend(closing_lines(first))
     lines.extend(f"  report     {path}" for path in paths)
     return "\n".join(lines)
-
-
-def _first_formats(line: str, first: Report) -> str:
-    """The thermal line is the first report's: its windows (FP16's and its format's), not
-    the session's; every report holds its own."""
-    if not line.startswith("  thermal"):
-        return line
-    return f"{line} (FP16's and {first.workload.precision}'s windows; each report holds its own)"
 
 
 def session_basis_lines(reports: Sequence[Report]) -> list[str]:
