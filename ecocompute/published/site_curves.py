@@ -81,14 +81,18 @@ def curves_from_text(text: str, where: str) -> CurvesFile:
 
 
 def _check_caps_and_anchors(document: Mapping[str, object], where: str) -> None:
-    """s_cap: a finite bound >= 0 per format; fp16_energy: each class's anchors of a size
-    > 0, an energy and a card. Raises ValueError saying which is wrong."""
+    """s_cap: a finite bound >= 0 per format; borrow: the lending class's name per class;
+    fp16_energy: each class's anchors of a size > 0, an energy and a card. Raises
+    ValueError saying which is wrong."""
     caps = document.get("s_cap", {})
     if not isinstance(caps, dict) or not all(
         isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < math.inf
         for v in caps.values()
     ):
         raise ValueError(f"{where}: s_cap is not a finite bound >= 0 per format")
+    borrow = document.get("borrow", {})
+    if not isinstance(borrow, dict) or not all(isinstance(v, str) for v in borrow.values()):
+        raise ValueError(f"{where}: borrow is not a class name per class")
     energy = document.get("fp16_energy", {})
     if not isinstance(energy, dict):
         raise ValueError(f"{where}: fp16_energy is not an object")

@@ -226,6 +226,8 @@ def test_curves_from_a_file_and_from_a_url(tmp_path, capsys, monkeypatch):
         (lambda d: d["curves"]["ada"]["INT8"].update(Nstar=0), "Nstar > 0"),
         (lambda d: d["curves"]["ada"]["INT8"].update(resid_std=-10), "resid_std >= 0"),
         (lambda d: d.update(s_cap="x"), "s_cap is not a finite bound"),
+        (lambda d: d.update(borrow=[]), "borrow is not a class name per class"),
+        (lambda d: d.update(borrow={"hopper": 7}), "borrow is not a class name per class"),
         (lambda d: d["fp16_energy"]["ada"]["anchors"][0].update(N=0), "fp16_energy.ada lacks"),
     ):
         wrong = json.loads(json.dumps(site))
