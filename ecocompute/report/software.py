@@ -14,7 +14,7 @@ from typing import Any
 
 from ecocompute import __version__
 from ecocompute.core import packages
-from ecocompute.report.packaged import packaged_text
+from ecocompute.report.schema import packaged_text
 
 # The packages whose versions change what is measured, as their distributions are named.
 REPORTED_PACKAGES = (
