@@ -4,6 +4,7 @@ window."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import TypedDict
 
@@ -16,18 +17,10 @@ from ecocompute.task.trials import Trial
 
 
 def _window(c: Window) -> WindowConditions:
-    return WindowConditions(
-        nvml_index=c.nvml_index,
-        temperature_c=list(c.temperature_c),
-        memory_temperature_c=list(c.memory_temperature_c),
-        sm_clock_mhz_mean=c.sm_clock_mhz_mean,
-        memory_clock_mhz_mean=c.memory_clock_mhz_mean,
-        clock_samples=c.clock_samples,
-        clock_events_seen=list(c.clock_events_seen),  # type: ignore[arg-type]
-        throttled_s=dict(c.throttled_s),
-        power_of_limit_pct_mean=c.power_of_limit_pct_mean,
-        power_of_limit_pct_max=c.power_of_limit_pct_max,
-    )
+    """A GPU's state over a window, as the report records it (its power limit aside:
+    the GPU's own record holds that)."""
+    fields = {k: v for k, v in dataclasses.asdict(c).items() if k != "power_limit_w"}
+    return WindowConditions.model_validate(fields, strict=False)  # its tuples as lists
 
 
 class _Readings(TypedDict):
