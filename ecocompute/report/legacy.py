@@ -288,8 +288,6 @@ def project(model: type[BaseModel], data: Any) -> Any:
     for name, models, inner in _fields_of(model):
         if name in data:
             out[name] = _project_value(models, inner, data[name])
-    if model.model_config.get("extra") == "allow":
-        out.update({k: v for k, v in data.items() if k not in out})
     return out
 
 
