@@ -6,6 +6,7 @@ that makes a report; it is not yet checked or written (report/write.py).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from typing import TypedDict
 
@@ -137,22 +138,10 @@ def _envelope(p: RunParams) -> dict[str, object]:
 def gpu(g: GpuRecord, before: BeforeSession | None = None) -> Gpu:
     if g.cuda_index is None:  # the published path: NVML's four fields
         return Gpu(nvml_index=g.nvml_index, name=g.name, uuid=g.uuid, pci_bus_id=g.pci_bus_id)
-    return Gpu(
-        nvml_index=g.nvml_index,
-        name=g.name,
-        uuid=g.uuid,
-        pci_bus_id=g.pci_bus_id,
-        cuda_index=g.cuda_index,
-        power_limit_watts=g.power_limit_w,
-        power_limit_default_watts=g.power_limit_default_w,
-        memory_total_mib=g.memory_total_mib,
-        matched_by=g.matched_by,
-        board_part_number=g.board_part_number,
-        vbios_version=g.vbios_version,
-        max_sm_clock_mhz=g.max_sm_clock_mhz,
-        max_memory_clock_mhz=g.max_memory_clock_mhz,
-        before_session=before,
-    )
+    fields = dataclasses.asdict(g)
+    fields["power_limit_watts"] = fields.pop("power_limit_w")
+    fields["power_limit_default_watts"] = fields.pop("power_limit_default_w")
+    return Gpu.model_validate({**fields, "before_session": before})
 
 
 class _RunFields(TypedDict):
