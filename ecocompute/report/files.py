@@ -25,6 +25,13 @@ from ecocompute.report.numbers import NotReportJson, loads_strict
 UNSEARCHABLE = "cannot search this folder (its reports, if any, were not read)"
 MAX_REPORT_BYTES = 64 * 2**20  # far above any real report; refuses to parse a huge file
 SWEEP_NAME = "sweep.json"
+LISTED = 5  # reasons a one-line verdict on a file names (validate, upgrade)
+
+
+def listed(problems: Sequence[str]) -> str:
+    """The first LISTED reasons, "; "-joined, and how many more there are."""
+    more = f" (+{len(problems) - LISTED} more)" if len(problems) > LISTED else ""
+    return "; ".join(problems[:LISTED]) + more
 
 
 def _os_reason(exc: OSError | ValueError) -> str:

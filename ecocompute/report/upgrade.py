@@ -30,7 +30,7 @@ from ecocompute.core.printable import printable
 from ecocompute.errors import RunError
 from ecocompute.params import check_output_dir
 from ecocompute.report.envelope import to_current, upgraded_source
-from ecocompute.report.files import found_in, read_document_text
+from ecocompute.report.files import found_in, listed, read_document_text
 from ecocompute.report.model import FORMAT, Report
 from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict
 from ecocompute.report.read import parse_report
@@ -44,7 +44,6 @@ from ecocompute.report.schema import (
 from ecocompute.report.write import REPORT_NAME
 
 Outcome = Literal["upgraded", "not strict 1.3", "already current", "failed"]
-_LISTED = 5
 
 
 class Upgrade(BaseModel):
@@ -63,16 +62,11 @@ class Upgrade(BaseModel):
 
     def line(self) -> str:
         if self.outcome == "failed":
-            listed = "; ".join(self.why[:_LISTED])
-            more = f" (+{len(self.why) - _LISTED} more)" if len(self.why) > _LISTED else ""
-            return printable(f"{self.source}: NOT UPGRADED {listed}{more}")
+            return printable(f"{self.source}: NOT UPGRADED {listed(self.why)}")
         head = f"{self.source} -> {self.target}: "
         if self.outcome == "already current":
-            what = (
-                f"format {FORMAT}"
-                if self.from_format == FORMAT
-                else (f"a copy upgraded from {self.from_format}")
-            )
+            copy = f"a copy upgraded from {self.from_format}"
+            what = f"format {FORMAT}" if self.from_format == FORMAT else copy
             head += f"already current ({what}), copied unchanged"
         else:
             head += f"upgraded from {self.from_format}"

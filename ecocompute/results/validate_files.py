@@ -18,19 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ecocompute.core.printable import printable
-from ecocompute.report.files import SWEEP_NAME, found_in, read_document
+from ecocompute.report.files import SWEEP_NAME, found_in, listed, read_document
 from ecocompute.report.read import sweep_problems
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.collect import Invalid, Report, record_of
 from ecocompute.results.in_parallel import map_files
-
-_LISTED = 5
-
-
-def _listed(problems: list[str]) -> str:
-    more = f" (+{len(problems) - _LISTED} more)" if len(problems) > _LISTED else ""
-    return "; ".join(problems[:_LISTED]) + more
 
 
 def _check_one(path: Path) -> tuple[list[str], str]:
@@ -73,7 +66,7 @@ class FileCheck:
 
     def line(self) -> str:
         if self.problems:
-            return f"{printable(self.path)}: INVALID {printable(_listed(list(self.problems)))}"
+            return f"{printable(self.path)}: INVALID {printable(listed(self.problems))}"
         return f"{printable(self.path)}: valid{self.note}"
 
 
