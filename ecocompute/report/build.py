@@ -462,8 +462,15 @@ def measured_note(run: MeasuredRun) -> str:
 
 def quality_of(run: MeasuredRun) -> Quality:
     q = run.quality
-    if q.unavailable_reason is not None:
-        return quality_unavailable(q.requested, q.unavailable_reason, q.text_path)
+    why = q.unavailable_reason
+    if why is not None:  # no score: why in note (not requested) or error (requested)
+        return Quality(
+            basis="unavailable",
+            requested=q.requested,
+            corpus=Corpus(**corpus_record(q.text_path)) if q.requested else None,
+            note=None if q.requested else why,
+            error=why if q.requested else None,
+        )
     fp16 = q.scores[Precision.FP16]
     quantized = [f for f in q.scores if f.quantized]
     score = q.scores[quantized[0]] if quantized else fp16
@@ -485,17 +492,6 @@ def quality_of(run: MeasuredRun) -> Quality:
             if quantized
             else "FP16 alone: value is the FP16 perplexity"
         ),
-    )
-
-
-def quality_unavailable(requested: bool, why: str, text: str | None) -> Quality:
-    """No score: why in note (not requested) or error (requested, but no score)."""
-    return Quality(
-        basis="unavailable",
-        requested=requested,
-        corpus=Corpus(**corpus_record(text)) if requested else None,
-        note=None if requested else why,
-        error=why if requested else None,
     )
 
 
