@@ -233,15 +233,14 @@ def _protocol(report: ReportModel, published: bool, kind: str) -> str:
     text = f"{'?' if tokens is None else tokens} tok, batch {work.batch_size}"
     if kind != MEASURED:
         return text
-    regime = None if published else meas.decode.regime
-    if regime not in (None, "eager"):
-        text += f", {regime}"
-    if not published:
-        text += "".join(f" ({note})" for note in _compile_notes(meas.decode.compiler))
-    if not published and work.prompt_source == "prompt_tokens":
-        text += f", prompt {work.prompt_tokens}"
-    if not published and meas.decode.phases == "apart":
-        text += ", phases apart"
+    decode = meas.decode
+    if not published:  # the published formats record none of these
+        text += "" if decode.regime == "eager" else f", {decode.regime}"
+        text += "".join(f" ({note})" for note in _compile_notes(decode.compiler))
+        if work.prompt_source == "prompt_tokens":
+            text += f", prompt {work.prompt_tokens}"
+        if decode.phases == "apart":
+            text += ", phases apart"
     gpus = report.system_under_test.accelerator_count
     return f"{text}, {gpus} GPUs" if gpus > 1 else text
 
