@@ -51,7 +51,7 @@ class Strict(BaseModel):
     OMIT_EVERY_NULL: ClassVar[bool] = False
 
     @classmethod
-    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+    def __pydantic_init_subclass__(cls, **kwargs: object) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         if cls.OMIT_EVERY_NULL:
             cls.OMIT_NULL = tuple(n for n, f in cls.model_fields.items() if f.default is None)
