@@ -15,13 +15,13 @@ import functools
 import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from ecocompute.core.stats import Summary, mean, summarise
 from ecocompute.core.units import energy_per_token_mj, pct_change
 from ecocompute.monitor.conditions import MIN_THROTTLED_S
 from ecocompute.report.conditions import conditions_of
+from ecocompute.report.inputs import FormatFacts, Measured
 from ecocompute.report.pairing import (
     FP16,
     between_compiles,
@@ -66,40 +66,6 @@ HELD_LEAD_REASON = (
     "conservative bound, for a freed GPU that stays powered and idle beside the model; "
     "where the two verdicts differ, the summary says so."
 )
-
-
-# -- what a measured report's figures derive from, besides the formulas ----------------
-
-
-@dataclass(frozen=True)
-class FormatFacts:
-    """One format of a measured report, as its per_format entry names it."""
-
-    format: str  # its key (INT8-torchao where not the default library)
-    library: str
-    nvml_indices: tuple[int, ...]
-    weights_mib: float | None = None
-
-
-@dataclass(frozen=True)
-class Measured:
-    """Everything a measured report's results derive from: its trials, the facts of its
-    formats, its idle window (the builder makes it; checks.py takes it back out of a
-    report to derive the results again)."""
-
-    precision: Format  # the report's own format (the headline's)
-    trials: tuple[Trial, ...]
-    facts: Mapping[Format, FormatFacts]
-    idle_window: IdleWindow | None
-    batch_size: int
-    bandwidth_gbs: float | None
-    held_nvml_indices: tuple[int, ...] = ()  # every GPU the session held, where the formats' differ
-    # the stated workload of a run with its phases apart, per sequence (row)
-    prompt_tokens: int | None = None
-    new_tokens: int | None = None
-    # over --compiles N, the interval's SE floored at the classic one (reports before
-    # 2026-12-05: not; read from the report, derived again as it was)
-    compiles_floor: bool = True
 
 
 # -- one trial ----------------------------------------------------------------------

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
 
 from ecocompute.core.stats import summarise
+from ecocompute.report.inputs import Measured
 from ecocompute.report.pairing import FP16, between_compiles, paired_figures, pairs_of
 from ecocompute.report.results_model import (
     Format,
@@ -18,9 +18,6 @@ from ecocompute.report.results_model import (
     Trial,
     WorkloadFigure,
 )
-
-if TYPE_CHECKING:
-    from ecocompute.report.derive import Measured
 
 PHASES_SCOPE = (
     "Each trial measured two windows, synchronized at both edges and read from the same "
