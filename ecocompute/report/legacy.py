@@ -87,7 +87,8 @@ def _ours(doc: dict[str, Any], version: str) -> None:
             stats.setdefault("format", fmt)
             stats.setdefault("library", library if fmt == precision and library else "torch")
             if stats.get("nvml_indices") is None:
-                stats["nvml_indices"] = [g["nvml_index"] for g in _gpus(doc)][:1] or [0]
+                gpus = (doc.get("system_under_test") or {}).get("gpus") or []
+                stats["nvml_indices"] = [g["nvml_index"] for g in gpus][:1] or [0]
         res["idle_window"] = _idle_window(res)
     for (block, key), value in recorded_records(doc).items():
         doc[block][key] = value  # what the file states in other words, as 2.0 records it
@@ -115,10 +116,6 @@ def recorded_records(doc: Mapping[str, Any]) -> dict[tuple[str, str], str]:
     if "decode window" in str(measurement.get("method", "")):
         found["measurement", "window"] = WINDOW
     return found
-
-
-def _gpus(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return list((doc.get("system_under_test") or {}).get("gpus") or [])
 
 
 def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
