@@ -11,8 +11,8 @@ from typing import TypedDict
 from ecocompute.monitor.conditions import WindowConditions as Window
 from ecocompute.monitor.meter import WindowReading
 from ecocompute.report import derive
-from ecocompute.report.results_model import PrefillWindow, WindowConditions
 from ecocompute.report.results_model import Trial as TrialRecord
+from ecocompute.report.results_model import WindowConditions
 from ecocompute.task.trials import Trial
 
 
@@ -49,16 +49,6 @@ def _readings(r: WindowReading) -> _Readings:
     }
 
 
-def prefill_record(t: Trial) -> PrefillWindow | None:
-    if t.prefill is None:
-        return None
-    return derive.prefill_window(
-        prefills=t.prefill.prefills,
-        prompt_tokens=t.prefill.prompt_tokens,
-        **_readings(t.prefill.reading),
-    )
-
-
 def trial_record(t: Trial, held: bool) -> TrialRecord:
     idle = None
     if held:
@@ -72,6 +62,10 @@ def trial_record(t: Trial, held: bool) -> TrialRecord:
         slot=t.slot,
         idle_gpus_energy_joules=idle,
         conditions=[_window(c) for c in t.reading.conditions],
-        prefill=prefill_record(t),
+        prefill=None
+        if (p := t.prefill) is None
+        else derive.prefill_window(
+            prefills=p.prefills, prompt_tokens=p.prompt_tokens, **_readings(p.reading)
+        ),
         compile=t.compile,
     )
