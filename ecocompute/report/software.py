@@ -84,9 +84,8 @@ def pin_differences(installed: dict[str, str], pins: dict[str, str]) -> list[str
         have = by_name.get(name)
         if have is None:
             out.append(f"{name}: not installed (reference {pinned})")
-        elif (
-            have.split("+", 1)[0] != pinned.split("+", 1)[0]
-        ):  # a build tag aside: 2.11.0+cu130 is 2.11.0
+        # a local build tag aside: torch 2.11.0+cu130 is release 2.11.0
+        elif have.split("+", 1)[0] != pinned.split("+", 1)[0]:
             out.append(f"{name}: {have} (reference {pinned})")
     return out
 
