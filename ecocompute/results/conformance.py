@@ -98,7 +98,7 @@ def judge(document: Any, profile: str, schema_problems: list[str] | None = None)
         return Conformance(profile, SCHEMA_VALID, tuple(v.line() for v in core), (), version)
     if profile == "v1.1-core":
         return Conformance(profile, CONFORMANT, (), (), version)
-    extra = dataset_violations(report)
+    extra = list(dataset_violations(report))
     if extra:
         return Conformance(profile, CONFORMANT, tuple(v.line() for v in extra), (), version)
     return Conformance(profile, ELIGIBLE, (), DATASET_NOTES, version)
@@ -258,19 +258,15 @@ def _thermal(r: Report) -> Iterator[Violation]:
         yield Violation("4.6.2", f"thermal.arm_order {order!r} is not one the protocol names")
 
 
-def dataset_violations(r: Report) -> list[Violation]:
-    out = []
+def dataset_violations(r: Report) -> Iterator[Violation]:
     if r.power_trace is None or not r.power_trace.files:
-        out.append(
-            Violation(
-                "4.4.3",
-                "no whole-run power-trace sidecar attached",
-                "run with --power_trace: the window can then be re-cut without re-running",
-            )
+        yield Violation(
+            "4.4.3",
+            "no whole-run power-trace sidecar attached",
+            "run with --power_trace: the window can then be re-cut without re-running",
         )
     if not r.measured:
-        out.append(Violation("C", f"results.basis {r.results.basis!r}: a release needs measured"))
-    return out
+        yield Violation("C", f"results.basis {r.results.basis!r}: a release needs measured")
 
 
 def judge_file(
