@@ -6,6 +6,7 @@ that makes a report; it is not yet checked or written (report/write.py).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from typing import TypedDict
 
@@ -137,22 +138,10 @@ def _envelope(p: RunParams) -> dict[str, object]:
 def gpu(g: GpuRecord, before: BeforeSession | None = None) -> Gpu:
     if g.cuda_index is None:  # the published path: NVML's four fields
         return Gpu(nvml_index=g.nvml_index, name=g.name, uuid=g.uuid, pci_bus_id=g.pci_bus_id)
-    return Gpu(
-        nvml_index=g.nvml_index,
-        name=g.name,
-        uuid=g.uuid,
-        pci_bus_id=g.pci_bus_id,
-        cuda_index=g.cuda_index,
-        power_limit_watts=g.power_limit_w,
-        power_limit_default_watts=g.power_limit_default_w,
-        memory_total_mib=g.memory_total_mib,
-        matched_by=g.matched_by,
-        board_part_number=g.board_part_number,
-        vbios_version=g.vbios_version,
-        max_sm_clock_mhz=g.max_sm_clock_mhz,
-        max_memory_clock_mhz=g.max_memory_clock_mhz,
-        before_session=before,
-    )
+    fields = dataclasses.asdict(g)
+    fields["power_limit_watts"] = fields.pop("power_limit_w")
+    fields["power_limit_default_watts"] = fields.pop("power_limit_default_w")
+    return Gpu.model_validate({**fields, "before_session": before})
 
 
 class _RunFields(TypedDict):
@@ -473,8 +462,15 @@ def measured_note(run: MeasuredRun) -> str:
 
 def quality_of(run: MeasuredRun) -> Quality:
     q = run.quality
-    if q.unavailable_reason is not None:
-        return quality_unavailable(q.requested, q.unavailable_reason, q.text_path)
+    why = q.unavailable_reason
+    if why is not None:  # no score: why in note (not requested) or error (requested)
+        return Quality(
+            basis="unavailable",
+            requested=q.requested,
+            corpus=Corpus(**corpus_record(q.text_path)) if q.requested else None,
+            note=None if q.requested else why,
+            error=why if q.requested else None,
+        )
     fp16 = q.scores[Precision.FP16]
     quantized = [f for f in q.scores if f.quantized]
     score = q.scores[quantized[0]] if quantized else fp16
@@ -496,17 +492,6 @@ def quality_of(run: MeasuredRun) -> Quality:
             if quantized
             else "FP16 alone: value is the FP16 perplexity"
         ),
-    )
-
-
-def quality_unavailable(requested: bool, why: str, text: str | None) -> Quality:
-    """No score: why in note (not requested) or error (requested, but no score)."""
-    return Quality(
-        basis="unavailable",
-        requested=requested,
-        corpus=Corpus(**corpus_record(text)) if requested else None,
-        note=None if requested else why,
-        error=why if requested else None,
     )
 
 

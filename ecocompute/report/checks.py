@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 from ecocompute.published.archs import UNKNOWN, arch_from_product_name
@@ -280,10 +281,7 @@ def compile_rules(report: Report) -> list[str]:
         problems.append(
             f"$.results.trials: --compiles {meas.compiles}, but not every trial names its compile"
         )
-    counts: dict[tuple[int, str], int] = {}
-    for t in res.trials:
-        if t.compile is not None:
-            counts[(t.compile, t.format)] = counts.get((t.compile, t.format), 0) + 1
+    counts = Counter((t.compile, t.format) for t in res.trials if t.compile is not None)
     wanted = {(k, f): meas.iterations for k in range(meas.compiles) for f in res.per_format}
     if counts != wanted:
         problems.append(

@@ -90,28 +90,7 @@ class Decode(Strict):
     """How each decode ran. A derived report says the regime of the published figures
     (eager), and requested_regime when the run asked for another."""
 
-    OMIT_NULL = (
-        "requested_regime",
-        "requested_compile_notes",
-        "note",
-        "cache",
-        "decode",
-        "prefill",
-        "captured",
-        "graph_replays_per_decode",
-        "tokens_per_row",
-        "token_choice",
-        "graph_captured",
-        "batch_size",
-        "prompt",
-        "compiler",
-        "compile_s",
-        "compile_note",
-        "per_format",
-        "compiles",
-        "phases",
-        "prefills_note",
-    )
+    OMIT_EVERY_NULL = True
 
     regime: Regime = "eager"
     requested_regime: Regime | None = None

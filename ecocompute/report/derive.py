@@ -291,6 +291,15 @@ class TrialReadings(Protocol):
     def energy_per_token_mj(self) -> float: ...
 
 
+# FormatStats' fields that FormatFigures works out, each by its own name (the rest are
+# the format's facts)
+STATISTICS = tuple(
+    name
+    for name in FormatStats.model_fields
+    if name not in ("format", "library", "nvml_indices", "weights_mib")
+)
+
+
 class FormatFigures:
     """A format's statistics from its trials, each worked out when first read: format_stats
     reads them all, and report/compare.py only those a rounding bound is needed for (the
@@ -372,6 +381,10 @@ class FormatFigures:
     def sampled_energy_per_token_mj(self) -> float:
         return mean(energy_per_token_mj(t.sampled_energy_joules, t.tokens) for t in self.trials)
 
+    @property
+    def n_trials(self) -> int:
+        return len(self.trials)
+
     def stats(self) -> FormatStats:
         facts = self.facts
         return FormatStats.model_construct(
@@ -379,27 +392,12 @@ class FormatFigures:
             library=facts.library,
             nvml_indices=list(facts.nvml_indices),
             weights_mib=facts.weights_mib,
-            n_trials=len(self.trials),
-            energy_per_token_mj=self.energy_per_token_mj,
-            energy_per_token_mj_sd=self.energy_per_token_mj_sd,
-            cv_pct=self.cv_pct,
-            throughput_tokens_per_s=self.throughput_tokens_per_s,
-            avg_power_watts=self.avg_power_watts,
-            total_energy_joules=self.total_energy_joules,
-            tokens_generated=self.tokens_generated,
-            sampled_energy_per_token_mj=self.sampled_energy_per_token_mj,
-            idle_power_watts=self.idle_power_watts,
-            energy_above_idle_per_token_mj=self.energy_above_idle_per_token_mj,
-            idle_share_pct=self.idle_share_pct,
-            bandwidth_limit_tokens_per_s=self.bandwidth_limit_tokens_per_s,
-            of_bandwidth_limit_pct=self.of_bandwidth_limit_pct,
+            **{name: getattr(self, name) for name in STATISTICS},
         )
 
     def figure(self, field: str) -> object:
         """One statistic by its FormatStats field name (None: not one of them)."""
-        if field in type(self).__dict__ and not field.startswith("_"):
-            return getattr(self, field)
-        return getattr(self.stats(), field, None)
+        return getattr(self, field) if field in STATISTICS else getattr(self.stats(), field, None)
 
 
 def format_stats(trials: Sequence[TrialReadings], facts: FormatFacts, m: Measured) -> FormatStats:

@@ -408,9 +408,5 @@ def known_curves(
     if site is not None:
         out.append((site.delta_pct, site.fitted_range_b))
     for a, s, nstar, fitted in known_parameters(arch, precision):
-        out.append((functools.partial(_raw_delta, a=a, s=s, nstar=nstar), fitted))
+        out.append((functools.partial(delta_pct, a_pct=a, s_pct=s, nstar_b=nstar), fitted))
     return out
-
-
-def _raw_delta(n: float, *, a: float, s: float, nstar: float) -> float:
-    return delta_pct(n, a, s, nstar)

@@ -1,5 +1,6 @@
 """Reading report files safely, and finding them under folders: the ground floor of
-`validate` and of every reader of reports (results/collect.py, results/validate_files.py).
+`validate` and of every reader of reports (results/collect.py, results/validate_files.py);
+and what a failed sweep left written (sweep_leaves).
 
 A file that is unreadable, huge, deeply nested, not UTF-8, or holds NaN or numbers too
 large for a float is a reason, never an exception. A file named twice (`r` and `$PWD/r`,
@@ -12,10 +13,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from ecocompute.boundary.finding import find_files
+from ecocompute.boundary.atomic import file_identity
+from ecocompute.boundary.finding import Found, find_files
 from ecocompute.boundary.user_paths import kind_of
 from ecocompute.core.json_types import JsonObject
 from ecocompute.report.numbers import NotReportJson, loads_strict
@@ -23,6 +25,13 @@ from ecocompute.report.numbers import NotReportJson, loads_strict
 UNSEARCHABLE = "cannot search this folder (its reports, if any, were not read)"
 MAX_REPORT_BYTES = 64 * 2**20  # far above any real report; refuses to parse a huge file
 SWEEP_NAME = "sweep.json"
+LISTED = 5  # reasons a one-line verdict on a file names (validate, upgrade)
+
+
+def listed(problems: Sequence[str]) -> str:
+    """The first LISTED reasons, "; "-joined, and how many more there are."""
+    more = f" (+{len(problems) - LISTED} more)" if len(problems) > LISTED else ""
+    return "; ".join(problems[:LISTED]) + more
 
 
 def _os_reason(exc: OSError | ValueError) -> str:
@@ -84,7 +93,51 @@ def read_document_text(
     return (text, document), []
 
 
-def files_under(paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]) -> list[Path]:
-    """Files named directly, plus every file called one of names under each folder, each
-    once (boundary/finding.py; the folders that could not be searched are left out here)."""
-    return find_files(paths, names).files
+def found_in(
+    paths: Iterable[str | os.PathLike[str]], names: tuple[str, ...]
+) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Every file called one of names under paths, each once however it was named, and
+    (a path, why) for each folder that could not be searched and each path that holds
+    none of them: `validate` and `upgrade` list both."""
+    files = Found()
+    missing: list[tuple[str, str]] = []
+    for given in paths:
+        found = find_files([given], names)
+        missing += [(f"{f.path}/", f"{UNSEARCHABLE}: {f.reason}") for f in found.unsearchable]
+        if not found.files and not found.unsearchable:
+            missing.append((os.fspath(given), f"no {' or '.join(names)} in this folder"))
+        for path in found.files:
+            files.add(path)
+    return files.files, missing
+
+
+def sweep_leaves(output_dir: str, folders: Sequence[str] = ("",)) -> Callable[[], str]:
+    """What a sweep has written when it fails, in words, told from the files themselves:
+    it writes each point's energy.json as it goes and sweep.json at the end, so a failure
+    after its first point must not say that nothing was written (cli.main appends these
+    words to a sweep's failure line). Call before the sweep starts; the result, called
+    after a failure, says whether sweep.json was replaced meanwhile (a new file has a new
+    identity). folders: where under output_dir the sweep writes its sweep.json (a
+    prompt-length axis: one each)."""
+    targets = [Path(output_dir) / folder / SWEEP_NAME for folder in folders]
+    before = [file_identity(t) for t in targets]
+
+    def words() -> str:
+        now = [file_identity(t) for t in targets]
+        pairs = list(zip(targets, before, now, strict=True))
+        written = [str(t) for t, b, n in pairs if n is not None and n != b]
+        removed = [str(t) for t, b, n in pairs if b is not None and n is None]
+        if written:
+            return (
+                f"{', '.join(written)} {'was' if len(written) == 1 else 'were'} written, as "
+                "was the energy.json of every point that finished"
+            )
+        text = "no sweep.json was written; the energy.json of every point that finished stands"
+        if removed:  # the sweep measured its points again: the old summary would contradict
+            text += (
+                f" (the earlier {', '.join(removed)} was removed when the sweep began: "
+                "`ecocompute sweep --fit_only` writes one from the reports)"
+            )
+        return text
+
+    return words

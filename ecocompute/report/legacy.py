@@ -21,7 +21,7 @@ import copy
 import functools
 import math
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -87,7 +87,8 @@ def _ours(doc: dict[str, Any], version: str) -> None:
             stats.setdefault("format", fmt)
             stats.setdefault("library", library if fmt == precision and library else "torch")
             if stats.get("nvml_indices") is None:
-                stats["nvml_indices"] = [g["nvml_index"] for g in _gpus(doc)][:1] or [0]
+                gpus = (doc.get("system_under_test") or {}).get("gpus") or []
+                stats["nvml_indices"] = [g["nvml_index"] for g in gpus][:1] or [0]
         res["idle_window"] = _idle_window(res)
     for (block, key), value in recorded_records(doc).items():
         doc[block][key] = value  # what the file states in other words, as 2.0 records it
@@ -115,10 +116,6 @@ def recorded_records(doc: Mapping[str, Any]) -> dict[tuple[str, str], str]:
     if "decode window" in str(measurement.get("method", "")):
         found["measurement", "window"] = WINDOW
     return found
-
-
-def _gpus(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return list((doc.get("system_under_test") or {}).get("gpus") or [])
 
 
 def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -284,64 +281,40 @@ def project(model: type[BaseModel], data: Any) -> Any:
     format holds beyond them was checked by its schema and is not carried."""
     if not isinstance(data, dict):
         return data
+    fields = _fields_of(model)
     out = {}
-    for name, models, inner in _fields_of(model):
-        if name in data:
-            out[name] = _project_value(models, inner, data[name])
-    if model.model_config.get("extra") == "allow":
-        out.update({k: v for k, v in data.items() if k not in out})
+    for name, value in data.items():
+        if name in fields:
+            inner = fields[name]
+            out[name] = value if inner is None else inner(value)
+        elif model.model_config.get("extra") == "allow":  # Quantization: the quantizer's own
+            out[name] = value
     return out
 
 
-_Plan = tuple[tuple[str, tuple[type[BaseModel], ...], type[BaseModel] | None], ...]
+_Projector = Callable[[object], object]
 
 
 @functools.cache
-def _fields_of(model: type[BaseModel]) -> _Plan:
-    """Each field of the model with the models its annotation holds (read once per model:
-    the annotations' introspection was most of the time an older report took to read)."""
-    return tuple(
-        (name, tuple(_models_in(f.annotation)), _dict_value_model(f.annotation))
-        for name, f in model.model_fields.items()
+def _fields_of(model: type[BaseModel]) -> dict[str, _Projector | None]:
+    """Each field of the model with how its value is projected (read once per model: the
+    annotations' introspection was most of the time an older report took to read)."""
+    return {name: _projector(f.annotation) for name, f in model.model_fields.items()}
+
+
+def _projector(annotation: Any) -> _Projector | None:
+    """How a value of an annotation is projected onto the models it holds: a model, an
+    Optional's, a list's items or a dict's values; None where it holds no model."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return functools.partial(project, annotation)
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin not in (list, dict):  # a union (Optional) or Annotated: the first model in it
+        return next((p for arg in args if (p := _projector(arg)) is not None), None)
+    inner = _projector(args[-1])
+    if inner is None:
+        return None
+    if origin is list:
+        return lambda value: [inner(v) for v in value] if isinstance(value, list) else value
+    return lambda value: (
+        {k: inner(v) for k, v in value.items()} if isinstance(value, dict) else value
     )
-
-
-def _project_value(
-    models: tuple[type[BaseModel], ...], inner: type[BaseModel] | None, value: Any
-) -> Any:
-    for candidate in models:
-        if isinstance(value, dict):
-            return project(candidate, value)
-        if isinstance(value, list):
-            return [project(candidate, v) if isinstance(v, dict) else v for v in value]
-    if inner is not None and isinstance(value, dict):
-        return {k: project(inner, v) if isinstance(v, dict) else v for k, v in value.items()}
-    return value
-
-
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    """The models an annotation holds directly (or in an Optional), or as a list's items."""
-    found = []
-    args = (
-        (annotation,)
-        if typing.get_origin(annotation) in (dict, list)
-        else (annotation, *typing.get_args(annotation))
-    )
-    for arg in args:
-        origin = typing.get_origin(arg)
-        if isinstance(arg, type) and issubclass(arg, BaseModel):
-            found.append(arg)
-        elif origin is list:
-            found += [
-                a for a in typing.get_args(arg) if isinstance(a, type) and issubclass(a, BaseModel)
-            ]
-    return found
-
-
-def _dict_value_model(annotation: Any) -> type[BaseModel] | None:
-    for arg in (annotation, *typing.get_args(annotation)):
-        if typing.get_origin(arg) is dict:
-            value = typing.get_args(arg)[1]
-            if isinstance(value, type) and issubclass(value, BaseModel):
-                return value
-    return None

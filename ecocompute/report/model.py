@@ -71,18 +71,7 @@ class BeforeSession(Strict):
 class Gpu(Strict):
     """One GPU: NVML's four fields; a measured GPU also what tells its unit apart."""
 
-    OMIT_NULL = (
-        "cuda_index",
-        "power_limit_watts",
-        "power_limit_default_watts",
-        "memory_total_mib",
-        "matched_by",
-        "board_part_number",
-        "vbios_version",
-        "max_sm_clock_mhz",
-        "max_memory_clock_mhz",
-        "before_session",
-    )
+    OMIT_EVERY_NULL = True
 
     nvml_index: Index
     name: str
@@ -115,7 +104,7 @@ class HostCpu(Strict):
     """The host's CPU, as the operating system names it (report/host.py): the eager
     regime's speed follows it."""
 
-    OMIT_NULL = ("model", "logical_cpus", "usable_cpus", "cpu_id", "clock_mhz", "hypervisor")
+    OMIT_EVERY_NULL = True
     model: str | None = Field(None, description="the first processor's model name")
     logical_cpus: Index | None = Field(None, description="logical CPUs the host has")
     usable_cpus: Index | None = Field(
@@ -336,7 +325,7 @@ class Thermal(Strict):
 class PowerTraceFile(Strict):
     """One sidecar trace: a measured format's samples from before its model loaded."""
 
-    OMIT_NULL = ("precision", "dropped_samples", "phases")
+    OMIT_EVERY_NULL = True
     role: Literal["primary", "fp16_baseline"]
     precision: str | None = None
     file: Annotated[str, Field(min_length=1)]
@@ -364,7 +353,7 @@ class PowerTrace(Strict):
     CSV files beside the report. The reported energy does not come from it. This tool's
     runs add each trial's window (windows) and how the trace was read (paused_for)."""
 
-    OMIT_NULL = ("columns", "window_note", "note", "windows", "paused_for", "nvml_indices")
+    OMIT_EVERY_NULL = True
     format: Literal["csv"]
     columns: list[str] | None = None
     sample_rate_hz: Annotated[int, Field(ge=1)]
@@ -441,7 +430,7 @@ class Prefetch(Strict):
 
 
 class Provenance(Strict):
-    OMIT_NULL = ("command", "upgraded_from", "prefetch")
+    OMIT_EVERY_NULL = True
     dataset_doi: str
     rtx4090_deep_dive_doi: str
     paper_ssrn: str

@@ -43,10 +43,18 @@ def _no_pair() -> list[float | None]:
 class Strict(BaseModel):
     """Every model of a report: no field it does not name, no NaN or infinity, immutable.
     Fields named in OMIT_NULL are left out of the file where they hold nothing (the
-    published format types them as strings or booleans where present: null is refused)."""
+    published format types them as strings or booleans where present: null is refused);
+    OMIT_EVERY_NULL names every field whose default is None."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
     OMIT_NULL: ClassVar[tuple[str, ...]] = ()
+    OMIT_EVERY_NULL: ClassVar[bool] = False
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: object) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if cls.OMIT_EVERY_NULL:
+            cls.OMIT_NULL = tuple(n for n, f in cls.model_fields.items() if f.default is None)
 
     @model_serializer(mode="wrap")
     def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> Any:

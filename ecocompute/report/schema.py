@@ -16,6 +16,8 @@ import functools
 import json
 import logging
 from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ecocompute.core.json_types import JsonObject
@@ -27,7 +29,6 @@ from ecocompute.report.model import (
     NO_LOCAL_GPU,
     Report,
 )
-from ecocompute.report.packaged import packaged_text
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,17 @@ def known_formats() -> str:
 
 
 SWEEP_SCHEMA_VERSION = "ecocompute-sweep/1.0"
+_CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def packaged_text(name: str) -> str | None:
+    """ecocompute/<name> as shipped in the wheel (the schemas, the container image's
+    lock), else <checkout>/<name>, where a checkout keeps it; None when neither exists."""
+    shipped = resources.files("ecocompute").joinpath(name)
+    if shipped.is_file():
+        return shipped.read_text(encoding="utf-8")
+    checkout = _CHECKOUT / name
+    return checkout.read_text(encoding="utf-8") if checkout.is_file() else None
 
 
 def generated_schema() -> JsonObject:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ecocompute import __version__
 from ecocompute.core import packages
-from ecocompute.report.packaged import packaged_text
+from ecocompute.report.schema import packaged_text
 
 # The packages whose versions change what is measured, as their distributions are named.
 REPORTED_PACKAGES = (
@@ -63,30 +63,17 @@ def version_of(installed: Mapping[str, Any], name: str) -> str | None:
     return None if not version or version == NOT_INSTALLED else str(version)
 
 
-def parse_lock(text: str) -> dict[str, str]:
-    """{canonical name: version} from a pip-compile/uv lock; hashes and options ignored."""
-    pins = {}
-    for line in text.splitlines():
-        match = _PIN.match(line.strip())
-        if match:
-            pins[canonical(match.group(1))] = match.group(2)
-    return pins
-
-
 @functools.lru_cache(maxsize=1)
 def image_pins() -> dict[str, str]:
-    """The container image lock's pins for REPORTED_PACKAGES (empty if none is shipped)."""
-    text = packaged_text(LOCK_NAME)
-    if text is None:
-        return {}
-    pins = parse_lock(text)
+    """The container image lock's pins for REPORTED_PACKAGES, {canonical name: version}
+    (empty if none is shipped); the lock's hashes and options are ignored."""
     wanted = {canonical(n) for n in REPORTED_PACKAGES}
-    return {name: version for name, version in sorted(pins.items()) if name in wanted}
-
-
-def _public(version: str) -> str:
-    """Drop a local build tag: torch "2.11.0+cu130" is release 2.11.0."""
-    return version.split("+", 1)[0]
+    pins = {}
+    for line in (packaged_text(LOCK_NAME) or "").splitlines():
+        match = _PIN.match(line.strip())
+        if match and canonical(match.group(1)) in wanted:
+            pins[canonical(match.group(1))] = match.group(2)
+    return dict(sorted(pins.items()))
 
 
 def pin_differences(installed: dict[str, str], pins: dict[str, str]) -> list[str]:
@@ -97,7 +84,8 @@ def pin_differences(installed: dict[str, str], pins: dict[str, str]) -> list[str
         have = by_name.get(name)
         if have is None:
             out.append(f"{name}: not installed (reference {pinned})")
-        elif _public(have) != _public(pinned):
+        # a local build tag aside: torch 2.11.0+cu130 is release 2.11.0
+        elif have.split("+", 1)[0] != pinned.split("+", 1)[0]:
             out.append(f"{name}: {have} (reference {pinned})")
     return out
 

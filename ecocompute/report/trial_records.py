@@ -4,30 +4,23 @@ window."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import TypedDict
 
 from ecocompute.monitor.conditions import WindowConditions as Window
 from ecocompute.monitor.meter import WindowReading
 from ecocompute.report import derive
-from ecocompute.report.results_model import PrefillWindow, WindowConditions
 from ecocompute.report.results_model import Trial as TrialRecord
+from ecocompute.report.results_model import WindowConditions
 from ecocompute.task.trials import Trial
 
 
 def _window(c: Window) -> WindowConditions:
-    return WindowConditions(
-        nvml_index=c.nvml_index,
-        temperature_c=list(c.temperature_c),
-        memory_temperature_c=list(c.memory_temperature_c),
-        sm_clock_mhz_mean=c.sm_clock_mhz_mean,
-        memory_clock_mhz_mean=c.memory_clock_mhz_mean,
-        clock_samples=c.clock_samples,
-        clock_events_seen=list(c.clock_events_seen),  # type: ignore[arg-type]
-        throttled_s=dict(c.throttled_s),
-        power_of_limit_pct_mean=c.power_of_limit_pct_mean,
-        power_of_limit_pct_max=c.power_of_limit_pct_max,
-    )
+    """A GPU's state over a window, as the report records it (its power limit aside:
+    the GPU's own record holds that)."""
+    fields = {k: v for k, v in dataclasses.asdict(c).items() if k != "power_limit_w"}
+    return WindowConditions.model_validate(fields, strict=False)  # its tuples as lists
 
 
 class _Readings(TypedDict):
@@ -56,16 +49,6 @@ def _readings(r: WindowReading) -> _Readings:
     }
 
 
-def prefill_record(t: Trial) -> PrefillWindow | None:
-    if t.prefill is None:
-        return None
-    return derive.prefill_window(
-        prefills=t.prefill.prefills,
-        prompt_tokens=t.prefill.prompt_tokens,
-        **_readings(t.prefill.reading),
-    )
-
-
 def trial_record(t: Trial, held: bool) -> TrialRecord:
     idle = None
     if held:
@@ -79,6 +62,10 @@ def trial_record(t: Trial, held: bool) -> TrialRecord:
         slot=t.slot,
         idle_gpus_energy_joules=idle,
         conditions=[_window(c) for c in t.reading.conditions],
-        prefill=prefill_record(t),
+        prefill=None
+        if (p := t.prefill) is None
+        else derive.prefill_window(
+            prefills=p.prefills, prompt_tokens=p.prompt_tokens, **_readings(p.reading)
+        ),
         compile=t.compile,
     )

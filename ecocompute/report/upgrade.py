@@ -24,14 +24,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ecocompute.boundary.atomic import write_text_atomic
-from ecocompute.boundary.finding import Found, find_files
 from ecocompute.boundary.user_paths import file_key
 from ecocompute.core.json_types import JsonObject
 from ecocompute.core.printable import printable
 from ecocompute.errors import RunError
 from ecocompute.params import check_output_dir
 from ecocompute.report.envelope import to_current, upgraded_source
-from ecocompute.report.files import UNSEARCHABLE, read_document_text
+from ecocompute.report.files import found_in, listed, read_document_text
 from ecocompute.report.model import FORMAT, Report
 from ecocompute.report.numbers import NotReportJson, dumps_strict, loads_strict
 from ecocompute.report.read import parse_report
@@ -45,7 +44,6 @@ from ecocompute.report.schema import (
 from ecocompute.report.write import REPORT_NAME
 
 Outcome = Literal["upgraded", "not strict 1.3", "already current", "failed"]
-_LISTED = 5
 
 
 class Upgrade(BaseModel):
@@ -64,16 +62,11 @@ class Upgrade(BaseModel):
 
     def line(self) -> str:
         if self.outcome == "failed":
-            listed = "; ".join(self.why[:_LISTED])
-            more = f" (+{len(self.why) - _LISTED} more)" if len(self.why) > _LISTED else ""
-            return printable(f"{self.source}: NOT UPGRADED {listed}{more}")
+            return printable(f"{self.source}: NOT UPGRADED {listed(self.why)}")
         head = f"{self.source} -> {self.target}: "
         if self.outcome == "already current":
-            what = (
-                f"format {FORMAT}"
-                if self.from_format == FORMAT
-                else (f"a copy upgraded from {self.from_format}")
-            )
+            copy = f"a copy upgraded from {self.from_format}"
+            what = f"format {FORMAT}" if self.from_format == FORMAT else copy
             head += f"already current ({what}), copied unchanged"
         else:
             head += f"upgraded from {self.from_format}"
@@ -89,23 +82,12 @@ def upgrade_reports(
     each folder that could not be searched or holds no report. Raises InputError when
     output_dir is not a folder that can be written or made (nothing done)."""
     out = check_output_dir(output_dir)
-    results: list[Upgrade] = []
-    files = Found()
-    for given in paths:
-        found = find_files([given], (REPORT_NAME,))
-        results += [
-            Upgrade(source=f"{f.path}/", outcome="failed", why=(f"{UNSEARCHABLE}: {f.reason}",))
-            for f in found.unsearchable
-        ]
-        if not found.files and not found.unsearchable:
-            why = f"no {REPORT_NAME} in this folder"
-            results.append(Upgrade(source=os.fspath(given), outcome="failed", why=(why,)))
-        for path in found.files:
-            files.add(path)
-    sources = {os.path.realpath(p) for p in files.files}
-    identities = {file_key(p) for p in files.files} - {None}
+    found, missing = found_in(paths, (REPORT_NAME,))
+    results = [Upgrade(source=p, outcome="failed", why=(why,)) for p, why in missing]
+    sources = {os.path.realpath(p) for p in found}
+    identities = {file_key(p) for p in found} - {None}
     targets: dict[Path, Path] = {}
-    for path in files.files:
+    for path in found:
         target = out / mirrored(path)
         clash = targets.get(target)
         if clash is not None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ecocompute.boundary.finding import find_files
 from ecocompute.core.json_types import JsonObject
-from ecocompute.report.files import UNSEARCHABLE, files_under, read_document
+from ecocompute.report.files import UNSEARCHABLE, read_document
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.identity import content_key, measurement_key, repeats
 from ecocompute.results.in_parallel import map_files
@@ -32,7 +32,6 @@ __all__ = [
     "read_one",
     "read_reports",
     "record_of",
-    "report_files",
     "software_fingerprint",
     "software_title",
 ]
@@ -42,11 +41,6 @@ __all__ = [
 class Invalid:
     path: str
     problems: list[str]
-
-
-def report_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Files named directly, plus every energy.json under each folder, sorted, no repeats."""
-    return files_under(paths, (REPORT_NAME,))
 
 
 def record_of(path: str | os.PathLike[str], document: Mapping[str, Any]) -> Report | Invalid:

@@ -24,7 +24,7 @@ May import: report and everything report may import.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,7 @@ def judge(document: Any, profile: str, schema_problems: list[str] | None = None)
         return Conformance(profile, SCHEMA_VALID, tuple(v.line() for v in core), (), version)
     if profile == "v1.1-core":
         return Conformance(profile, CONFORMANT, (), (), version)
-    extra = dataset_violations(report)
+    extra = list(dataset_violations(report))
     if extra:
         return Conformance(profile, CONFORMANT, tuple(v.line() for v in extra), (), version)
     return Conformance(profile, ELIGIBLE, (), DATASET_NOTES, version)
@@ -117,202 +117,156 @@ def core_violations(r: Report) -> list[Violation]:
     ]
 
 
-def _version_floor(r: Report) -> list[Violation]:
+def _version_floor(r: Report) -> Iterator[Violation]:
     if r.ecocompute_format is None and r.schema_version in PROTOCOL_FLOOR:
-        return [
-            Violation(
-                "4.5.2",
-                f"schema_version {r.schema_version!r} is below the protocol floor: "
-                "conformance is defined against ecocompute-energy/1.2 or later",
-                "a 1.0 report can be schema-valid, never protocol-conformant",
-            )
-        ]
-    return []
+        yield Violation(
+            "4.5.2",
+            f"schema_version {r.schema_version!r} is below the protocol floor: "
+            "conformance is defined against ecocompute-energy/1.2 or later",
+            "a 1.0 report can be schema-valid, never protocol-conformant",
+        )
 
 
-def _power(r: Report) -> list[Violation]:
-    out = []
+def _power(r: Report) -> Iterator[Violation]:
     if r.measured and r.measurement_source != "direct-nvml":
-        out.append(
-            Violation(
-                "4.1.4",
-                f"basis measured needs measurement_source direct-nvml, not "
-                f"{r.measurement_source!r}",
-                "figures from TDP or a vendor's typical power are never measurements",
-            )
+        yield Violation(
+            "4.1.4",
+            f"basis measured needs measurement_source direct-nvml, not {r.measurement_source!r}",
+            "figures from TDP or a vendor's typical power are never measurements",
         )
     if r.measured and "nvml" not in r.measurement.method.lower():
-        out.append(
-            Violation(
-                "4.1.1",
-                f"measurement.method {r.measurement.method!r}: a measured report records "
-                "NVML on-device GPU-package power",
-            )
+        yield Violation(
+            "4.1.1",
+            f"measurement.method {r.measurement.method!r}: a measured report records "
+            "NVML on-device GPU-package power",
         )
     rate = r.measurement.sample_rate_hz
     if rate < MIN_RATE_HZ:
-        out.append(
-            Violation("4.1.2", f"sample_rate_hz {rate} is below the {MIN_RATE_HZ} Hz minimum")
-        )
-    return out
+        yield Violation("4.1.2", f"sample_rate_hz {rate} is below the {MIN_RATE_HZ} Hz minimum")
 
 
-def _baseline(r: Report) -> list[Violation]:
+def _baseline(r: Report) -> Iterator[Violation]:
     res = r.results
     lacking = res.vs_fp16_energy_pct is None or res.fp16_energy_per_token_mj is None
     if r.measured and r.workload.precision != "FP16" and lacking:
-        return [
-            Violation(
-                "4.2.1",
-                f"a measured {r.workload.precision} report without its same-session FP16 "
-                "baseline (vs_fp16_energy_pct, fp16_energy_per_token_mj)",
-            )
-        ]
-    return []
-
-
-def _workload(r: Report) -> list[Violation]:
-    w, m = r.workload, r.measurement
-    out = []
-    if w.batch_size != CORE_BATCH:
-        out.append(
-            Violation(
-                "4.3.1",
-                f"batch_size {w.batch_size}: the protocol's core is batch {CORE_BATCH}",
-                "other batch sizes are an optional extension, labelled apart",
-            )
+        yield Violation(
+            "4.2.1",
+            f"a measured {r.workload.precision} report without its same-session FP16 "
+            "baseline (vs_fp16_energy_pct, fp16_energy_per_token_mj)",
         )
-    out += _recorded("4.3.2", "tokens_per_run", m.tokens_per_run, CORE_TOKENS)
-    out += _recorded("4.3.2", "decode iterations", m.iterations, CORE_ITERATIONS)
+
+
+def _workload(r: Report) -> Iterator[Violation]:
+    w, m = r.workload, r.measurement
+    if w.batch_size != CORE_BATCH:
+        yield Violation(
+            "4.3.1",
+            f"batch_size {w.batch_size}: the protocol's core is batch {CORE_BATCH}",
+            "other batch sizes are an optional extension, labelled apart",
+        )
+    yield from _recorded("4.3.2", "tokens_per_run", m.tokens_per_run, CORE_TOKENS)
+    yield from _recorded("4.3.2", "decode iterations", m.iterations, CORE_ITERATIONS)
     if w.decoding is None:
-        out.append(
-            Violation(
-                "4.3.2",
-                "decoding strategy not recorded (the core is greedy)",
-                "workload.decoding: greedy",
-            )
+        yield Violation(
+            "4.3.2",
+            "decoding strategy not recorded (the core is greedy)",
+            "workload.decoding: greedy",
         )
     elif w.decoding != "greedy":
-        out.append(Violation("4.3.2", f"workload.decoding {w.decoding!r}: the core is greedy"))
+        yield Violation("4.3.2", f"workload.decoding {w.decoding!r}: the core is greedy")
     if w.context_length is None:
-        out.append(Violation("4.3.3", "context_length not recorded"))
+        yield Violation("4.3.3", "context_length not recorded")
     if m.warmup is None or m.warmup < 1:
-        out.append(Violation("4.3.4", "warm-up missing or zero: warm-up runs precede the window"))
-    return out
+        yield Violation("4.3.4", "warm-up missing or zero: warm-up runs precede the window")
 
 
-def _recorded(clause: str, name: str, value: int | None, core: int) -> list[Violation]:
+def _recorded(clause: str, name: str, value: int | None, core: int) -> Iterator[Violation]:
     if value is None:
-        return [Violation(clause, f"{name} not recorded (the core is {core})")]
-    if value != core:
-        return [Violation(clause, f"{name} is {value}, the core is {core}")]
-    return []
+        yield Violation(clause, f"{name} not recorded (the core is {core})")
+    elif value != core:
+        yield Violation(clause, f"{name} is {value}, the core is {core}")
 
 
-def _window(r: Report) -> list[Violation]:
+def _window(r: Report) -> Iterator[Violation]:
     window = r.measurement.window
     if window is None:
-        return [
-            Violation(
-                "4.4.1",
-                "measurement window not stated (the core is the generation window)",
-                "measurement.window: generation",
-            )
-        ]
-    if window != "generation":
-        return [Violation("4.4.1", f"measurement.window {window!r}: the core is generation")]
-    if r.results.phases is not None:  # --phases apart: the headline is one phase's window
-        return [
-            Violation(
-                "4.4.1",
-                "the headline window is the decode window alone (--phases apart): the "
-                "prefill and the first token it yields lie outside it; the core's "
-                "generation window holds the whole generation",
-            )
-        ]
-    return []
+        yield Violation(
+            "4.4.1",
+            "measurement window not stated (the core is the generation window)",
+            "measurement.window: generation",
+        )
+    elif window != "generation":
+        yield Violation("4.4.1", f"measurement.window {window!r}: the core is generation")
+    elif r.results.phases is not None:  # --phases apart: the headline is one phase's window
+        yield Violation(
+            "4.4.1",
+            "the headline window is the decode window alone (--phases apart): the prefill and "
+            "the first token it yields lie outside it; the core's generation window holds the "
+            "whole generation",
+        )
 
 
-def _software(r: Report) -> list[Violation]:
+def _software(r: Report) -> Iterator[Violation]:
     sw = r.software
     if sw is None:
-        return [Violation("4.5.1", "software block missing: the versions used are recorded")]
-    out = []
+        yield Violation("4.5.1", "software block missing: the versions used are recorded")
+        return
     if not sw.python:
-        out.append(Violation("4.5.1", "software.python missing"))
+        yield Violation("4.5.1", "software.python missing")
     missing = [p for p in NEEDED_PACKAGES if not (sw.packages or {}).get(p)]
     if missing:
-        out.append(Violation("4.5.1", f"software.packages missing: {', '.join(missing)}"))
+        yield Violation("4.5.1", f"software.packages missing: {', '.join(missing)}")
     if not sw.nvidia_driver:
-        out.append(Violation("4.5.1", "software.nvidia_driver missing"))
+        yield Violation("4.5.1", "software.nvidia_driver missing")
     if sw.differs_from_reference_pins and sw.matches_reference_pins is not False:
-        out.append(
-            Violation(
-                "4.5.3",
-                "differs_from_reference_pins is not empty, but matches_reference_pins is not false",
-            )
+        yield Violation(
+            "4.5.3",
+            "differs_from_reference_pins is not empty, but matches_reference_pins is not false",
         )
-    return out
 
 
-def _thermal(r: Report) -> list[Violation]:
+def _thermal(r: Report) -> Iterator[Violation]:
     th = r.thermal
     if th is None:
-        return [
-            Violation(
-                "4.6.1",
-                "thermal block missing",
-                "the warm-up count and the temperatures at start, steady, end and peak",
-            )
-        ]
-    out = []
+        yield Violation(
+            "4.6.1",
+            "thermal block missing",
+            "the warm-up count and the temperatures at start, steady, end and peak",
+        )
+        return
     if th.basis == "measured":
-        out += [
-            Violation("4.6.1", f"thermal.{name} missing (a measured thermal block records it)")
-            for name in THERMAL_MEASURED
-            if getattr(th, name) is None
-        ]
-        if th.temperature_steady_c is None and th.steady_state_reached is not False:
-            out.append(
-                Violation(
-                    "4.6.4",
-                    "thermal.temperature_steady_c missing, without steady_state_reached false",
+        for name in THERMAL_MEASURED:
+            if getattr(th, name) is None:
+                yield Violation(
+                    "4.6.1", f"thermal.{name} missing (a measured thermal block records it)"
                 )
+        if th.temperature_steady_c is None and th.steady_state_reached is not False:
+            yield Violation(
+                "4.6.4", "thermal.temperature_steady_c missing, without steady_state_reached false"
             )
     order = th.arm_order
     if order is None:
-        out.append(
-            Violation(
-                "4.6.2",
-                "arm order not recorded",
-                "randomized or counterbalanced, or a fixed order disclosed in thermal.note",
-            )
+        yield Violation(
+            "4.6.2",
+            "arm order not recorded",
+            "randomized or counterbalanced, or a fixed order disclosed in thermal.note",
         )
-    elif order in ("randomized", "counterbalanced"):
-        pass
     elif order.lower().startswith("fixed"):
         if not (th.note or "").strip():
-            out.append(
-                Violation("4.6.2", "a fixed arm order whose deviation is not disclosed (no note)")
-            )
-    else:
-        out.append(Violation("4.6.2", f"thermal.arm_order {order!r} is not one the protocol names"))
-    return out
+            yield Violation("4.6.2", "a fixed arm order whose deviation is not disclosed (no note)")
+    elif order not in ("randomized", "counterbalanced"):
+        yield Violation("4.6.2", f"thermal.arm_order {order!r} is not one the protocol names")
 
 
-def dataset_violations(r: Report) -> list[Violation]:
-    out = []
+def dataset_violations(r: Report) -> Iterator[Violation]:
     if r.power_trace is None or not r.power_trace.files:
-        out.append(
-            Violation(
-                "4.4.3",
-                "no whole-run power-trace sidecar attached",
-                "run with --power_trace: the window can then be re-cut without re-running",
-            )
+        yield Violation(
+            "4.4.3",
+            "no whole-run power-trace sidecar attached",
+            "run with --power_trace: the window can then be re-cut without re-running",
         )
     if not r.measured:
-        out.append(Violation("C", f"results.basis {r.results.basis!r}: a release needs measured"))
-    return out
+        yield Violation("C", f"results.basis {r.results.basis!r}: a release needs measured")
 
 
 def judge_file(

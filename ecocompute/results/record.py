@@ -189,7 +189,11 @@ def to_record(
         arch=sut.gpu_arch,
         card=_card(report, published, kind),
         model=work.model_name,
-        params_b=_size_b(work.params_b, work.model_name),
+        # where the report gives no size, the one its model's name states ("TinyLlama-1.1B"
+        # 1.1), as the site reads a name
+        params_b=params_b_from_model_name(work.model_name)
+        if work.params_b is None
+        else work.params_b,
         precision=work.precision,
         protocol=_protocol(report, published, kind),
         fingerprint=software_fingerprint(software) if software else _no_software(version),
@@ -202,14 +206,6 @@ def to_record(
         **({} if published else _ours_only(report)),
     )
     return record, []
-
-
-def _size_b(params_b: float | None, model_name: str) -> float | None:
-    """The report's size; where it gives none (params_b null), the one its model's name
-    states ("TinyLlama-1.1B" 1.1), as the site reads a name."""
-    if params_b is not None:
-        return params_b
-    return params_b_from_model_name(model_name)
 
 
 def _card(report: ReportModel, published: bool, kind: str) -> str:
@@ -237,20 +233,19 @@ def _protocol(report: ReportModel, published: bool, kind: str) -> str:
     text = f"{'?' if tokens is None else tokens} tok, batch {work.batch_size}"
     if kind != MEASURED:
         return text
-    regime = None if published else meas.decode.regime
-    if regime not in (None, "eager"):
-        text += f", {regime}"
-    if not published:
-        text += "".join(f" ({note})" for note in compile_notes(meas.decode.compiler))
-    if not published and work.prompt_source == "prompt_tokens":
-        text += f", prompt {work.prompt_tokens}"
-    if not published and meas.decode.phases == "apart":
-        text += ", phases apart"
+    decode = meas.decode
+    if not published:  # the published formats record none of these
+        text += "" if decode.regime == "eager" else f", {decode.regime}"
+        text += "".join(f" ({note})" for note in _compile_notes(decode.compiler))
+        if work.prompt_source == "prompt_tokens":
+            text += f", prompt {work.prompt_tokens}"
+        if decode.phases == "apart":
+            text += ", phases apart"
     gpus = report.system_under_test.accelerator_count
     return f"{text}, {gpus} GPUs" if gpus > 1 else text
 
 
-def compile_notes(compiler: Compiler | None) -> tuple[str, ...]:
+def _compile_notes(compiler: Compiler | None) -> tuple[str, ...]:
     """How a compile departs from the compiled regime's own (none for any other regime)."""
     return () if compiler is None else compiler.notes()
 
@@ -269,9 +264,11 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         "interval_df": _interval_df(res),
         "verdict": res.verdict,
         "trial_cv_pct": None if stats is None else stats.cv_pct,
-        "curve": _curve(report) if res.basis != "measured" else None,
+        "curve": None
+        if res.basis == "measured" or res.reference_curve is None
+        else res.reference_curve.delta_curve(),
         "regime": report.measurement.decode.regime,
-        "compile_notes": compile_notes(report.measurement.decode.compiler),
+        "compile_notes": _compile_notes(report.measurement.decode.compiler),
         "weights": work.weights,
         "library": library,
         "format_key": _format_key(work, library),
@@ -324,11 +321,6 @@ def _delta_se(ci: list[float] | None, df: int | None) -> float | None:
     and a compiled report weighed a sixteenth of its due in a pool of units)."""
     se = se_of_t_interval(ci, df)
     return se if se is not None and se > 0 else None
-
-
-def _curve(report: ReportModel) -> DeltaCurve | None:
-    c = report.results.reference_curve
-    return None if c is None else c.delta_curve()
 
 
 def _no_software(version: str) -> str:

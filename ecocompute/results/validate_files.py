@@ -17,21 +17,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecocompute.boundary.finding import Found, find_files
 from ecocompute.core.printable import printable
-from ecocompute.report.files import SWEEP_NAME, UNSEARCHABLE, read_document
+from ecocompute.report.files import SWEEP_NAME, found_in, listed, read_document
 from ecocompute.report.read import sweep_problems
 from ecocompute.report.schema import SWEEP_SCHEMA_VERSION
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.results.collect import Invalid, Report, record_of
 from ecocompute.results.in_parallel import map_files
-
-_LISTED = 5
-
-
-def _listed(problems: list[str]) -> str:
-    more = f" (+{len(problems) - _LISTED} more)" if len(problems) > _LISTED else ""
-    return "; ".join(problems[:_LISTED]) + more
 
 
 def _check_one(path: Path) -> tuple[list[str], str]:
@@ -74,7 +66,7 @@ class FileCheck:
 
     def line(self) -> str:
         if self.problems:
-            return f"{printable(self.path)}: INVALID {printable(_listed(list(self.problems)))}"
+            return f"{printable(self.path)}: INVALID {printable(listed(self.problems))}"
         return f"{printable(self.path)}: valid{self.note}"
 
 
@@ -82,16 +74,8 @@ def validate_paths(paths: Iterable[str]) -> list[FileCheck]:
     """One check per file found under paths (each file once, however it was named), a
     folder that could not be searched and a path that holds no report among them as
     INVALID lines of their own."""
-    checks: list[FileCheck] = []
-    files = Found()
-    for given in paths:
-        found = find_files([given], (REPORT_NAME, SWEEP_NAME))
-        for folder in found.unsearchable:
-            checks.append(FileCheck(f"{folder.path}/", (f"{UNSEARCHABLE}: {folder.reason}",)))
-        if not found.files and not found.unsearchable:
-            checks.append(FileCheck(given, (f"no {REPORT_NAME} or {SWEEP_NAME} in this folder",)))
-        for path in found.files:
-            files.add(path)  # one file named two ways is checked once
-    for path, (problems, note) in zip(files.files, map_files(_check_one, files.files), strict=True):
+    files, missing = found_in(paths, (REPORT_NAME, SWEEP_NAME))
+    checks = [FileCheck(path, (why,)) for path, why in missing]
+    for path, (problems, note) in zip(files, map_files(_check_one, files), strict=True):
         checks.append(FileCheck(str(path), tuple(problems), "" if problems else note))
     return checks
