@@ -10,7 +10,7 @@ has a new identity), so an interrupt or a failure at any moment is described tru
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ecocompute.boundary.atomic import file_identity, write_text_atomic, write_texts_atomic
@@ -162,7 +162,7 @@ def _prefetch(params: RunParams, progress: Progress, machine: Machine | None) ->
         progress(answered_line(result))
     # every part already of its type (published/prefetch.py keeps no other); the
     # record's tuples are the report's lists
-    return Prefetch.model_validate(result.record(), strict=False)
+    return Prefetch.model_validate(asdict(result), strict=False)
 
 
 def _write_share_file(path: Path, link: str) -> None:
