@@ -41,7 +41,6 @@ from ecocompute.fleet.judge import (
     cancelled_record,
     judge,
     keep_report,
-    placement_of,
     placement_of_killed,
 )
 from ecocompute.fleet.options import (
@@ -57,6 +56,7 @@ from ecocompute.fleet.point import (
     PointSpec,
     describe_placement,
     parameters_yaml,
+    placement_of,
     run_point,
     switches_for,
 )

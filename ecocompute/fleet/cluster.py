@@ -24,6 +24,7 @@ from typing import Any
 
 from ecocompute.errors import EcoComputeError, InputError, RunError, TelemetryUnavailable
 from ecocompute.fleet import worker_setup
+from ecocompute.fleet.point import placement
 
 log = logging.getLogger(__name__)
 
@@ -205,21 +206,14 @@ def _wait_for_workers(client: Any, n: int, what: str) -> None:
             "(docs/fleet.md); nothing was run"
         )
     named = gpu_workers(client)
-    placed = client.run(_placement, workers=list(named))
-    shared = shared_gpus({named.get(a, a): where for a, where in placed.items()})
+    placed = client.run(placement, workers=list(named))  # run on each worker
+    shared = shared_gpus({named.get(a, a): (p.host, p.gpu) for a, p in placed.items()})
     if shared:
         raise RunError(
             f"two workers of {what} could measure on one GPU at once: {shared}; give each "
             "worker one GPU of its own (CUDA_VISIBLE_DEVICES=<that GPU>, docs/fleet.md); "
             "nothing was run"
         )
-
-
-def _placement() -> tuple[str, str | None]:
-    """Run on a worker: its host and the GPUs its points will see."""
-    import socket
-
-    return socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
 def shared_gpus(placements: dict[str, tuple[str, str | None]]) -> str | None:

@@ -78,15 +78,6 @@ def cancelled_record(params: RunParams, interrupt: BaseException) -> RunRecord:
     return new_record(params, status=CANCELLED, error=f"cancelled by {name}")
 
 
-def placement_of(msg: dict[str, Any]) -> Placement:
-    return Placement(
-        host=str(msg.get("host")),
-        gpu=msg.get("gpu"),
-        worker=msg.get("worker"),
-        worker_name=msg.get("worker_name"),
-    )
-
-
 def placement_of_killed(exc: BaseException) -> Placement:
     """Where a lost attempt ran, from KilledWorker's last worker when nothing else says."""
     last = getattr(exc, "last_worker", None)
