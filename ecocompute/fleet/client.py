@@ -32,6 +32,7 @@ from ecocompute.fleet.cluster import (
     gpu_workers,
     open_client,
     require_distributed,
+    visible_gpus,
 )
 from ecocompute.fleet.judge import (
     MAX_ATTEMPTS,
@@ -47,7 +48,6 @@ from ecocompute.fleet.options import (
     MAX_SUBMISSIONS,
     POINT_CANCEL_GRACE_S,
     FleetOptions,
-    where_of,
 )
 from ecocompute.fleet.point import (
     POLL_S,
@@ -405,13 +405,12 @@ def run_fleet(
     InputError (no GPU for --local_cluster), RunError (no scheduler or workers), or
     FleetInterrupted on Ctrl-C / SIGTERM."""
     require_distributed(options.flag)
-    where = where_of(options, quiet=progress.quiet)
-    if where.scheduler is None:
-        gpus = ", ".join(where.local_gpus)
-        progress(f"starting a local Dask cluster: one worker per GPU ({gpus})")
+    gpus = () if options.scheduler else tuple(visible_gpus(options.workers))
+    if gpus:
+        progress(f"starting a local Dask cluster: one worker per GPU ({', '.join(gpus)})")
     fleet: _Fleet | None = None
     try:
-        with open_client(where) as client:
+        with open_client(options.scheduler, gpus, progress.quiet) as client:
             fleet = _Fleet(client, root, runs, options, progress)
             try:
                 records = fleet.run()

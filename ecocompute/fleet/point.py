@@ -304,7 +304,7 @@ def host_slot(wanted: bool, host: str, cancelled: Callable[[], bool]) -> Iterato
 
 def placement_of(msg: dict[str, Any]) -> Placement:
     """Where an attempt runs, from its "started" event (announce_start)."""
-    return Placement(**{f.name: msg.get(f.name) for f in fields(Placement)})
+    return Placement(**{f.name: msg[f.name] for f in fields(Placement)})
 
 
 def describe_placement(place: Placement) -> str:
