@@ -8,7 +8,7 @@ runs outside any worker (tests call it directly), where the worker-side parts (t
 
 What can go wrong is returned, never raised: a point whose process fails comes back as
 a PointOutcome with its exit status and the last line of its stderr, so the client
-decides (judge.judge) whether it is retried. A worker that dies (killed, out of host
+decides (client.judge) whether it is retried. A worker that dies (killed, out of host
 memory) returns nothing: the client sees Dask's KilledWorker instead.
 """
 
