@@ -83,19 +83,15 @@ def judge(outcome: PointOutcome) -> tuple[Verdict, str]:
         return Verdict.FAILED, f"bad input (exit 2, not retried): {tail}"
     if rc is not None and (rc < 0 or rc > 128):
         signum = -rc if rc < 0 else rc - 128
-        name = signal_name(signum)
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
         why = " (the kernel's out-of-memory killer sends SIGKILL)" if signum == 9 else ""
         return Verdict.RETRY, f"killed by {name}{why}" + (f": {tail}" if tail else "")
     if "out of gpu memory" in tail.lower() or "out of memory" in tail.lower():
         return Verdict.RETRY, f"out of memory (exit {rc}): {tail}"
     return Verdict.FAILED, f"exit {rc}: {tail}"
-
-
-def signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
 
 
 def keep_report(text: str, target: Path) -> dict[str, Any]:
@@ -110,11 +106,6 @@ def keep_report(text: str, target: Path) -> dict[str, Any]:
         raise ReportInvalid(problems)
     write_text_atomic(target, text)
     return dict(doc)
-
-
-def cancelled_record(params: RunParams, interrupt: BaseException) -> RunRecord:
-    name, _ = describe_interrupt(interrupt)
-    return new_record(params, status=CANCELLED, error=f"cancelled by {name}")
 
 
 def placement_of_killed(exc: BaseException) -> Placement:
@@ -515,6 +506,8 @@ def run_fleet(
                 raise FleetInterrupted(fleet.cancel(exc), exc) from None
     except (KeyboardInterrupt, Interrupted) as exc:  # while the cluster started or closed
         done = fleet is not None and all(p.record is not None for p in fleet.points)
+        why = f"cancelled by {describe_interrupt(exc)[0]}"
         kept = fleet.records() if fleet is not None and done else None
-        raise FleetInterrupted(kept or [cancelled_record(p, exc) for p in runs], exc) from None
+        cancelled = [new_record(p, status=CANCELLED, error=why) for p in runs]
+        raise FleetInterrupted(kept or cancelled, exc) from None
     return records
