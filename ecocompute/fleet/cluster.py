@@ -187,13 +187,13 @@ def _wait_for_workers(client: Any, n: int, what: str) -> None:
             f"no {n} worker(s) joined {what} within {WORKERS_TIMEOUT_S:.0f} s; start one per "
             "GPU (docs/fleet.md); nothing was run"
         ) from None
-    if not gpu_workers(client):
+    named = gpu_workers(client)
+    if not named:
         raise RunError(
             f"no worker of {what} declares the {GPU_RESOURCE} resource, so no point could "
             f'ever start; start each worker with --resources "{GPU_RESOURCE}=1" '
             "(docs/fleet.md); nothing was run"
         )
-    named = gpu_workers(client)
     placed = client.run(placement, workers=list(named))  # run on each worker
     shared = shared_gpus({named.get(a, a): (p.host, p.gpu) for a, p in placed.items()})
     if shared:
