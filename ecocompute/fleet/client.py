@@ -3,10 +3,10 @@ over GPUs on one or several hosts with Dask distributed (the [fleet] extra).
 
 Dask places each point on a worker with a GPU free (workers declare GPU=1, points ask
 for GPU=1: a GPU never runs two measurements at once) and notices one that dies. Each
-point is one
-`energy_estimate` process on its worker (point.py); the client here gathers the
-reports into the sweep's folder, in the sequential sweep's layout, and the caller
-(fleet/sweep.py) writes sweep.json and the fit exactly as the sequential sweep does.
+point is one `energy_estimate` process on its worker (point.py); the client here
+gathers the reports into the sweep's folder, in the sequential sweep's layout, and the
+caller (fleet/sweep.py) writes sweep.json and the fit exactly as the sequential sweep
+does.
 
 Failures: a point whose worker died, or whose process ran out of memory or was
 killed, is recorded with its reason and retried once, on another worker where one is
@@ -18,37 +18,30 @@ and raises FleetInterrupted carrying every record, so sweep.json can say so.
 from __future__ import annotations
 
 import contextlib
+import enum
+import json
+import signal
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ecocompute.boundary.atomic import write_text_atomic
 from ecocompute.boundary.interrupts import describe as describe_interrupt
 from ecocompute.boundary.progress import Progress
 from ecocompute.core.json_types import JsonObject
-from ecocompute.errors import Interrupted, RunError
+from ecocompute.errors import Interrupted, ReportInvalid, RunError
 from ecocompute.fleet.cluster import (
     GPU_RESOURCE,
     gpu_workers,
     open_client,
     require_distributed,
-)
-from ecocompute.fleet.judge import (
-    MAX_ATTEMPTS,
-    FleetInterrupted,
-    Point,
-    Verdict,
-    cancelled_record,
-    judge,
-    keep_report,
-    placement_of,
-    placement_of_killed,
+    visible_gpus,
 )
 from ecocompute.fleet.options import (
     MAX_SUBMISSIONS,
     POINT_CANCEL_GRACE_S,
     FleetOptions,
-    where_of,
 )
 from ecocompute.fleet.point import (
     POLL_S,
@@ -57,13 +50,108 @@ from ecocompute.fleet.point import (
     PointSpec,
     describe_placement,
     parameters_yaml,
+    placement_of,
     run_point,
     switches_for,
 )
 from ecocompute.params import RunParams
+from ecocompute.report.read import energy_report_problems
 from ecocompute.report.write import REPORT_NAME
 from ecocompute.sweeps.document import CANCELLED, FAILED, RunRecord
 from ecocompute.sweeps.records import answered, new_record, written_record
+
+MAX_ATTEMPTS = 2  # the first, and one retry
+
+
+class Verdict(enum.Enum):
+    OK = "ok"
+    RETRY = "retry"  # the worker died, the process ran out of memory or was killed
+    FAILED = "failed"  # bad input, or a failure a second try would repeat
+    CANCELLED = "cancelled"
+
+
+def judge(outcome: PointOutcome) -> tuple[Verdict, str]:
+    """What a point's process ending means, and the reason in one line."""
+    rc, tail = outcome.returncode, outcome.stderr_tail
+    if outcome.cancelled:
+        return Verdict.CANCELLED, "cancelled"
+    if rc == 0:
+        if outcome.report_text is None:
+            return Verdict.FAILED, "exited 0 but wrote no energy.json"
+        return Verdict.OK, ""
+    if rc == 2:
+        return Verdict.FAILED, f"bad input (exit 2, not retried): {tail}"
+    if rc is not None and (rc < 0 or rc > 128):
+        signum = -rc if rc < 0 else rc - 128
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        why = " (the kernel's out-of-memory killer sends SIGKILL)" if signum == 9 else ""
+        return Verdict.RETRY, f"killed by {name}{why}" + (f": {tail}" if tail else "")
+    if "out of gpu memory" in tail.lower() or "out of memory" in tail.lower():
+        return Verdict.RETRY, f"out of memory (exit {rc}): {tail}"
+    return Verdict.FAILED, f"exit {rc}: {tail}"
+
+
+def keep_report(text: str, target: Path) -> dict[str, Any]:
+    """Validate a worker's energy.json and write it, as it came, at target (atomically).
+    Raises ReportInvalid (not JSON, or not a valid report) or RunError (cannot write)."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise ReportInvalid([f"not JSON: {exc}"]) from None
+    problems = energy_report_problems(doc)  # as validate checks it, before it is kept
+    if problems:
+        raise ReportInvalid(problems)
+    write_text_atomic(target, text)
+    return dict(doc)
+
+
+def placement_of_killed(exc: BaseException) -> Placement:
+    """Where a lost attempt ran, from KilledWorker's last worker when nothing else says."""
+    last = getattr(exc, "last_worker", None)
+    address = getattr(last, "address", None)
+    name = getattr(last, "name", None)
+    host = getattr(last, "host", None)
+    return Placement(
+        host=str(host or "unknown host"),
+        gpu=None,
+        worker=None if address is None else str(address),
+        worker_name=None if name is None else str(name),
+    )
+
+
+class FleetInterrupted(BaseException):
+    """Ctrl-C or SIGTERM stopped a fleet sweep: records holds every point (the finished
+    ones, with their reports written, and the cancelled ones); interrupt is the original
+    KeyboardInterrupt or errors.Interrupted, for the caller to re-raise."""
+
+    def __init__(self, records: list[RunRecord], interrupt: BaseException) -> None:
+        super().__init__("interrupted")
+        self.records = records
+        self.interrupt = interrupt
+
+
+@dataclass
+class Point:
+    """One point's life on the fleet: its submissions, attempts and final record."""
+
+    index: int
+    params: RunParams
+    spec: PointSpec
+    attempts: int = 0  # attempts that started (a lost worker before that is not one)
+    submissions: int = 0
+    errors: list[str] = field(default_factory=list)
+    avoid: set[str] = field(default_factory=set)  # worker addresses and names
+    record: RunRecord | None = None
+    pinned: str | None = None  # --every_gpu: the worker (address) it must run on
+    pinned_name: str | None = None
+
+    @property
+    def label(self) -> str:
+        on = f" on {self.pinned_name}" if self.pinned_name else ""
+        return f"{self.params.model_name} {self.params.precision}{on}"
 
 
 class _Fleet:
@@ -405,13 +493,12 @@ def run_fleet(
     InputError (no GPU for --local_cluster), RunError (no scheduler or workers), or
     FleetInterrupted on Ctrl-C / SIGTERM."""
     require_distributed(options.flag)
-    where = where_of(options, quiet=progress.quiet)
-    if where.scheduler is None:
-        gpus = ", ".join(where.local_gpus)
-        progress(f"starting a local Dask cluster: one worker per GPU ({gpus})")
+    gpus = () if options.scheduler else tuple(visible_gpus(options.workers))
+    if gpus:
+        progress(f"starting a local Dask cluster: one worker per GPU ({', '.join(gpus)})")
     fleet: _Fleet | None = None
     try:
-        with open_client(where) as client:
+        with open_client(options.scheduler, gpus, progress.quiet) as client:
             fleet = _Fleet(client, root, runs, options, progress)
             try:
                 records = fleet.run()
@@ -419,6 +506,8 @@ def run_fleet(
                 raise FleetInterrupted(fleet.cancel(exc), exc) from None
     except (KeyboardInterrupt, Interrupted) as exc:  # while the cluster started or closed
         done = fleet is not None and all(p.record is not None for p in fleet.points)
+        why = f"cancelled by {describe_interrupt(exc)[0]}"
         kept = fleet.records() if fleet is not None and done else None
-        raise FleetInterrupted(kept or [cancelled_record(p, exc) for p in runs], exc) from None
+        cancelled = [new_record(p, status=CANCELLED, error=why) for p in runs]
+        raise FleetInterrupted(kept or cancelled, exc) from None
     return records

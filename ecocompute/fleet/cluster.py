@@ -18,12 +18,12 @@ import contextlib
 import logging
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
 
 from ecocompute.errors import EcoComputeError, InputError, RunError, TelemetryUnavailable
 from ecocompute.fleet import worker_setup
+from ecocompute.fleet.point import placement
 
 log = logging.getLogger(__name__)
 
@@ -47,17 +47,6 @@ class FleetExtraMissing(InputError):
 def require_distributed(flag: str) -> None:
     if find_spec("distributed") is None:
         raise FleetExtraMissing(flag)
-
-
-@dataclass(frozen=True)
-class Where:
-    """Where to run: a scheduler's address, or a local cluster over these GPUs
-    (CUDA_VISIBLE_DEVICES values, one worker each)."""
-
-    scheduler: str | None = None
-    local_gpus: tuple[str, ...] = ()
-    threads_per_worker: int = 1  # the GPU resource, not the thread count, serialises
-    quiet: bool = False
 
 
 def visible_gpus(workers: int | None = None, environ: dict[str, str] | None = None) -> list[str]:
@@ -103,7 +92,8 @@ WORKER_SETUP = worker_setup.__name__  # the module each worker runs as it starts
 
 def local_cluster(gpus: tuple[str, ...], threads_per_worker: int = 1, quiet: bool = False) -> Any:
     """A Dask cluster on this host: a scheduler on 127.0.0.1 and one worker process
-    (under a nanny, which restarts it if it dies) per GPU, pinned to it through
+    (under a nanny, which restarts it if it dies; threads_per_worker threads: the GPU
+    resource, not the thread count, serialises) per GPU, pinned to it through
     CUDA_VISIBLE_DEVICES and declaring GPU=1, each in a process group of its own
     (worker_setup.py: a Ctrl-C at the terminal must not kill the workers).
 
@@ -164,29 +154,28 @@ def _quiet_dask_logs(quiet: bool) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def open_client(where: Where) -> Iterator[Any]:
-    """A Dask client to the scheduler, or to a local cluster started (and closed on the
+def open_client(scheduler: str | None, local_gpus: tuple[str, ...], quiet: bool) -> Iterator[Any]:
+    """A Dask client to the scheduler, or, without one, to a local cluster over
+    local_gpus (CUDA_VISIBLE_DEVICES values, one worker each) started (and closed on the
     way out, whatever stops the block) here. Raises RunError when the scheduler cannot
     be reached or no worker with a GPU joins."""
     from distributed import Client
 
     with contextlib.ExitStack() as stack:
-        stack.enter_context(_quiet_dask_logs(where.quiet))
-        if where.scheduler is None:
-            cluster = stack.enter_context(
-                local_cluster(where.local_gpus, where.threads_per_worker, where.quiet)
-            )
+        stack.enter_context(_quiet_dask_logs(quiet))
+        if not scheduler:
+            cluster = stack.enter_context(local_cluster(local_gpus, quiet=quiet))
             client = stack.enter_context(Client(cluster))
-            _wait_for_workers(client, len(where.local_gpus), "the local cluster")
+            _wait_for_workers(client, len(local_gpus), "the local cluster")
         else:
             try:
-                client = stack.enter_context(Client(where.scheduler, timeout=CONNECT_TIMEOUT_S))
+                client = stack.enter_context(Client(scheduler, timeout=CONNECT_TIMEOUT_S))
             except (OSError, TimeoutError) as exc:
                 raise RunError(
-                    f"could not reach the Dask scheduler at {where.scheduler}: {exc}; start "
+                    f"could not reach the Dask scheduler at {scheduler}: {exc}; start "
                     "one with `dask scheduler` (docs/fleet.md); nothing was run"
                 ) from None
-            _wait_for_workers(client, 1, f"the scheduler at {where.scheduler}")
+            _wait_for_workers(client, 1, f"the scheduler at {scheduler}")
         yield client
 
 
@@ -198,28 +187,21 @@ def _wait_for_workers(client: Any, n: int, what: str) -> None:
             f"no {n} worker(s) joined {what} within {WORKERS_TIMEOUT_S:.0f} s; start one per "
             "GPU (docs/fleet.md); nothing was run"
         ) from None
-    if not gpu_workers(client):
+    named = gpu_workers(client)
+    if not named:
         raise RunError(
             f"no worker of {what} declares the {GPU_RESOURCE} resource, so no point could "
             f'ever start; start each worker with --resources "{GPU_RESOURCE}=1" '
             "(docs/fleet.md); nothing was run"
         )
-    named = gpu_workers(client)
-    placed = client.run(_placement, workers=list(named))
-    shared = shared_gpus({named.get(a, a): where for a, where in placed.items()})
+    placed = client.run(placement, workers=list(named))  # run on each worker
+    shared = shared_gpus({named.get(a, a): (p.host, p.gpu) for a, p in placed.items()})
     if shared:
         raise RunError(
             f"two workers of {what} could measure on one GPU at once: {shared}; give each "
             "worker one GPU of its own (CUDA_VISIBLE_DEVICES=<that GPU>, docs/fleet.md); "
             "nothing was run"
         )
-
-
-def _placement() -> tuple[str, str | None]:
-    """Run on a worker: its host and the GPUs its points will see."""
-    import socket
-
-    return socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
 def shared_gpus(placements: dict[str, tuple[str, str | None]]) -> str | None:

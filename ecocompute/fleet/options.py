@@ -1,5 +1,5 @@
 """How a sweep runs on a Dask fleet, as the command line asks for it (--scheduler,
---local_cluster, --one_per_host): the options, checked, and where the points go."""
+--local_cluster, --one_per_host): the options, checked."""
 
 from __future__ import annotations
 
@@ -7,11 +7,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from ecocompute.errors import InputError
-from ecocompute.fleet.cluster import (
-    Where,
-    require_distributed,
-    visible_gpus,
-)
+from ecocompute.fleet.cluster import require_distributed
 
 MAX_SUBMISSIONS = 5  # losses of a worker before a point started are not attempts; bounded
 POINT_CANCEL_GRACE_S = 20.0  # a point's process, after SIGINT, before SIGKILL
@@ -30,7 +26,6 @@ class FleetOptions:
     one_per_host: bool = False
     every_gpu: bool = False  # each point once on every GPU worker (each GPU a unit)
     workers: int | None = None
-    threads_per_worker: int = 1
     point_command: tuple[str, ...] | None = None
     cancel_wait_s: float = CANCEL_WAIT_S
 
@@ -116,10 +111,3 @@ def check_scheduler(address: str) -> str:
     if not host or port is None or not 1 <= port <= 65535:
         raise InputError("scheduler", address, _ADDRESS + " (host:port, port 1..65535)")
     return address
-
-
-def where_of(options: FleetOptions, quiet: bool) -> Where:
-    if options.scheduler:
-        return Where(scheduler=options.scheduler, quiet=quiet)
-    gpus = tuple(visible_gpus(options.workers))
-    return Where(local_gpus=gpus, threads_per_worker=options.threads_per_worker, quiet=quiet)

@@ -8,7 +8,7 @@ runs outside any worker (tests call it directly), where the worker-side parts (t
 
 What can go wrong is returned, never raised: a point whose process fails comes back as
 a PointOutcome with its exit status and the last line of its stderr, so the client
-decides (judge.judge) whether it is retried. A worker that dies (killed, out of host
+decides (client.judge) whether it is retried. A worker that dies (killed, out of host
 memory) returns nothing: the client sees Dask's KilledWorker instead.
 """
 
@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -259,16 +259,7 @@ def announce_start(spec: PointSpec, place: Placement) -> None:
     worker = _current_worker()
     if worker is None or spec.topic is None:
         return
-    worker.log_event(
-        spec.topic,
-        {
-            "attempt_key": spec.attempt_key,
-            "host": place.host,
-            "gpu": place.gpu,
-            "worker": place.worker,
-            "worker_name": place.worker_name,
-        },
-    )
+    worker.log_event(spec.topic, {"attempt_key": spec.attempt_key, **asdict(place)})
 
 
 def cancel_check(event_name: str | None) -> Callable[[], bool]:
@@ -309,6 +300,11 @@ def host_slot(wanted: bool, host: str, cancelled: Callable[[], bool]) -> Iterato
         yield True
     finally:
         lock.release()
+
+
+def placement_of(msg: dict[str, Any]) -> Placement:
+    """Where an attempt runs, from its "started" event (announce_start)."""
+    return Placement(**{f.name: msg[f.name] for f in fields(Placement)})
 
 
 def describe_placement(place: Placement) -> str:

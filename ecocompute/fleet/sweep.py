@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from ecocompute.boundary.progress import Progress
 from ecocompute.errors import EcoComputeError, InputError, RunError
-from ecocompute.fleet.judge import FleetInterrupted
+from ecocompute.fleet.client import FleetInterrupted
 from ecocompute.fleet.options import FleetOptions
 from ecocompute.params import RunParams
 from ecocompute.sweeps.document import OK, SWEEP_NAME, RunRecord, Sweep, write_sweep

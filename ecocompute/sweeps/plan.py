@@ -75,57 +75,46 @@ _PROMPT_AXIS = _Axis(
 )
 
 
-def _split_axis(axis: _Axis, text: str) -> list[int]:
-    items = split_list(axis.field, text)
-    if not all(item.isdigit() and len(item) <= axis.digits for item in items):
-        raise InputError(axis.field, text, axis.whole)
-    return _checked_axis(axis, [int(item) for item in items], text)
-
-
-def _checked_axis(axis: _Axis, value: object, shown: object) -> list[int]:
-    """A non-empty list of whole numbers (not bools, not floats: 1.0 beside 1 is one
-    value twice) from 1 to the axis's digits, each once, in increasing order."""
-    if not isinstance(value, Sequence) or not value:
+def _checked_axis(axis: _Axis, value: object) -> list[int]:
+    """The command line's text (1,4,16) or the Python API's list: a non-empty list of
+    whole numbers (not bools, not floats: 1.0 beside 1 is one value twice) from 1 to the
+    axis's digits, each once, in increasing order. Raises InputError."""
+    if isinstance(value, str):
+        items = split_list(axis.field, value)
+        if not all(item.isdigit() and len(item) <= axis.digits for item in items):
+            raise InputError(axis.field, value, axis.whole)
+        values = [int(item) for item in items]
+    elif isinstance(value, Sequence) and value:
+        values = list(value)
+    else:
         raise InputError(
-            axis.field, shown, f"give a list of whole numbers >= 1, e.g. {axis.list_example}"
+            axis.field, value, f"give a list of whole numbers >= 1, e.g. {axis.list_example}"
         )
-    values = list(value)
     if not all(type(n) is int and 1 <= n < 10**axis.digits for n in values):
-        raise InputError(axis.field, shown, axis.whole)
+        raise InputError(axis.field, value, axis.whole)
     if len(set(values)) != len(values):
-        raise InputError(axis.field, shown, f"lists {axis.one} twice")
+        raise InputError(axis.field, value, f"lists {axis.one} twice")
     if values != sorted(values):
-        raise InputError(axis.field, shown, f"give {axis.many} in increasing order")
+        raise InputError(axis.field, value, f"give {axis.many} in increasing order")
     return values
 
 
-def split_batches(text: str | None) -> list[int] | None:
-    """--batch_sizes 1,4,16,64: whole numbers >= 1, each once, in increasing order."""
-    return None if text is None else _split_axis(_BATCH_AXIS, text)
-
-
-def checked_batches(value: object) -> list[int] | None:
-    """batch_sizes, from the command line (split_batches) or the Python API: a list of
-    whole numbers from 1 to 999999, each once, in increasing order. Raises InputError."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return split_batches(value)
-    return _checked_axis(_BATCH_AXIS, value, value)
+def split_batches(value: object) -> list[int] | None:
+    """--batch_sizes 1,4,16,64, or the Python API's list: whole numbers from 1 to 999999,
+    each once, in increasing order; None where not given. Raises InputError."""
+    return None if value is None else _checked_axis(_BATCH_AXIS, value)
 
 
 def split_prompt_lengths(text: str | None) -> list[int] | None:
     """sweep --prompt_tokens 128,1024,4096: whole numbers >= 1, each once, increasing."""
-    return None if text is None else _split_axis(_PROMPT_AXIS, text)
+    return None if text is None else _checked_axis(_PROMPT_AXIS, text)
 
 
 def checked_prompt_lengths(value: object) -> list[int]:
     """prompt lengths, from the command line (split_prompt_lengths) or the Python API: a
     non-empty list of whole numbers >= 1, each once, in increasing order. Raises
     InputError."""
-    if isinstance(value, str):
-        return _split_axis(_PROMPT_AXIS, value)
-    return _checked_axis(_PROMPT_AXIS, value, value)
+    return _checked_axis(_PROMPT_AXIS, value)
 
 
 def prompt_folder(prompt_tokens: int) -> str:
@@ -137,7 +126,6 @@ def prompt_folder(prompt_tokens: int) -> str:
 class Plan:
     output_dir: Path
     runs: tuple[RunParams, ...]  # one per point (a session of its formats)
-    batch_axis: bool = False  # several batch sizes
 
 
 # What a sweep sets per point: every other run parameter is shared by all of them.
@@ -177,7 +165,7 @@ def plan(
     fleet, which spreads points over GPUs): one point per format."""
     models = names_list("models", models)
     formats = [p.upper() for p in names_list("precisions", precisions)]
-    batch_sizes = checked_batches(batch_sizes)
+    batch_sizes = split_batches(batch_sizes)
     if len(set(formats)) != len(formats):  # "NF4,nf4": one folder, written twice
         shown = precisions if isinstance(precisions, str) else ",".join(precisions)
         raise InputError("precisions", shown, "lists a format twice")
@@ -225,7 +213,7 @@ def plan(
                     **({} if batch is None else {"batch_size": batch}),
                 }
                 runs.append(resolve(parameters_file, values))
-    return Plan(out, tuple(runs), batch_sizes is not None and len(batch_sizes) > 1)
+    return Plan(out, tuple(runs))
 
 
 def compiles_ahead(the_plan: Plan) -> str | None:

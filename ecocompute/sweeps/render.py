@@ -64,10 +64,8 @@ def fit_lines(fit: Fit) -> list[str]:
             if ci
             else (cross.ci_note or "no interval")
         )
-        if cross.params_b is not None:
-            lines.append(f"  {fmt} crossover: {cross.params_b:.3g}B ({cross.status}); {ci_text}")
-        else:
-            lines.append(f"  {fmt} crossover: {cross.note}; {ci_text}")
+        where = cross.note if cross.params_b is None else f"{cross.params_b:.3g}B ({cross.status})"
+        lines.append(f"  {fmt} crossover: {where}; {ci_text}")
         lines.extend(f"    note: {note}" for note in fit.notes or [])
     if fit.published_curve is not None and fit.published_curve.note:
         lines.append(f"  published: {fit.published_curve.note}")

@@ -116,7 +116,7 @@ def prompt_sweep(
         )
         for n in prompt_lengths
     }
-    whole = Plan(root, tuple(r for p in plans.values() for r in p.runs), False)
+    whole = Plan(root, tuple(r for p in plans.values() for r in p.runs))
     folders = tuple(p.output_dir for p in plans.values())
     with folder_held(root, progress, folders), library_progress_bars_hidden(quiet):
         records = run_sweep(whole, progress, machine=machine, command=command)

@@ -21,8 +21,8 @@ import pytest
 from ecocompute.boundary.progress import Progress
 from ecocompute.cli import main
 from ecocompute.errors import InputError
+from ecocompute.fleet.client import Verdict, judge
 from ecocompute.fleet.cluster import visible_gpus
-from ecocompute.fleet.judge import Verdict, judge
 from ecocompute.fleet.options import FleetOptions
 from ecocompute.fleet.point import (
     Placement,
@@ -517,7 +517,7 @@ def test_an_interrupt_as_a_finished_point_is_settled_keeps_it(cluster, tmp_path,
     its record was kept, so the point was recorded 'cancelled before it finished' beside
     its own energy.json (a review, 2026-12-04)."""
     import ecocompute.fleet.client as fleet_client
-    from ecocompute.fleet.judge import FleetInterrupted
+    from ecocompute.fleet.client import FleetInterrupted
 
     real, calls = fleet_client._Fleet.settle, []
 
@@ -642,8 +642,7 @@ def test_a_queued_point_cancelled_by_an_interrupt_never_started_and_had_no_gpu(c
     """Ctrl-C while two points run and a third waits: the third's record said
     'cancelled ... while it ran' with a host and GPU, though its command never started
     (a review, 2026-12-05)."""
-    from ecocompute.fleet.client import run_fleet
-    from ecocompute.fleet.judge import FleetInterrupted
+    from ecocompute.fleet.client import FleetInterrupted, run_fleet
 
     class CtrlC(io.StringIO):
         running = 0
