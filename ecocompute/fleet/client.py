@@ -330,7 +330,9 @@ class _Fleet:
             self._lost(point, future.key, exc, may_retry)
             return
         except Exception as exc:  # run_point itself failed on a live worker: not retried
-            self._failed_attempt(point, f"the worker's task failed: {type(exc).__name__}: {exc}")
+            reason = f"the worker's task failed: {type(exc).__name__}: {exc}"
+            self.say(point, f"FAILED: {reason}")
+            self._failed_attempt(point, reason)
             return
         verdict, reason = judge(outcome)
         place = outcome.placement

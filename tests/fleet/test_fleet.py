@@ -494,7 +494,7 @@ def test_two_workers_that_see_one_gpu_are_refused_before_anything_runs(tmp_path)
 @needs_dask
 @pytest.mark.slow
 @pytest.mark.e2e  # slow (seconds to a minute): .ci/run's e2e step
-def test_a_task_that_fails_on_a_live_worker_is_failed_not_retried(cluster, tmp_path):
+def test_a_task_that_fails_on_a_live_worker_is_failed_not_retried(cluster, tmp_path, capsys):
     """An OSError raised by the point's own task (its command missing) was taken for a
     lost worker and retried on the other one; docs/fleet.md: failing in another way is
     recorded as failed and not retried (a review, 2026-12-04)."""
@@ -502,10 +502,12 @@ def test_a_task_that_fails_on_a_live_worker_is_failed_not_retried(cluster, tmp_p
 
     runs = _runs(tmp_path, 1)[:1]
     fleet = _on(cluster, point_command=(str(tmp_path / "no-such-ecocompute"),))
-    (record,) = run_fleet(tmp_path, runs, fleet, Progress(True))
+    (record,) = run_fleet(tmp_path, runs, fleet, Progress(False))
     assert (record.status, record.attempts) == ("failed", 1), record
     (error,) = record.attempt_errors
     assert "the worker's task failed: FileNotFoundError" in error and "worker lost" not in error
+    # and said as it happened, as every other failed point is (a review, 2026-12-05)
+    assert "FAILED: the worker's task failed: FileNotFoundError" in capsys.readouterr().err
 
 
 @needs_dask
