@@ -47,7 +47,7 @@ from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import DecodeCaptureFailed, one_line
 from ecocompute.llm.graphs import GraphDecoder
 from ecocompute.llm.synthetic import tool_cache_root
-from ecocompute.params.run_params import COMPILE_MODE
+from ecocompute.params.run_params import COMPILE_MODE, CompileBatch, CompileMode, CompileScope
 
 log = logging.getLogger(__name__)
 
@@ -172,9 +172,9 @@ class CompiledDecoder(GraphDecoder):
     def __init__(
         self,
         *args: Any,
-        compile_batch: str = "static",
-        compile_scope: str = "step",
-        compile_mode: str | None = None,
+        compile_batch: CompileBatch = "static",
+        compile_scope: CompileScope = "step",
+        compile_mode: CompileMode | None = None,
         fresh_cache_dir: str | None = None,
         **kwargs: Any,
     ) -> None:

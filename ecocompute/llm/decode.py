@@ -23,7 +23,12 @@ from typing import Any
 
 from ecocompute.errors import InputError
 from ecocompute.llm.decoder import REGIMES, Decoder
-from ecocompute.params.run_params import NEAR_TIE_STD_FRACTION
+from ecocompute.params.run_params import (
+    NEAR_TIE_STD_FRACTION,
+    CompileBatch,
+    CompileMode,
+    CompileScope,
+)
 
 # How many tokens prepare() decodes twice (eager step vs graph replay) to check that the
 # captured graph reproduces the step it captured. Cheap, outside every measured window.
@@ -82,9 +87,9 @@ def make_decoder(
     label: str = "the model",
     check_tokens: int = CHECK_TOKENS,
     fresh_cache_dir: str | None = None,
-    compile_batch: str = "static",
-    compile_scope: str = "step",
-    compile_mode: str | None = None,
+    compile_batch: CompileBatch = "static",
+    compile_scope: CompileScope = "step",
+    compile_mode: CompileMode | None = None,
     near_tie_std: float = NEAR_TIE_STD_FRACTION,
 ) -> Decoder:
     """The decoder for `regime`, not yet prepared.

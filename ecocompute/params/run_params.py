@@ -77,6 +77,11 @@ NEAR_TIE_STD_FRACTION = 0.05
 # measurement as far as pooling goes (docs/validation/h200-compile-mode: on two H200s the
 # default mode's FP16 step spent 11-16% less energy a token than max-autotune's).
 COMPILE_MODE = "max-autotune-no-cudagraphs"
+# --compile_batch, --compile_scope, --compile_mode: one vocabulary for RunParams and the
+# compiled decoder that takes them (llm/compiled.py), so mypy holds every caller to it
+CompileBatch = Literal["static", "dynamic"]
+CompileScope = Literal["step", "layer"]
+CompileMode = Literal["max-autotune-no-cudagraphs", "default"]
 # Typed values only (text is read before: from_text), no NaN or infinity, no unknown name.
 _CONFIG = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
 
@@ -252,18 +257,18 @@ class RunParams:
         "interval then spans compiles (random effects over the compiles' paired deltas)",
         f"must be a whole number from 1 to {MAX_COMPILES}",
         f"must be a whole number from 1 to {MAX_COMPILES}", gt=0, le=MAX_COMPILES, flag="N")
-    compile_batch: Literal["static", "dynamic"] = _f("static",
+    compile_batch: CompileBatch = _f("static",
         "with --decode compiled: static (the step compiled for this batch size, shapes "
         "fixed) or dynamic (the batch dimension compiled as a symbol: batch 1 gets a graph "
         "of its own, every batch of 2 or more shares one, so a sweep over batch sizes "
         "compiles each format twice instead of once per size)", flag="{static,dynamic}")
-    compile_scope: Literal["step", "layer"] = _f("step",
+    compile_scope: CompileScope = _f("step",
         "with --decode compiled: step (the whole one-token step compiled as one graph) or "
         "layer (each decoder layer compiled on its own, the rest of the step eager, all "
         "of it captured as one CUDA graph: regional compilation, whose layers after the "
         "first load their graph from inductor's cache, a shorter compile)",
         flag="{step,layer}")
-    compile_mode: Literal["max-autotune-no-cudagraphs", "default"] = _f(
+    compile_mode: CompileMode = _f(
         COMPILE_MODE,
         "with --decode compiled: inductor's mode; max-autotune-no-cudagraphs times candidate "
         "kernels for every matmul and fused kernel (the longer compile), default takes "
