@@ -49,7 +49,7 @@ def report_problems(report: Report, *, exact: bool | None = None) -> list[str]:
                 problems
                 + gpu_problems(report)
                 + delta_from_energies(report.results, exact)
-                + run_totals_problems(report.results)
+                + run_totals_problems(report.results, report.measurement.sample_rate_hz)
             )
         return problems + measured_problems(report, exact)
     return problems + derived_problems(report, exact)
