@@ -268,17 +268,21 @@ def delta_from_energies(res: Results, exact: bool) -> list[str]:
     if e is None or f is None or f <= 0:
         return []
     truth = (e / f - 1.0) * 100.0
+    if not math.isfinite(truth):
+        return [f"$.results.energy_per_token_mj: {e:g} against FP16 {f:g} mJ/token: no delta"]
     problems = []
     for name, decimals in (("vs_fp16_energy_pct_exact", None), ("vs_fp16_energy_pct", 1)):
         said = getattr(res, name)
         if said is None:
             continue
         half = 0.05 if decimals == 1 else 0.0
-        tol = 0.0005 * 100.0 * (e + f) / (f * f) * f if not exact else 1e-9 * max(1.0, abs(truth))
+        # the energies' rounding (0.05% of each) moves the delta by 0.05 * (e / f + 1) points
+        tol = 0.05 * (e / f + 1.0) if not exact else 1e-9 * max(1.0, abs(truth))
         if not abs(said - truth) <= half + tol + 1e-9:
+            given = f"{truth:.3f}" if abs(truth) < 1e9 else f"{truth:.3g}"
             problems.append(
                 f"$.results.{name}: {said:g}%, but its energies ({e:g} vs FP16 {f:g} mJ/token) "
-                f"give {truth:.3f}%"
+                f"give {given}%"
             )
     return problems
 

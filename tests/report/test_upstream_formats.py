@@ -201,3 +201,17 @@ def test_a_container_run_whose_sampler_spans_less_than_the_wall_time_reads(token
         assert (report is not None) == reads, (short_s, problems)
         if not reads:
             assert problems[0].startswith("$.results.avg_power_watts: 96.3 W, but its total")
+
+
+def test_a_vanishing_fp16_energy_is_one_invalid_file_not_an_internal_error(tmp_path, capsys):
+    """An FP16 energy of 1e-200 mJ/token made the delta's tolerance divide by its square,
+    0.0: validate ended in an internal error, the other files unread (a review,
+    2026-12-05). Now that file is INVALID and the others are checked."""
+    tiny = _doc("conformant-v1.1@8778c42.json")
+    tiny["results"]["fp16_energy_per_token_mj"] = 1e-200
+    (tmp_path / "tiny.json").write_text(json.dumps(tiny))
+    good = UPSTREAM / "re-measured-4090-nf4@e52f878.json"
+    assert main(["validate", str(tmp_path / "tiny.json"), str(good)]) == 1
+    out = capsys.readouterr().out
+    assert "tiny.json: INVALID $.results.vs_fp16_energy_pct: 3.5%, but its energies" in out
+    assert "e+" in out and f"{good}: valid" in out
