@@ -59,8 +59,8 @@ def curves_from_text(text: str, where: str) -> CurvesFile:
             try:
                 anchors = entry.get("anchors") or []
                 sizes = [float(a["N"]) for a in anchors]
-                for a in anchors:
-                    float(a["dE"])
+                if not all(math.isfinite(v) for v in sizes + [float(a["dE"]) for a in anchors]):
+                    raise ValueError
                 if sizes and "n_min" not in entry and "n_max" not in entry:
                     entry["n_min"], entry["n_max"] = min(sizes), max(sizes)
                 for key in ("A", "S", "Nstar", "n_min", "n_max"):
@@ -71,7 +71,7 @@ def curves_from_text(text: str, where: str) -> CurvesFile:
                     spread is not None and not 0 <= float(spread) < math.inf
                 ):
                     raise ValueError
-            except (KeyError, TypeError, ValueError, AttributeError):
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
                 raise ValueError(
                     f"{where}: curves.{arch}.{fmt} lacks a finite A, S, Nstar > 0, n_min, "
                     "n_max, resid_std >= 0 or an anchor's N and dE"
@@ -86,7 +86,7 @@ def _check_caps_and_anchors(document: Mapping[str, object], where: str) -> None:
     ValueError saying which is wrong."""
     caps = document.get("s_cap", {})
     if not isinstance(caps, dict) or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < math.inf
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= _finite(v) < math.inf
         for v in caps.values()
     ):
         raise ValueError(f"{where}: s_cap is not a finite bound >= 0 per format")
@@ -102,11 +102,19 @@ def _check_caps_and_anchors(document: Mapping[str, object], where: str) -> None:
                 n, e = float(a["N"]), float(a["e_j1k"])
                 if not (0 < n < math.inf and 0 < e < math.inf) or not isinstance(a["gpu"], str):
                     raise ValueError
-        except (KeyError, TypeError, ValueError, AttributeError):
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
             raise ValueError(
                 f"{where}: fp16_energy.{arch} lacks anchors of a size N > 0, an energy "
                 "e_j1k > 0 and a card (gpu)"
             ) from None
+
+
+def _finite(value: float) -> float:
+    """value as a float, or inf where it has none (an integer of 400 digits)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def _no_constant(name: str) -> Any:

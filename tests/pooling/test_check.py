@@ -227,6 +227,14 @@ def test_curves_from_a_file_and_from_a_url(tmp_path, capsys, monkeypatch):
         (lambda d: d["curves"]["ada"]["INT8"].update(resid_std=-10), "resid_std >= 0"),
         (lambda d: d.update(s_cap="x"), "s_cap is not a finite bound"),
         (lambda d: d.update(borrow=[]), "borrow is not a class name per class"),
+        # numbers float() cannot hold, or NaN as text: bad input too (a review, 2026-12-05)
+        (lambda d: d["curves"]["ada"]["NF4"].update(A=10**400), "curves.ada.NF4 lacks"),
+        (lambda d: d["curves"]["ada"]["NF4"]["anchors"][0].update(dE="nan"), "ada.NF4 lacks"),
+        (lambda d: d.update(s_cap={"NF4": 10**400}), "s_cap is not a finite bound"),
+        (
+            lambda d: d["fp16_energy"]["ada"]["anchors"][0].update(e_j1k=10**400),
+            "fp16_energy.ada lacks",
+        ),
         (lambda d: d.update(borrow={"hopper": 7}), "borrow is not a class name per class"),
         (lambda d: d["fp16_energy"]["ada"]["anchors"][0].update(N=0), "fp16_energy.ada lacks"),
     ):
