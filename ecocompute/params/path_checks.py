@@ -46,13 +46,12 @@ def quality_text_problem(path: str) -> str | None:
     return None
 
 
-def check_http_url(name: str, url: str) -> None:
-    """--site and --api_base: an http(s) address of a host, with no spaces, query or
-    fragment (a path is appended to it), and no user name or password (never echoed).
-    Raises InputError."""
+def refuse_credentials(name: str, url: str) -> None:
+    """A URL with a user name or password (user:pw@) is refused, and shown without them:
+    stderr must not hold them. Raises InputError."""
     scheme, _, rest = url.partition("://")
     authority, slash, path = rest.partition("/")
-    if "@" in authority:  # refused first, and shown without them: stderr must not hold them
+    if "@" in authority:
         shown = f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"
         raise InputError(
             name,
@@ -60,6 +59,13 @@ def check_http_url(name: str, url: str) -> None:
             "must not carry a user name or password (user:pw@): the site is public, and "
             "the report and stderr would show them",
         )
+
+
+def check_http_url(name: str, url: str) -> None:
+    """--site and --api_base: an http(s) address of a host, with no spaces, query or
+    fragment (a path is appended to it), and no user name or password (never echoed).
+    Raises InputError."""
+    refuse_credentials(name, url)
     if any(c.isspace() or not c.isprintable() for c in url):
         raise InputError(name, url, "must be an http(s) URL without spaces")
     try:

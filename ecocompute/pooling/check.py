@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from ecocompute.boundary.user_paths import regular_file
 from ecocompute.errors import InputError
+from ecocompute.params.path_checks import refuse_credentials
 from ecocompute.published.figures import (
     Anchors,
     DeltaCurve,
@@ -348,6 +349,7 @@ def load_curves(source: str) -> CurvesFile:
     from ecocompute.published.bounded_get import GetFailed, get_bounded
 
     if source.startswith(("http://", "https://")):
+        refuse_credentials("curves", source)  # refused first: never echoed
         try:
             data = get_bounded(
                 source,

@@ -295,3 +295,12 @@ def test_curves_or_a_trace_that_is_a_fifo_is_refused_not_waited_on(tmp_path, cap
             read_trace_csv(fifo)
     finally:
         done.set()
+
+
+def test_a_curves_url_with_a_password_is_refused_without_echoing_it(tmp_path, capsys):
+    """--api_base and --site refuse user:pw@ without showing them; --curves printed the
+    password back in its fetch error (a review, 2026-12-05)."""
+    doc = REPO / "tests" / "data" / "upstream" / "conformant-v1.1@8778c42.json"
+    assert main(["check", str(doc), "--curves", "https://alice:s3cret@example.com/c.json"]) == 2
+    err = capsys.readouterr().err
+    assert "https://***@example.com/c.json" in err and "alice" not in err and "s3cret" not in err
