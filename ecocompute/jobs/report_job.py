@@ -148,12 +148,14 @@ def _prefetch(params: RunParams, progress: Progress, machine: Machine | None) ->
     # the class the run will answer for: --gpu_arch auto is read from NVML's name here,
     # before anything is loaded (a dry run's auto is the headline card's)
     arch = arch_before_run(params, machine)
+    spec = params.spec()
     inputs = EstimateInputs(
         model_name=params.model_name,
         params_b=params.params_b or params_b_from_model_name(params.model_name),
         precision=str(params.precision),
         batch_size=params.batch_size,
         gpu_arch=arch,
+        unpublished_format=None if spec.published else spec.label,
     )
     result = prefetch(params.api_base, inputs)
     if result.predicted_vs_fp16_pct is None:

@@ -282,12 +282,19 @@ PUBLISHED_REGIME = "eager"  # generate() with a dynamic cache
 def _unlike_the_published_protocol(r: Report) -> str | None:
     """Why a measured report is not like the published figures, if it is not: they are
     of batch 1 in the eager regime, and the sign of the answer flips with the batch
-    size (docs/DESIGN.md); a graphs or compiled decode measures another workload."""
+    size (docs/DESIGN.md); a graphs or compiled decode measures another workload, and
+    another library's format (INT8-torchao) or threshold another kernel path."""
     if r.batch_size != PUBLISHED_BATCH:
         return (
             f"the report is of batch {r.batch_size}, the published figures of batch "
             f"{PUBLISHED_BATCH} (the published protocol): the delta vs FP16 changes with the "
             "batch size, so grading one against the other would compare unlike with unlike"
+        )
+    if r.quantized and r.format_key and r.format_key != r.precision:
+        return (
+            f"the report measured {r.format_key}, the published {r.precision} figures "
+            "bitsandbytes' at its defaults (LLM.int8() at threshold 6 for INT8): another "
+            "kernel path, so grading one against the other would compare unlike with unlike"
         )
     if r.regime != PUBLISHED_REGIME:
         return (

@@ -99,11 +99,19 @@ class EstimateInputs:
     precision: str
     batch_size: int
     gpu_arch: str  # --gpu_arch as given: auto, a class, a product or a short name
+    # a format the published dataset never measured (INT8-torchao): the site's figure of
+    # its precision is another library's, so it is not asked (formats/table.py published)
+    unpublished_format: str | None = None
 
 
 def not_askable(inputs: EstimateInputs) -> str | None:
-    """Why the site cannot be asked before the run (it needs a size and a class), or
-    None when it can."""
+    """Why the site cannot be asked before the run (it needs a size and a class of a
+    format it has figures for), or None when it can."""
+    if inputs.unpublished_format is not None:
+        return (
+            f"the site's figures are bitsandbytes NF4 and LLM.int8() only; "
+            f"{inputs.unpublished_format} was never measured there"
+        )
     if inputs.params_b is None:
         return "the model's size is not known before the run (pass --params_b)"
     if normalise_arch_choice(inputs.gpu_arch)[0] == "auto":

@@ -396,6 +396,17 @@ def test_prefetch_records_and_prints_the_sites_prediction(cli, tmp_path, estimat
     assert fetched["predicted_vs_fp16_pct"] == -12.5 and fetched["answered"] is True
     assert fetched["error"] is None and fetched["fetched_utc"].endswith("Z")
     assert "site said  -12.5% vs FP16" in ran.out
+    # torchao's INT8 is not the site's (LLM.int8()): not asked (a review, 2026-12-05)
+    ran = cli(
+        "run", "--dry_run", "--gpu_arch", "a800", "--model", "Qwen/Qwen2.5-7B-Instruct",
+        "--precision", "INT8", "--backend", "torchao", "--prefetch",
+        "--api_base", estimator.base, "--output_dir", str(tmp_path / "torchao"),
+    )  # fmt: skip
+    assert ran.status == 0, ran.err
+    assert len(estimator.requests) == 1  # the first run's alone
+    [line] = ran.lines_starting("prefetch:")
+    assert line.startswith("prefetch: not asked: the site's figures are bitsandbytes NF4")
+    assert read_report(tmp_path / "torchao")["provenance"]["prefetch"]["url"] is None
 
 
 @pytest.mark.parametrize(
@@ -447,6 +458,11 @@ def test_the_site_is_not_asked_what_it_cannot_answer():
     for inputs, why in (
         (EstimateInputs("my-model", None, "NF4", 1, "ada"), "--params_b"),
         (EstimateInputs("my-model", 1.1, "NF4", 1, "auto"), "--gpu_arch"),
+        # the site's INT8 is LLM.int8(): torchao's is not asked (a review, 2026-12-05)
+        (
+            EstimateInputs("m", 1.1, "INT8", 1, "ada", "INT8 (torchao int8 weight-only)"),
+            "INT8 (torchao int8 weight-only) was never measured there",
+        ),
     ):
         got = prefetch("http://127.0.0.1:9/", inputs)
         assert (got.url, got.answered, got.predicted_vs_fp16_pct) == (None, False, None)

@@ -149,6 +149,8 @@ def test_k_must_be_positive(tmp_path, k):
         ({"batch_size": 16}, "the report is of batch 16, the published figures of batch 1"),
         ({"regime": "graphs"}, "the graphs decode regime, the published figures the eager one"),
         ({"regime": "compiled"}, "the compiled decode regime"),
+        # another library's format, or another threshold: another kernel path (a review)
+        ({"precision": "INT8", "format_key": "INT8-torchao"}, "measured INT8-torchao, the"),
     ],
 )
 def test_unlike_is_never_graded_against_like(tmp_path, change, says):
