@@ -63,6 +63,21 @@ class FormatSpec:
             return str(self.precision)
         return f"{self.precision} ({self.library} {self.method})"
 
+    @property
+    def published_as_set(self) -> bool:
+        """Whether the published dataset measured this format as set here: LLM.int8() only
+        at bitsandbytes' default outlier threshold (threshold 0 is another kernel path,
+        about 58 points apart on an H200: docs/validation/h200-map)."""
+        return self.published and self.llm_int8_threshold in (None, LLM_INT8_THRESHOLD)
+
+    @property
+    def label_as_set(self) -> str:
+        """label, naming an LLM.int8() threshold other than the default."""
+        t = self.llm_int8_threshold
+        if t in (None, LLM_INT8_THRESHOLD):
+            return self.label
+        return f"{self.label} at outlier threshold {t:g}, not the default {LLM_INT8_THRESHOLD:g}"
+
 
 FP16_SPEC = FormatSpec(
     precision=Precision.FP16, library=TORCH, method="float16 weights (the baseline)", bits=16,

@@ -155,7 +155,7 @@ def _prefetch(params: RunParams, progress: Progress, machine: Machine | None) ->
         precision=str(params.precision),
         batch_size=params.batch_size,
         gpu_arch=arch,
-        unpublished_format=None if spec.published else spec.label,
+        unpublished_format=None if spec.published_as_set else spec.label_as_set,
     )
     result = prefetch(params.api_base, inputs)
     if result.predicted_vs_fp16_pct is None:

@@ -82,10 +82,10 @@ def published_run(params: RunParams, reason: FallbackReason, hardware: Hardware)
     params_b, params_b_source = nominal_params_b(params.model_name, params.params_b)
     arch = resolve_arch(params.gpu_arch, hardware.gpu_name)
     spec = params.spec()
-    if spec.published:
+    if spec.published_as_set:
         figure = published_figure(arch.arch, params_b, params.precision)
     else:
-        figure = not_published(arch.arch, params_b, str(spec.precision), spec.label)
+        figure = not_published(arch.arch, params_b, str(spec.precision), spec.label_as_set)
     check_possible(figure, params_b)  # far beyond its curves, a size is bad input
     if params.batch_size != PUBLISHED_BATCH_SIZE:
         figure = not_at_batch(figure, params.batch_size)
