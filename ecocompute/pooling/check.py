@@ -277,18 +277,27 @@ def check(r: Report, k: float = DEFAULT_K, curves: CurvesFile | None = None) -> 
 
 PUBLISHED_BATCH = 1  # the published protocol decodes one sequence at a time
 PUBLISHED_REGIME = "eager"  # generate() with a dynamic cache
+PUBLISHED_TOKENS = 256  # new tokens per run (published-reference.md: the protocol)
 
 
 def _unlike_the_published_protocol(r: Report) -> str | None:
     """Why a measured report is not like the published figures, if it is not: they are
     of batch 1 in the eager regime, and the sign of the answer flips with the batch
-    size (docs/DESIGN.md); a graphs or compiled decode measures another workload, and
-    another library's format (INT8-torchao) or threshold another kernel path."""
+    size (docs/DESIGN.md); a graphs or compiled decode, or another count of new tokens,
+    measures another workload, and another library's format (INT8-torchao) or threshold
+    another kernel path."""
     if r.batch_size != PUBLISHED_BATCH:
         return (
             f"the report is of batch {r.batch_size}, the published figures of batch "
             f"{PUBLISHED_BATCH} (the published protocol): the delta vs FP16 changes with the "
             "batch size, so grading one against the other would compare unlike with unlike"
+        )
+    if r.max_new_tokens is not None and r.max_new_tokens != PUBLISHED_TOKENS:
+        return (
+            f"the report generated {r.max_new_tokens} new tokens per run, the published "
+            f"figures {PUBLISHED_TOKENS} (the published protocol): the energy per token "
+            "changes with the length, so grading one against the other would compare unlike "
+            "with unlike"
         )
     if r.quantized and r.format_key and r.format_key != r.precision:
         return (

@@ -151,6 +151,7 @@ def test_k_must_be_positive(tmp_path, k):
         ({"regime": "compiled"}, "the compiled decode regime"),
         # another library's format, or another threshold: another kernel path (a review)
         ({"precision": "INT8", "format_key": "INT8-torchao"}, "measured INT8-torchao, the"),
+        ({"max_new_tokens": 4}, "generated 4 new tokens per run, the published figures 256"),
     ],
 )
 def test_unlike_is_never_graded_against_like(tmp_path, change, says):
