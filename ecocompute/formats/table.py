@@ -66,8 +66,9 @@ class FormatSpec:
     @property
     def published_as_set(self) -> bool:
         """Whether the published dataset measured this format as set here: LLM.int8() only
-        at bitsandbytes' default outlier threshold (threshold 0 is another kernel path,
-        about 58 points apart on an H200: docs/validation/h200-map)."""
+        at bitsandbytes' default outlier threshold. Threshold 0 is another kernel path: on
+        an H200 (synthetic Llama-2-7B, eager, batch 1) +145.8% vs FP16 at threshold 6 and
+        +94.1% at 0 (docs/validation/h200-eager-units, h200-map-whole)."""
         return self.published and self.llm_int8_threshold in (None, LLM_INT8_THRESHOLD)
 
     @property
