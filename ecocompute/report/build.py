@@ -467,7 +467,7 @@ def quality_of(run: MeasuredRun) -> Quality:
         return Quality(
             basis="unavailable",
             requested=q.requested,
-            corpus=Corpus(**corpus_record(q.text_path)) if q.requested else None,
+            corpus=_corpus_if_readable(q.text_path) if q.requested else None,
             note=None if q.requested else why,
             error=why if q.requested else None,
         )
@@ -493,6 +493,15 @@ def quality_of(run: MeasuredRun) -> Quality:
             else "FP16 alone: value is the FP16 perplexity"
         ),
     )
+
+
+def _corpus_if_readable(path: str) -> Corpus | None:
+    """The corpus a probe was asked for, where it can be read: a missing or unreadable
+    --quality_text is why the probe did not run, not a reason to lose the measurement."""
+    try:
+        return Corpus(**corpus_record(path))
+    except OSError:
+        return None
 
 
 # -- a published-path run ---------------------------------------------------------------

@@ -816,3 +816,26 @@ def test_an_unexpected_bug_is_one_line_not_a_traceback(cli, tmp_path, monkeypatc
     assert listing(out) is None
     with pytest.raises(ZeroDivisionError):
         main(["--verbose", "energy_estimate", "--dry_run", "--output_dir", str(out)])
+
+
+# --- A missing --quality_text -> the measurement stands, the probe skipped ------------
+
+
+def test_a_missing_quality_text_skips_the_probe_and_keeps_the_measurement(
+    cli, tmp_path, monkeypatch
+):
+    """The run goes on without the probe (report_job's line, the published container's
+    way), yet building the report read the missing file for its corpus record and the
+    whole measurement ended in an internal error, nothing written (a review, 2026-12-05)."""
+    install_fakes(monkeypatch.setattr, lambda: FakeTelemetry(power_w=lambda t: 100.0))
+    missing = tmp_path / "missing.txt"
+    out = tmp_path / "out"
+    ran = cli(
+        "energy_estimate", *MEASURE, "--precision", "NF4", "--quality_text", str(missing),
+        "--output_dir", str(out),
+    )  # fmt: skip
+    assert ran.status == 0, ran.err
+    assert "the quality probe is skipped" in ran.err
+    report = report_in(out)
+    assert report["results"]["basis"] == "measured"
+    assert report["quality"]["basis"] == "unavailable" and report["quality"]["corpus"] is None
