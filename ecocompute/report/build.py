@@ -495,7 +495,7 @@ def quality_of(run: MeasuredRun) -> Quality:
     )
 
 
-def _corpus_if_readable(path: str) -> Corpus | None:
+def _corpus_if_readable(path: str | None) -> Corpus | None:
     """The corpus a probe was asked for, where it can be read: a missing or unreadable
     --quality_text is why the probe did not run, not a reason to lose the measurement."""
     try:
