@@ -81,7 +81,9 @@ def _checked_axis(axis: _Axis, value: object) -> list[int]:
     axis's digits, each once, in increasing order. Raises InputError."""
     if isinstance(value, str):
         items = split_list(axis.field, value)
-        if not all(item.isdigit() and len(item) <= axis.digits for item in items):
+        if not all(
+            item.isascii() and item.isdigit() and len(item) <= axis.digits for item in items
+        ):
             raise InputError(axis.field, value, axis.whole)
         values = [int(item) for item in items]
     elif isinstance(value, Sequence) and value:

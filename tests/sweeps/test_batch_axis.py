@@ -85,7 +85,7 @@ def test_the_map_in_words():
 
 def test_batch_sizes_are_whole_increasing_and_not_mixed_with_batch_size():
     assert split_batches("1,4,16,64") == [1, 4, 16, 64]
-    for bad in ("0,4", "4,1", "1,x", "1,1"):
+    for bad in ("0,4", "4,1", "1,x", "1,1", "1,²", "١"):  # digits int() cannot read, too
         with pytest.raises(InputError):
             split_batches(bad)
     assert (
