@@ -19,8 +19,12 @@ from ecocompute.task.trials import Trial
 def _window(c: Window) -> WindowConditions:
     """A GPU's state over a window, as the report records it (its power limit aside:
     the GPU's own record holds that)."""
-    fields = {k: v for k, v in dataclasses.asdict(c).items() if k != "power_limit_w"}
-    return WindowConditions.model_validate(fields, strict=False)  # its tuples as lists
+    fields = {
+        k: list(v) if isinstance(v, tuple) else v  # its tuples as lists: strict otherwise
+        for k, v in dataclasses.asdict(c).items()
+        if k != "power_limit_w"
+    }
+    return WindowConditions.model_validate(fields, strict=True)
 
 
 class _Readings(TypedDict):

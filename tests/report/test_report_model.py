@@ -84,3 +84,23 @@ def test_the_schema_accepts_what_the_model_accepts_field_by_field(kind):
                 disagreements.append(f"{'/'.join(map(str, path))} = {bend!r}: model {model}")
     assert disagreements == []
     assert checked > 500  # each of them was compared above
+
+
+def test_a_windows_conditions_are_recorded_strictly():
+    """A GPU's state over a window becomes the report's record in the model's strict
+    mode (its tuples as lists): a count that is a float, a bool or a text is refused,
+    never turned into a number (a review of the shrink pass, 2026-12-05)."""
+    import dataclasses
+
+    from pydantic import ValidationError
+
+    from ecocompute.monitor.conditions import window_conditions
+    from ecocompute.telemetry.base import ClockSample, EdgeState
+    from ecocompute.report.trial_records import _window
+
+    edge = EdgeState(41.0, 39.0, {"power_cap": 0})
+    c = window_conditions(0, edge, edge, [ClockSample(1980, 3201, 0)], [300.0], 300.0, 1.0, 700.0)
+    assert _window(c).temperature_c == [41.0, 41.0]
+    for bad in ({"clock_samples": 3.0}, {"clock_samples": True}, {"sm_clock_mhz_mean": "1500"}):
+        with pytest.raises(ValidationError):
+            _window(dataclasses.replace(c, **bad))
