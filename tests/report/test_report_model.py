@@ -95,8 +95,8 @@ def test_a_windows_conditions_are_recorded_strictly():
     from pydantic import ValidationError
 
     from ecocompute.monitor.conditions import window_conditions
-    from ecocompute.telemetry.base import ClockSample, EdgeState
     from ecocompute.report.trial_records import _window
+    from ecocompute.telemetry.base import ClockSample, EdgeState
 
     edge = EdgeState(41.0, 39.0, {"power_cap": 0})
     c = window_conditions(0, edge, edge, [ClockSample(1980, 3201, 0)], [300.0], 300.0, 1.0, 700.0)
