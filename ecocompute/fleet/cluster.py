@@ -67,7 +67,12 @@ def visible_gpus(workers: int | None = None, environ: dict[str, str] | None = No
                 "local_cluster", None, "CUDA_VISIBLE_DEVICES is empty: it hides every GPU"
             )
         return gpus
-    return [str(i) for i in range(_nvml_count())]
+    count = _nvml_count()
+    if count == 0:
+        raise InputError(
+            "local_cluster", None, "starts one worker per GPU, and NVML lists no GPU here"
+        )
+    return [str(i) for i in range(count)]
 
 
 def _nvml_count() -> int:

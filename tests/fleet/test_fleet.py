@@ -170,6 +170,16 @@ def test_local_cluster_gpus_come_from_cuda_visible_devices():
         visible_gpus(environ={"CUDA_VISIBLE_DEVICES": ""})
 
 
+def test_local_cluster_with_no_gpu_listed_says_so(monkeypatch):
+    """NVML listing no device gave no worker and then an error about declaring
+    --resources GPU=1, where the docstring promises "none" (a review, 2026-12-05)."""
+    import ecocompute.fleet.cluster as cluster
+
+    monkeypatch.setattr(cluster, "_nvml_count", lambda: 0)
+    with pytest.raises(InputError, match="NVML lists no GPU here"):
+        visible_gpus(environ={})
+
+
 def test_a_failed_point_comes_back_with_its_exit_status_and_last_line():
     script = "import sys; print('summary'); sys.stderr.write('progress\\nboom: it broke\\n'); "
     spec = PointSpec(
