@@ -47,7 +47,7 @@ def curves_from_text(text: str, where: str) -> CurvesFile:
     over its anchors' sizes, which is what the site's own n_min and n_max are. Raises
     ValueError saying what is wrong."""
     try:
-        document = json.loads(text, parse_constant=_no_constant)
+        document = json.loads(text, parse_constant=_no_constant, parse_int=_int_or_inf)
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
         raise ValueError(f"{where} is not JSON ({exc})") from None
     if not isinstance(document, dict) or not isinstance(document.get("curves"), dict):
@@ -71,7 +71,7 @@ def curves_from_text(text: str, where: str) -> CurvesFile:
                     spread is not None and not 0 <= float(spread) < math.inf
                 ):
                     raise ValueError
-            except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
+            except (KeyError, TypeError, ValueError, AttributeError):
                 raise ValueError(
                     f"{where}: curves.{arch}.{fmt} lacks a finite A, S, Nstar > 0, n_min, "
                     "n_max, resid_std >= 0 or an anchor's N and dE"
@@ -86,7 +86,7 @@ def _check_caps_and_anchors(document: Mapping[str, object], where: str) -> None:
     ValueError saying which is wrong."""
     caps = document.get("s_cap", {})
     if not isinstance(caps, dict) or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= _finite(v) < math.inf
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < math.inf
         for v in caps.values()
     ):
         raise ValueError(f"{where}: s_cap is not a finite bound >= 0 per format")
@@ -102,19 +102,18 @@ def _check_caps_and_anchors(document: Mapping[str, object], where: str) -> None:
                 n, e = float(a["N"]), float(a["e_j1k"])
                 if not (0 < n < math.inf and 0 < e < math.inf) or not isinstance(a["gpu"], str):
                     raise ValueError
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             raise ValueError(
                 f"{where}: fp16_energy.{arch} lacks anchors of a size N > 0, an energy "
                 "e_j1k > 0 and a card (gpu)"
             ) from None
 
 
-def _finite(value: float) -> float:
-    """value as a float, or inf where it has none (an integer of 400 digits)."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
+def _int_or_inf(text: str) -> int | float:
+    """A JSON integer, or inf where no float holds it (400 digits): the checks refuse it
+    as any number that is not finite, and no float() of it overflows after the read."""
+    value = float(text)
+    return int(text) if math.isfinite(value) else value
 
 
 def _no_constant(name: str) -> Any:
