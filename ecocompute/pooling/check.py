@@ -287,32 +287,32 @@ def _unlike_the_published_protocol(r: Report) -> str | None:
     measures another workload, and another library's format (INT8-torchao) or threshold
     another kernel path."""
     if r.batch_size != PUBLISHED_BATCH:
-        return (
+        why = (
             f"the report is of batch {r.batch_size}, the published figures of batch "
             f"{PUBLISHED_BATCH} (the published protocol): the delta vs FP16 changes with the "
-            "batch size, so grading one against the other would compare unlike with unlike"
+            "batch size"
         )
-    if r.max_new_tokens is not None and r.max_new_tokens != PUBLISHED_TOKENS:
-        return (
+    elif r.max_new_tokens is not None and r.max_new_tokens != PUBLISHED_TOKENS:
+        why = (
             f"the report generated {r.max_new_tokens} new tokens per run, the published "
             f"figures {PUBLISHED_TOKENS} (the published protocol): the energy per token "
-            "changes with the length, so grading one against the other would compare unlike "
-            "with unlike"
+            "changes with the length"
         )
-    if r.quantized and r.format_key and r.format_key != r.precision:
-        return (
+    elif r.quantized and r.format_key and r.format_key != r.precision:
+        why = (
             f"the report measured {r.format_key}, the published {r.precision} figures "
             "bitsandbytes' at its defaults (LLM.int8() at threshold 6 for INT8): another "
-            "kernel path, so grading one against the other would compare unlike with unlike"
+            "kernel path"
         )
-    if r.regime != PUBLISHED_REGIME:
-        return (
+    elif r.regime != PUBLISHED_REGIME:
+        why = (
             f"the report measured the {r.regime} decode regime, the published figures the "
             f"{PUBLISHED_REGIME} one (generate(), the published protocol): the energy per "
-            "token differs between regimes, so grading one against the other would compare "
-            "unlike with unlike"
+            "token differs between regimes"
         )
-    return None
+    else:
+        return None
+    return why + ", so grading one against the other would compare unlike with unlike"
 
 
 def render_check(checked: Checked, exit_status: int) -> str:
