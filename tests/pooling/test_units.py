@@ -230,7 +230,10 @@ def test_a_power_capped_window_is_said_in_the_report_and_the_summary():
     for trial in res["trials"]:
         (c,) = trial["conditions"]
         assert c["throttles"] == ["power_cap"] and c["throttled_s"]["power_cap"] > 0
-        assert c["power_of_limit_pct_mean"] == pytest.approx(100 * 690 / 700, abs=0.5)
+        # the window's counter energy over its edge-timed duration: on a loaded machine
+        # the milliseconds between the counter reads and the edges move it by a percent
+        assert c["power_of_limit_pct_mean"] == pytest.approx(100 * 690 / 700, rel=0.03)
+        assert c["power_of_limit_pct_max"] == pytest.approx(100 * 690 / 700)
     assert "Windows that ran throttled" in res["conditions"]["note"]
     text = render(report, "x/energy.json")
     assert "throttle   FP16 2 of 2 windows (the power cap)" in text
