@@ -43,6 +43,7 @@
 #   COMPILE_MODE=default COMPILES=1 ITERATIONS=3 FORMATS=NF4,INT4 BUDGET_S=280 OUT=... benchmarks/units_h200.sh
 set -uo pipefail
 : "${OUT:?set OUT to the folder that comes back}"
+mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 ECOCOMPUTE_CACHE=/tmp/ecocompute-cache
 BUDGET_S=${BUDGET_S:-280}
 MAX_ROUNDS=${MAX_ROUNDS:-8}

@@ -195,7 +195,10 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
     units = card_model_units(run, nominal)
     if units is not None and results.vs_fp16_energy_pct_exact is not None:
         beside, _ = beside_unit(
-            units, results.vs_fp16_energy_pct_exact, results.fp16_energy_per_token_mj
+            units,
+            results.vs_fp16_energy_pct_exact,
+            results.vs_fp16_ci95_pct,
+            results.fp16_energy_per_token_mj,
         )
         note = f"{results.note} Between units of this card model: {units.words()}; {beside}."
         results = results.model_copy(update={"reference_units": units, "note": note})

@@ -4,6 +4,8 @@ figures, how they varied between units of the card (results.reference_*)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ecocompute.params import RunParams
 from ecocompute.published.curves import ORIGIN_PUBLISHED
 from ecocompute.published.project import UnitSpread, at_units_size, card_model_spread
@@ -119,16 +121,34 @@ def reference_curve(run: PublishedRun) -> ReferenceCurve | None:
     )
 
 
-def beside_unit(units: ReferenceUnits, delta_pct: float, fp16_mj: float | None) -> tuple[str, bool]:
+def beside_unit(
+    units: ReferenceUnits,
+    delta_pct: float,
+    own_ci95: Sequence[float] | None,
+    fp16_mj: float | None,
+) -> tuple[str, bool]:
     """Where a measured unit's own delta and FP16 energy lie among the units': the
-    words, and whether either lies outside what the units gave (their prediction
-    interval, else their pooled one; their FP16 range)."""
+    words, and whether either sets it apart from what the units gave (their prediction
+    interval, else their pooled one; their FP16 range). The delta sets it apart only
+    where its own 95% interval lies wholly outside theirs: the band is for a unit's true
+    delta, and one session's eager interval can be +-10-30 points wide."""
     where, (lo, hi) = units.band()
     side = _side(delta_pct, lo, hi)
-    outside = side != "inside"
     words = f"this unit's {delta_pct:+.1f}% lies {side} their {where}"
-    if outside:
+    outside = False
+    if side != "inside":
         words += f" [{lo:+.1f}, {hi:+.1f}]"
+        if own_ci95 is None:
+            outside = True
+            words += " (it has no interval of its own)"
+        else:
+            outside = _side(own_ci95[0], lo, hi) == _side(own_ci95[1], lo, hi) == side
+            reach = "wholly" if outside else "reaching into it:"
+            words += f", its own interval [{own_ci95[0]:+.1f}, {own_ci95[1]:+.1f}] {reach}"
+            if not outside:
+                words += " not apart at this run's precision"
+            else:
+                words += f" {side}"
     fp16 = units.fp16_energy_per_token_mj_range
     if fp16 is not None and fp16_mj is not None:
         place = _side(fp16_mj, *fp16)

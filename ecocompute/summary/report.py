@@ -237,7 +237,8 @@ def reference_units_lines(report: Report, label: str = "") -> list[str]:
     if report.measured:  # beside this unit's own figure
         if delta is None:
             return lines
-        beside, outside = beside_unit(units, delta, res.fp16_energy_per_token_mj)
+        own = res.vs_fp16_ci95_pct
+        beside, outside = beside_unit(units, delta, own, res.fp16_energy_per_token_mj)
         key = "caution" if outside else "this unit"
         lines.append(f"  {key:<10} {lead}{beside}")
         return lines

@@ -108,22 +108,40 @@ def _units(**over: object) -> ReferenceUnits:
 
 
 def test_where_a_unit_lies_among_the_units_in_words():
-    words, outside = beside_unit(_units(), -24.2, 2600.7)
+    words, outside = beside_unit(_units(), -24.2, [-25.0, -23.4], 2600.7)
     assert not outside
     assert words == (
         "this unit's -24.2% lies inside their prediction interval, its FP16 (2,601 "
         "mJ/token) inside their FP16 range"
     )
-    words, outside = beside_unit(_units(), -41.0, 3300.0)
+    words, outside = beside_unit(_units(), -41.0, [-41.8, -40.2], 3300.0)
     assert outside
-    assert "lies below their prediction interval [-39.2, -15.8]" in words
+    assert "lies below their prediction interval [-39.2, -15.8], its own interval " in words
+    assert "[-41.8, -40.2] wholly below" in words
     assert "above their FP16 range [2,463, 3,043]" in words
     assert "something of this unit, its host or its compile sets it apart" in words
     # fewer than three units: their pooled interval; no FP16 range: the delta alone
     two = _units(n_units=2, pi95_pct=None, fp16_energy_per_token_mj_range=None, regime="graphs")
-    words, outside = beside_unit(two, -20.0, 2600.0)
+    words, outside = beside_unit(two, -20.0, None, 2600.0)
     assert outside and words.startswith("this unit's -20.0% lies above their pooled interval")
+    assert "(it has no interval of its own)" in words
     assert "FP16" not in words and "this unit or its host" in words
+
+
+def test_a_unit_whose_own_interval_reaches_into_the_units_band_is_not_set_apart():
+    """A review (2026-12-05): an eager session's own interval is +-10-30 points; its point
+    outside the units' prediction interval (which is for a unit's true delta) told two of
+    the six units that make up the pool that something sets them apart. Only an own
+    interval wholly outside the band does now."""
+    eager = _units(regime="eager", pi95_pct=[7.5, 19.7], fp16_energy_per_token_mj_range=None)
+    words, outside = beside_unit(eager, 4.35, [-17.4, 26.1], None)
+    assert not outside and "sets it apart" not in words
+    assert words == (
+        "this unit's +4.3% lies below their prediction interval [+7.5, +19.7], its own "
+        "interval [-17.4, +26.1] reaching into it: not apart at this run's precision"
+    )
+    words, outside = beside_unit(eager, 4.35, [2.0, 6.7], None)
+    assert outside and "[+2.0, +6.7] wholly below; something of this unit or its host" in words
 
 
 @pytest.fixture(scope="module", params=["max-autotune-no-cudagraphs", "default"])
