@@ -104,7 +104,9 @@ def test_check_grades_a_measured_one_and_says_its_format(tmp_path, capsys):
     assert main(["check", str(write(measured_report(), tmp_path / "m"))]) == 0
     out = capsys.readouterr().out
     assert "written by the published container (format 1.1): one run, n = 1, no interval" in out
-    assert "the site's RTX 4090 + RTX 4090D anchor 3,368.4 at 3B: +0.0%" in out
+    # its delta is graded; its FP16 is not: the site's 3B anchor is a two-card mean
+    assert "NF4 anchors: +0.8% vs the site's ada anchors at 3B" in out
+    assert "FP16 anchor: not graded: the site's 3B anchor (3,368.4 mJ/token) is a mean" in out
     assert "WITHIN k = 2 (exit 0)" in out
 
 
