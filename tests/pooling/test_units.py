@@ -162,6 +162,19 @@ def test_reports_of_one_unit_are_one_unit_never_several(tmp_path):
     assert "card model" not in text and "between-unit sd" not in text
 
 
+def test_one_units_gpus_listed_in_another_order_are_still_one_unit(tmp_path):
+    """CUDA_VISIBLE_DEVICES=1,0 lists the same two GPUs the other way round: one unit
+    (joined in listing order, they pooled as two)."""
+    for name, delta in (("s1", -20.0), ("s2", -21.0)):
+        doc = measured(delta=delta, half_ci=0.5, gpus=2, unit="ffff")
+        if name == "s2":
+            doc["system_under_test"]["gpus"].reverse()
+        write(doc, tmp_path / name)
+    (g,) = group_reports(read_reports([tmp_path])[0])
+    assert len(g.reports) == 2 and g.n == 1
+    assert {r.unit for r in g.reports} == {"GPU-ffff-0+GPU-ffff-1"}
+
+
 def test_units_pool_with_their_spread_and_the_board_part_that_separates_them(tmp_path):
     for i, delta in enumerate((-11.5, -12.0, -11.2)):
         _made(tmp_path, f"a{i}", delta, f"aaaa-00000000000{i}", "692-2G520-0282-000")
