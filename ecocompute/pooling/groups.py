@@ -5,8 +5,9 @@ here, the pool across units in units.py.
 
 A report's interval holds for the unit that measured it. Units are told apart by their
 GPUs' NVML UUIDs: two reports of one unit (a rerun, another session) are combined into
-that unit's one estimate (inverse-variance, since they share its true value), never
-counted as two units. The statistics: core/meta.py."""
+that unit's one estimate (inverse-variance, since they share its true value; widened
+where they disagree beyond their errors, with a t interval: core/meta.py's within_unit),
+never counted as two units. The statistics: core/meta.py."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ecocompute.core.meta import RandomEffects, fixed_effect, pool
-from ecocompute.core.stats import Summary, summarise_known, t_interval
+from ecocompute.core.meta import RandomEffects, pool, within_unit
+from ecocompute.core.stats import CONFIDENCE, Summary, summarise_known, t_interval, t_quantile
 from ecocompute.report.labels import unit_tail
 from ecocompute.results.collect import Report
 from ecocompute.results.record import ILLUSTRATIVE
@@ -48,6 +49,7 @@ class UnitEstimate:
     reports: tuple[Report, ...]
     delta_pct: float
     se_pct: float
+    df: float  # the Student t degrees of freedom of its interval
 
     @property
     def tail(self) -> str:
@@ -55,11 +57,11 @@ class UnitEstimate:
 
     @property
     def ci95_pct(self) -> tuple[float, float]:
-        """The unit's own interval: its single report's, or the combination's (normal,
-        from the combined standard error, where several reports were combined)."""
+        """The unit's own interval: its single report's, or the combination's (Student t
+        on df, from the combined standard error, where several reports were combined)."""
         if len(self.reports) == 1 and self.reports[0].ci95_pct is not None:
             return self.reports[0].ci95_pct
-        half = 1.959963984540054 * self.se_pct
+        half = t_quantile(0.5 + CONFIDENCE / 2.0, self.df) * self.se_pct
         return self.delta_pct - half, self.delta_pct + half
 
     @property
@@ -79,18 +81,19 @@ class UnitEstimate:
 def unit_estimates(reports: Sequence[Report]) -> tuple[list[UnitEstimate], list[Report]]:
     """Each unit's estimate from the measured reports that name it and give an interval
     (the others are returned apart)."""
-    by_unit: dict[str, list[Report]] = {}
+    by_unit: dict[str, list[tuple[Report, float, float, int]]] = {}
     unplaced = []
     for r in reports:
-        if r.unit is None or r.delta_pct is None or r.delta_se_pct is None:
+        if r.unit is None or r.delta_pct is None or r.delta_se_pct is None or r.interval_df is None:
             unplaced.append(r)
             continue
-        by_unit.setdefault(r.unit, []).append(r)
+        by_unit.setdefault(r.unit, []).append((r, r.delta_pct, r.delta_se_pct, r.interval_df))
     units = []
-    for unit, rs in by_unit.items():
-        deltas = [float(r.delta_pct) for r in rs if r.delta_pct is not None]
-        variances = [float(r.delta_se_pct) ** 2 for r in rs if r.delta_se_pct is not None]
-        delta, variance = fixed_effect(deltas, variances)
+    for unit, placed in by_unit.items():
+        rs = [p[0] for p in placed]
+        delta, se, df = within_unit(
+            [p[1] for p in placed], [p[2] ** 2 for p in placed], [p[3] for p in placed]
+        )
         units.append(
             UnitEstimate(
                 unit=unit,
@@ -100,7 +103,8 @@ def unit_estimates(reports: Sequence[Report]) -> tuple[list[UnitEstimate], list[
                 host_cpu=_one(r.host_cpu for r in rs),
                 reports=tuple(rs),
                 delta_pct=delta,
-                se_pct=variance**0.5,
+                se_pct=se,
+                df=df,
             )
         )
     units.sort(key=lambda u: (u.board_part or "~", u.delta_pct))

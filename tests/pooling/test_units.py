@@ -18,6 +18,7 @@ import pynvml
 import pytest
 
 from ecocompute.core.meta import pool, restricted_loglik
+from ecocompute.core.stats import t_quantile
 from ecocompute.llm.kernel_fingerprint import dot_fingerprint, fingerprint, kernel_nodes
 from ecocompute.monitor.conditions import window_conditions
 from ecocompute.pooling.aggregate import group_reports
@@ -549,14 +550,27 @@ def test_a_property_some_units_do_not_record_draws_no_subgroups(tmp_path):
     assert "board_part" not in p.subgroups and p.separated_by == []
 
 
-def test_two_reports_of_one_unit_combine_at_their_combined_error(tmp_path):
-    """Inverse-variance: the unit's interval is +-1.96 x the combined standard error."""
+def test_two_reports_of_one_unit_combine_by_inverse_variance_on_a_t_interval(tmp_path):
+    """Two sessions that agree: the inverse-variance mean and its standard error, on
+    Student t with the sessions' own degrees of freedom (Welch-Satterthwaite: two of 3
+    at equal weight give 6), not the normal's 1.96 (n_pairs 4: df 3 each)."""
     _unit_report(tmp_path / "a", -10.0, 1.0, "u")
-    _unit_report(tmp_path / "b", -12.0, 2.0, "u")
+    _unit_report(tmp_path / "b", -10.2, 1.0, "u")
     reports, _ = read_reports([tmp_path])
     (u,) = pool_units(group_reports(reports))[0].units
-    se = [r.delta_se_pct for r in sorted(reports, key=lambda r: r.delta_pct, reverse=True)]
-    w = [1 / s**2 for s in se]
-    assert u.delta_pct == pytest.approx((-10.0 * w[0] - 12.0 * w[1]) / sum(w))
-    half = 1.959963984540054 / math.sqrt(sum(w))
-    assert u.ci95_pct == pytest.approx((u.delta_pct - half, u.delta_pct + half))
+    se = reports[0].delta_se_pct
+    assert u.delta_pct == pytest.approx(-10.1) and u.se_pct == pytest.approx(se / math.sqrt(2))
+    assert u.df == pytest.approx(6.0)
+    half = t_quantile(0.975, 6.0) * u.se_pct
+    assert u.ci95_pct == pytest.approx((-10.1 - half, -10.1 + half))
+
+
+def test_two_sessions_of_one_unit_that_disagree_widen_its_interval(tmp_path):
+    """-20% and -26%, +-0.5 each, on one unit: the fixed-effect z interval was [-23.3,
+    -22.7], excluding both; widened by the Birge ratio sqrt(Q/(m-1)) it holds both."""
+    write(measured(delta=-20.0, half_ci=0.5, unit="d0"), tmp_path / "s1")
+    write(measured(delta=-26.0, half_ci=0.5, unit="d0"), tmp_path / "s2")
+    (u,) = pool_units(group_reports(read_reports([tmp_path])[0]))[0].units
+    assert u.delta_pct == pytest.approx(-23.0) and u.se_pct == pytest.approx(3.0)
+    lo, hi = u.ci95_pct
+    assert lo < -26.0 and hi > -20.0
