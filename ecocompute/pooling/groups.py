@@ -139,12 +139,19 @@ class Group:
     reports: tuple[Report, ...]
 
     def unit_estimates(self) -> list[UnitEstimate] | None:
-        """A measured group's units (reports of one unit combined), where every report
-        names its GPUs' UUIDs and gives an interval; None otherwise."""
+        """A measured group's units (reports of one unit combined) from the reports that
+        name their GPUs' UUIDs and give an interval (the others: left_out); None where
+        no report can be placed so."""
         if self.kind != "measured" or self.precision == "FP16":
             return None
-        units, unplaced = unit_estimates(self.reports)
-        return None if unplaced or not units else units
+        units, _ = unit_estimates(self.reports)
+        return units or None
+
+    @property
+    def left_out(self) -> int:
+        """Reports left out of the pool over units (no UUID, or no interval to weigh)."""
+        units = self.unit_estimates()
+        return 0 if units is None else len(self.reports) - sum(len(u.reports) for u in units)
 
     @property
     def independent(self) -> tuple[Report, ...]:
@@ -155,10 +162,13 @@ class Group:
 
     @property
     def n(self) -> int:
-        """Independent estimates: units where the reports name them (two reports of one
-        unit are one), else reports."""
+        """Independent estimates: the units pooled where reports can be placed so; else
+        the units the reports name (two reports of one unit are one), a report that
+        names none counting as one."""
         units = self.unit_estimates()
-        return len(units) if units is not None else len(self.independent)
+        if units is not None:
+            return len(units)
+        return len({r.unit or str(r.path) for r in self.independent})
 
     @property
     def copies(self) -> int:
@@ -207,7 +217,8 @@ class Group:
         if len(self.independent) == 1:
             return self.reports[0].ci95_pct
         d = self.delta()
-        return None if d is None else t_interval(d)
+        # over reports only where each is its own unit: a unit's sessions replicate no card
+        return None if d is None or self.n < len(self.independent) else t_interval(d)
 
     def pooled_delta(self) -> float | None:
         """The delta the row gives: over units, the random-effects mean; else the mean

@@ -20,6 +20,7 @@ from ecocompute.results.collect import Report
 
 LEAVE_ONE_OUT_FROM = 4  # units; three left give a prediction interval
 PROPERTIES = ("board_part", "vbios", "host_cpu")  # recorded properties that may separate units
+LEFT_OUT = "no GPU UUID or no interval to weigh"  # why a report is in no unit's estimate
 PROPERTY_WORDS = {"board_part": "board part", "vbios": "VBIOS", "host_cpu": "host CPU"}
 
 
@@ -143,9 +144,7 @@ def render_units(pools: Sequence[UnitPool]) -> str:
                     "do not overlap"
                 )
         if p.unplaced:
-            lines.append(
-                f"  ({len(p.unplaced)} report(s) left out: no GPU UUID or no interval to weigh)"
-            )
+            lines.append(f"  ({len(p.unplaced)} report(s) left out: {LEFT_OUT})")
     return "\n".join(lines)
 
 
