@@ -200,6 +200,18 @@ def test_units_pool_with_their_spread_and_the_board_part_that_separates_them(tmp
     assert "pooled over 7 units (card model)" in text
 
 
+def test_a_between_unit_sd_estimated_at_zero_is_said_as_undetectable(tmp_path):
+    """REML at its boundary (units that scatter less than their own errors) printed
+    "between-unit sd 0.00 points", as if no spread had been measured."""
+    for i, delta in enumerate((-15.0, -15.2, -14.8)):
+        _made(tmp_path, f"u{i}", delta, f"eeee-00000000000{i}")
+    (p,) = pool_units(group_reports(read_reports([tmp_path])[0]))
+    assert p.pooled.tau2 == 0.0
+    text = render_units([p])
+    assert "no between-unit spread detectable at these units' precision" in text
+    assert "between-unit sd" not in text
+
+
 def test_aggregate_units_on_the_command_line(tmp_path, run_cli):
     for i, delta in enumerate((-11.5, -17.5, -12.0)):
         _made(tmp_path, f"u{i}", delta, f"cccc-00000000000{i}")
