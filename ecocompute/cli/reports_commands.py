@@ -222,7 +222,7 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
         description="Plot one card's NF4/INT8 reports (folders searched recursively): "
         "delta vs FP16 against model size on a log axis, the published curve of the "
         "card's arch class (solid where fitted, dashed beyond; borrowed curves say so), "
-        "a break-even line, 95% intervals, filled markers where n >= 2 reports. PNG, or "
+        "a break-even line, 95% intervals, filled markers where n >= 2 units. PNG, or "
         "SVG when the name ends in .svg. Needs matplotlib (ecocompute[plot]).",
     )
     p.add_argument("paths", nargs="+", metavar="PATH")

@@ -321,7 +321,7 @@ def _title(
     card = card_with_arch(points[0].card, arch)
     if "measured" not in kinds:  # no bars to explain: derived and illustrative are marks
         return f"{card}\n{software}\n{what}; x: derived, +: illustrative (no interval)"
-    return f"{card}\n{software}\n{what}; bars: 95% CI; filled: n >= 2 reports, hollow: n = 1"
+    return f"{card}\n{software}\n{what}; filled: n >= 2 units; bars: 95% CI of the pooled mean"
 
 
 def _draw_point(ax: Any, g: Group, i: int, label: str, stack: int) -> None:

@@ -3,12 +3,13 @@
 Reports are grouped by what they are: measured, illustrative or derived (never the
 same row), card, model, size, format, software fingerprint and protocol (new tokens per
 run and batch size: a 32-token smoke run and a 256-token run are different workloads).
-Per group: the number of reports, mean, standard deviation and CV of energy per token
-and of the delta vs FP16 across reports, and a 95% interval for the delta: with one
-report, that report's own paired interval; with two or more, a Student-t interval over
-the reports' deltas (between-session spread, which is what replication measures). A
-figure that was not measured is not replicated by copies of it: identical derived
-files are one row of n = 1, without an interval.
+Per group: the number of GPU units (groups.py: two reports of one unit are one), mean,
+standard deviation and CV of energy per token and of the delta vs FP16 across reports,
+and a 95% interval for the delta: one unit's own, or the random-effects pool over the
+units whose reports give an interval (the others left out, and said); over reports that
+name no unit, a Student-t interval over their deltas. A figure that was not measured is
+not replicated by copies of it: identical derived files are one row of n = 1, without
+an interval.
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from ecocompute.boundary.user_paths import check_not_an_input, check_output_file
 from ecocompute.core.printable import printable
 from ecocompute.errors import RunError
 from ecocompute.pooling.groups import KIND_WORDS, Group, _cv, _mean, _sd, group_reports
-from ecocompute.pooling.units import UNITS_FOOTNOTE, UnitPool, _num, pool_units, render_units
+from ecocompute.pooling.units import (
+    LEFT_OUT,
+    UNITS_FOOTNOTE,
+    UnitPool,
+    _num,
+    pool_units,
+    render_units,
+)
 from ecocompute.results.collect import Invalid, Report, read_reports
 from ecocompute.results.identity import REPEATED
 
@@ -198,6 +206,7 @@ def _group_lines(groups: Sequence[Group]) -> str:
             f"{ci_text:>17}  {g.bases}"
             + (f" ({len(g.reports)} identical files: one figure)" if g.copies else "")
             + new_unit
+            + (f"  ({g.left_out} report(s) left out: {LEFT_OUT})" if g.left_out else "")
         )
     return "\n".join(lines)
 

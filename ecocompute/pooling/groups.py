@@ -5,8 +5,9 @@ here, the pool across units in units.py.
 
 A report's interval holds for the unit that measured it. Units are told apart by their
 GPUs' NVML UUIDs: two reports of one unit (a rerun, another session) are combined into
-that unit's one estimate (inverse-variance, since they share its true value), never
-counted as two units. The statistics: core/meta.py."""
+that unit's one estimate (inverse-variance, since they share its true value; widened
+where they disagree beyond their errors, with a t interval: core/meta.py's within_unit),
+never counted as two units. The statistics: core/meta.py."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ecocompute.core.meta import RandomEffects, fixed_effect, pool
-from ecocompute.core.stats import Summary, summarise_known, t_interval
+from ecocompute.core.meta import RandomEffects, pool, within_unit
+from ecocompute.core.stats import CONFIDENCE, Summary, summarise_known, t_interval, t_quantile
 from ecocompute.report.labels import unit_tail
 from ecocompute.results.collect import Report
 from ecocompute.results.record import ILLUSTRATIVE
@@ -48,6 +49,7 @@ class UnitEstimate:
     reports: tuple[Report, ...]
     delta_pct: float
     se_pct: float
+    df: float  # the Student t degrees of freedom of its interval
 
     @property
     def tail(self) -> str:
@@ -55,11 +57,11 @@ class UnitEstimate:
 
     @property
     def ci95_pct(self) -> tuple[float, float]:
-        """The unit's own interval: its single report's, or the combination's (normal,
-        from the combined standard error, where several reports were combined)."""
+        """The unit's own interval: its single report's, or the combination's (Student t
+        on df, from the combined standard error, where several reports were combined)."""
         if len(self.reports) == 1 and self.reports[0].ci95_pct is not None:
             return self.reports[0].ci95_pct
-        half = 1.959963984540054 * self.se_pct
+        half = t_quantile(0.5 + CONFIDENCE / 2.0, self.df) * self.se_pct
         return self.delta_pct - half, self.delta_pct + half
 
     @property
@@ -79,18 +81,19 @@ class UnitEstimate:
 def unit_estimates(reports: Sequence[Report]) -> tuple[list[UnitEstimate], list[Report]]:
     """Each unit's estimate from the measured reports that name it and give an interval
     (the others are returned apart)."""
-    by_unit: dict[str, list[Report]] = {}
+    by_unit: dict[str, list[tuple[Report, float, float, int]]] = {}
     unplaced = []
     for r in reports:
-        if r.unit is None or r.delta_pct is None or r.delta_se_pct is None:
+        if r.unit is None or r.delta_pct is None or r.delta_se_pct is None or r.interval_df is None:
             unplaced.append(r)
             continue
-        by_unit.setdefault(r.unit, []).append(r)
+        by_unit.setdefault(r.unit, []).append((r, r.delta_pct, r.delta_se_pct, r.interval_df))
     units = []
-    for unit, rs in by_unit.items():
-        deltas = [float(r.delta_pct) for r in rs if r.delta_pct is not None]
-        variances = [float(r.delta_se_pct) ** 2 for r in rs if r.delta_se_pct is not None]
-        delta, variance = fixed_effect(deltas, variances)
+    for unit, placed in by_unit.items():
+        rs = [p[0] for p in placed]
+        delta, se, df = within_unit(
+            [p[1] for p in placed], [p[2] ** 2 for p in placed], [p[3] for p in placed]
+        )
         units.append(
             UnitEstimate(
                 unit=unit,
@@ -100,7 +103,8 @@ def unit_estimates(reports: Sequence[Report]) -> tuple[list[UnitEstimate], list[
                 host_cpu=_one(r.host_cpu for r in rs),
                 reports=tuple(rs),
                 delta_pct=delta,
-                se_pct=variance**0.5,
+                se_pct=se,
+                df=df,
             )
         )
     units.sort(key=lambda u: (u.board_part or "~", u.delta_pct))
@@ -135,12 +139,19 @@ class Group:
     reports: tuple[Report, ...]
 
     def unit_estimates(self) -> list[UnitEstimate] | None:
-        """A measured group's units (reports of one unit combined), where every report
-        names its GPUs' UUIDs and gives an interval; None otherwise."""
+        """A measured group's units (reports of one unit combined) from the reports that
+        name their GPUs' UUIDs and give an interval (the others: left_out); None where
+        no report can be placed so."""
         if self.kind != "measured" or self.precision == "FP16":
             return None
-        units, unplaced = unit_estimates(self.reports)
-        return None if unplaced or not units else units
+        units, _ = unit_estimates(self.reports)
+        return units or None
+
+    @property
+    def left_out(self) -> int:
+        """Reports left out of the pool over units (no UUID, or no interval to weigh)."""
+        units = self.unit_estimates()
+        return 0 if units is None else len(self.reports) - sum(len(u.reports) for u in units)
 
     @property
     def independent(self) -> tuple[Report, ...]:
@@ -151,10 +162,13 @@ class Group:
 
     @property
     def n(self) -> int:
-        """Independent estimates: units where the reports name them (two reports of one
-        unit are one), else reports."""
+        """Independent estimates: the units pooled where reports can be placed so; else
+        the units the reports name (two reports of one unit are one), a report that
+        names none counting as one."""
         units = self.unit_estimates()
-        return len(units) if units is not None else len(self.independent)
+        if units is not None:
+            return len(units)
+        return len({r.unit or str(r.path) for r in self.independent})
 
     @property
     def copies(self) -> int:
@@ -203,7 +217,8 @@ class Group:
         if len(self.independent) == 1:
             return self.reports[0].ci95_pct
         d = self.delta()
-        return None if d is None else t_interval(d)
+        # over reports only where each is its own unit: a unit's sessions replicate no card
+        return None if d is None or self.n < len(self.independent) else t_interval(d)
 
     def pooled_delta(self) -> float | None:
         """The delta the row gives: over units, the random-effects mean; else the mean

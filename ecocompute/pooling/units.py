@@ -20,6 +20,7 @@ from ecocompute.results.collect import Report
 
 LEAVE_ONE_OUT_FROM = 4  # units; three left give a prediction interval
 PROPERTIES = ("board_part", "vbios", "host_cpu")  # recorded properties that may separate units
+LEFT_OUT = "no GPU UUID or no interval to weigh"  # why a report is in no unit's estimate
 PROPERTY_WORDS = {"board_part": "board part", "vbios": "VBIOS", "host_cpu": "host CPU"}
 
 
@@ -143,23 +144,26 @@ def render_units(pools: Sequence[UnitPool]) -> str:
                     "do not overlap"
                 )
         if p.unplaced:
-            lines.append(
-                f"  ({len(p.unplaced)} report(s) left out: no GPU UUID or no interval to weigh)"
-            )
+            lines.append(f"  ({len(p.unplaced)} report(s) left out: {LEFT_OUT})")
     return "\n".join(lines)
 
 
 def pooled_words(r: RandomEffects, what: str) -> str:
     """ "pooled over 8 units: -14.4% [-17.2, -11.6]; between-unit sd 3.0 points;
     a new unit: [-22.3, -6.5]"; one unit is no pool: its figure is that card's, and one
-    unit measures no spread between units (not a spread of 0)."""
+    unit measures no spread between units (not a spread of 0); nor does a between-unit
+    variance estimated at 0, where the units' own errors cover their scatter."""
     if r.k == 1:
         return f"one unit: {r.mu:+.2f}%, that card's; no spread between units measured"
     of = f" ({what})" if what else ""
     text = f"pooled over {r.k} units{of}: {r.mu:+.2f}%"
     if r.ci95 is not None:
         text += f" {_ci(r.ci95)}"
-    text += f"; between-unit sd {r.tau:.2f} points"
+    text += (
+        "; no between-unit spread detectable at these units' precision"
+        if r.tau2 == 0.0
+        else f"; between-unit sd {r.tau:.2f} points"
+    )
     if r.pi95 is not None:
         text += f"; a unit not yet measured: {_ci(r.pi95)} (95% prediction)"
     return text

@@ -107,7 +107,7 @@ class Report:
     fp16_throughput_tokens_per_s: float | None = None
     session_s: float | None = None  # the session's seconds on its machine (measured)
     # which unit(s) of the card measured it, and what tells units apart (measured, ours)
-    unit: str | None = None  # the measured GPUs' NVML UUIDs, joined by "+"
+    unit: str | None = None  # the measured GPUs' NVML UUIDs, sorted, joined by "+"
     board_part: str | None = None
     vbios: str | None = None
     idle_before_w: float | None = None  # the GPUs' idle power before the session
@@ -285,7 +285,7 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         vbios = {g.vbios_version for g in gpus if g.vbios_version}
         idle = [g.before_session.idle_power_watts for g in gpus if g.before_session]
         fields.update(
-            unit="+".join(g.uuid for g in gpus) or None,
+            unit="+".join(sorted(g.uuid for g in gpus)) or None,
             board_part="+".join(sorted(parts)) or None,
             vbios="+".join(sorted(vbios)) or None,
             idle_before_w=sum(idle) if idle and len(idle) == len(gpus) else None,

@@ -81,6 +81,17 @@ def test_panel_has_log_axis_break_even_curves_and_points(hopper_reports):
     assert "NVIDIA H200" in title and "torch 2.11.0" in title and "bitsandbytes" in title
 
 
+def test_two_reports_of_one_unit_are_a_hollow_point_and_the_title_counts_units(tmp_path):
+    """The title said "filled: n >= 2 reports" while n counts units: a unit's two
+    sessions were drawn hollow under it."""
+    write(measured(params_b=1.1, delta=20.0, unit="one"), tmp_path / "s1")
+    write(measured(params_b=1.1, delta=22.0, unit="one"), tmp_path / "s2")
+    fig = build_figure(read_reports([tmp_path])[0])
+    (bar,) = [c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)]
+    assert bar.lines[0].get_markerfacecolor() == "none"
+    assert "filled: n >= 2 units" in fig.get_suptitle()
+
+
 def test_one_panel_per_format_and_svg(tmp_path):
     write(measured(params_b=1.1, delta=20.0), tmp_path / "nf4")
     write(measured(params_b=1.1, delta=200.0, precision="INT8"), tmp_path / "int8")

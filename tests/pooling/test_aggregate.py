@@ -235,3 +235,35 @@ def test_the_csv_holds_the_figures_at_full_precision(tmp_path):
     assert float(row["params_b"]) == 0.00014
     assert float(row["energy_per_token_mj_mean"]) == report.energy_per_token_mj
     assert float(row["vs_fp16_pct_mean"]) == report.delta_pct
+
+
+def test_a_report_without_an_interval_is_left_out_of_the_row_not_the_row_of_units(tmp_path):
+    """One --iterations 1 report (no interval) switched the whole row to a t interval
+    over reports: a unit's two sessions counted as two, n 5 over four units, no
+    prediction interval, while --units pooled the other three. The row pools the units
+    it can weigh, as --units does, and says how many reports it left out."""
+    write(measured(delta=-20.0, half_ci=2.0, unit="u0"), tmp_path / "u0-s1")
+    write(measured(delta=-21.0, half_ci=2.0, unit="u0"), tmp_path / "u0-s2")
+    write(measured(delta=-15.0, half_ci=2.0, unit="u1"), tmp_path / "u1")
+    write(measured(delta=-25.0, half_ci=2.0, unit="u2"), tmp_path / "u2")
+    write(measured(delta=40.0, half_ci=None, n_pairs=1, unit="u3"), tmp_path / "u3")
+    table = aggregate(read_reports([tmp_path])[0], units=True)
+    (g,) = table.groups
+    (p,) = table.units
+    assert g.n == 3 and g.left_out == 1 and len(p.unplaced) == 1
+    assert g.pooled_delta() == pytest.approx(p.pooled.mu)
+    assert g.delta_ci95() == pytest.approx(p.pooled.ci95)
+    assert g.prediction_interval() == pytest.approx(p.pooled.pi95)
+    assert "(1 report(s) left out: no GPU UUID or no interval to weigh)" in render_table(table)
+
+
+def test_reports_of_one_unit_are_one_in_n_without_intervals_and_at_fp16(tmp_path):
+    """Two FP16 reports of one unit showed n 2 (docs: n counts units); two one-pair
+    reports of one unit gave a t interval over its sessions as if over units."""
+    for name, mj in (("a", 2400.0), ("b", 2500.0)):
+        write(measured(precision="FP16", fp16_mj=mj, unit="f"), tmp_path / "fp16" / name)
+    for name, delta in (("a", -10.0), ("b", -14.0)):
+        write(measured(delta=delta, half_ci=None, n_pairs=1, unit="q"), tmp_path / "nf4" / name)
+    fp16, nf4 = sorted(group_reports(read_reports([tmp_path])[0]), key=lambda g: g.precision)
+    assert fp16.precision.startswith("FP16") and fp16.n == 1 and len(fp16.reports) == 2
+    assert nf4.n == 1 and nf4.delta_ci95() is None and nf4.pooled_delta() == pytest.approx(-12.0)

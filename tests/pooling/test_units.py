@@ -18,6 +18,7 @@ import pynvml
 import pytest
 
 from ecocompute.core.meta import pool, restricted_loglik
+from ecocompute.core.stats import t_quantile
 from ecocompute.llm.kernel_fingerprint import dot_fingerprint, fingerprint, kernel_nodes
 from ecocompute.monitor.conditions import window_conditions
 from ecocompute.pooling.aggregate import group_reports
@@ -162,6 +163,19 @@ def test_reports_of_one_unit_are_one_unit_never_several(tmp_path):
     assert "card model" not in text and "between-unit sd" not in text
 
 
+def test_one_units_gpus_listed_in_another_order_are_still_one_unit(tmp_path):
+    """CUDA_VISIBLE_DEVICES=1,0 lists the same two GPUs the other way round: one unit
+    (joined in listing order, they pooled as two)."""
+    for name, delta in (("s1", -20.0), ("s2", -21.0)):
+        doc = measured(delta=delta, half_ci=0.5, gpus=2, unit="ffff")
+        if name == "s2":
+            doc["system_under_test"]["gpus"].reverse()
+        write(doc, tmp_path / name)
+    (g,) = group_reports(read_reports([tmp_path])[0])
+    assert len(g.reports) == 2 and g.n == 1
+    assert {r.unit for r in g.reports} == {"GPU-ffff-0+GPU-ffff-1"}
+
+
 def test_units_pool_with_their_spread_and_the_board_part_that_separates_them(tmp_path):
     for i, delta in enumerate((-11.5, -12.0, -11.2)):
         _made(tmp_path, f"a{i}", delta, f"aaaa-00000000000{i}", "692-2G520-0282-000")
@@ -184,6 +198,18 @@ def test_units_pool_with_their_spread_and_the_board_part_that_separates_them(tmp
     text = render_units([p])
     assert "the board part separates the units" in text
     assert "pooled over 7 units (card model)" in text
+
+
+def test_a_between_unit_sd_estimated_at_zero_is_said_as_undetectable(tmp_path):
+    """REML at its boundary (units that scatter less than their own errors) printed
+    "between-unit sd 0.00 points", as if no spread had been measured."""
+    for i, delta in enumerate((-15.0, -15.2, -14.8)):
+        _made(tmp_path, f"u{i}", delta, f"eeee-00000000000{i}")
+    (p,) = pool_units(group_reports(read_reports([tmp_path])[0]))
+    assert p.pooled.tau2 == 0.0
+    text = render_units([p])
+    assert "no between-unit spread detectable at these units' precision" in text
+    assert "between-unit sd" not in text
 
 
 def test_aggregate_units_on_the_command_line(tmp_path, run_cli):
@@ -536,14 +562,27 @@ def test_a_property_some_units_do_not_record_draws_no_subgroups(tmp_path):
     assert "board_part" not in p.subgroups and p.separated_by == []
 
 
-def test_two_reports_of_one_unit_combine_at_their_combined_error(tmp_path):
-    """Inverse-variance: the unit's interval is +-1.96 x the combined standard error."""
+def test_two_reports_of_one_unit_combine_by_inverse_variance_on_a_t_interval(tmp_path):
+    """Two sessions that agree: the inverse-variance mean and its standard error, on
+    Student t with the sessions' own degrees of freedom (Welch-Satterthwaite: two of 3
+    at equal weight give 6), not the normal's 1.96 (n_pairs 4: df 3 each)."""
     _unit_report(tmp_path / "a", -10.0, 1.0, "u")
-    _unit_report(tmp_path / "b", -12.0, 2.0, "u")
+    _unit_report(tmp_path / "b", -10.2, 1.0, "u")
     reports, _ = read_reports([tmp_path])
     (u,) = pool_units(group_reports(reports))[0].units
-    se = [r.delta_se_pct for r in sorted(reports, key=lambda r: r.delta_pct, reverse=True)]
-    w = [1 / s**2 for s in se]
-    assert u.delta_pct == pytest.approx((-10.0 * w[0] - 12.0 * w[1]) / sum(w))
-    half = 1.959963984540054 / math.sqrt(sum(w))
-    assert u.ci95_pct == pytest.approx((u.delta_pct - half, u.delta_pct + half))
+    se = reports[0].delta_se_pct
+    assert u.delta_pct == pytest.approx(-10.1) and u.se_pct == pytest.approx(se / math.sqrt(2))
+    assert u.df == pytest.approx(6.0)
+    half = t_quantile(0.975, 6.0) * u.se_pct
+    assert u.ci95_pct == pytest.approx((-10.1 - half, -10.1 + half))
+
+
+def test_two_sessions_of_one_unit_that_disagree_widen_its_interval(tmp_path):
+    """-20% and -26%, +-0.5 each, on one unit: the fixed-effect z interval was [-23.3,
+    -22.7], excluding both; widened by the Birge ratio sqrt(Q/(m-1)) it holds both."""
+    write(measured(delta=-20.0, half_ci=0.5, unit="d0"), tmp_path / "s1")
+    write(measured(delta=-26.0, half_ci=0.5, unit="d0"), tmp_path / "s2")
+    (u,) = pool_units(group_reports(read_reports([tmp_path])[0]))[0].units
+    assert u.delta_pct == pytest.approx(-23.0) and u.se_pct == pytest.approx(3.0)
+    lo, hi = u.ci95_pct
+    assert lo < -26.0 and hi > -20.0
