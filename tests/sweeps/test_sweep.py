@@ -307,3 +307,30 @@ def test_a_sweep_run_again_writes_through_a_linked_sweep_json(tmp_path, capsys):
     capsys.readouterr()
     assert (out / "sweep.json").is_symlink()
     assert json.loads((shared / "sweep.json").read_text())["runs"]
+
+
+def test_fit_only_fits_each_int8_kernel_apart_and_borrows_no_curve_for_another(tmp_path, capsys):
+    """LLM.int8() at threshold 6, at threshold 0 and torchao's INT8 were one 'INT8' curve
+    through all their points, with the threshold-6 published curve beside it."""
+    for n in (0.5, 1.0, 2.0):
+        for kind, threshold, library in (("t6", None, None), ("t0", 0.0, None),
+                                         ("ao", None, "torchao")):  # fmt: skip
+            doc = on_curve(n, A, S, NSTAR, half_ci=1.0, precision="INT8", unit=kind)
+            if threshold is not None:
+                doc["workload"]["llm_int8_threshold"] = threshold
+            if library is not None:
+                doc["workload"]["quantization"] = {"library": library}
+            write(doc, tmp_path / f"{kind}-{n}")
+    assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path), "-q"]) == 0
+    out = capsys.readouterr().out
+    doc = _doc(tmp_path)
+    fits = {f.get("format_label", f["precision"]): f for f in doc["fits"]}
+    assert list(fits) == ["INT8", "INT8 (threshold 0)", "INT8-torchao"]
+    assert all(f["n_points"] == 3 for f in fits.values())
+    assert fits["INT8"]["published_curve"]["A"] is not None
+    for other in ("INT8 (threshold 0)", "INT8-torchao"):
+        assert "A" not in fits[other]["published_curve"], other
+        assert f"no {other} curve" in fits[other]["published_curve"]["note"]
+        assert f"{other} fit: A=" in out
+    assert sorted(r.get("format_label", "INT8") for r in doc["runs"]) == sorted(3 * list(fits))
+    assert "synthetic:made-0.5b                0.5 INT8 (threshold 0)" in out
