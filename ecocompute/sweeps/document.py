@@ -291,7 +291,9 @@ class Sweep(_Part):
     decode_note: str | None = Field(
         None,
         description="where the points' reports answer another decode regime than the one "
-        "asked for (the published path's figures are eager's), which and why",
+        "asked for (the published path's figures are eager's), which and why; and what a "
+        "derived point's run asked that no published figure follows (--prompt_tokens, "
+        "--phases apart: not applied)",
     )
     units_note: str | None = Field(
         None,

@@ -13,6 +13,7 @@ from ecocompute.plots.axes import format_order
 from ecocompute.plots.size_plot import FitLine, plot_reports
 from ecocompute.report.build import SCOPE, utc_now
 from ecocompute.report.labels import uuid_tail
+from ecocompute.report.references import EAGER_NOTE
 from ecocompute.results.collect import Report, read_one
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
 from ecocompute.sweeps.document import OK, PLOT_NAME, Fit, RunRecord, Sweep
@@ -132,20 +133,23 @@ def units_note(measured: Sequence[Report]) -> str | None:
 
 def decode_note(reports: Sequence[Report]) -> str | None:
     """The regime the points fell back to, where they answer another than the one asked
-    for (the published figures are eager's); None where every point is the asked one."""
-    fell = {
-        (decode.requested_regime, decode.regime, decode.note)
-        for r in reports
-        if (decode := r.decode) is not None
-        and decode.requested_regime
-        and decode.requested_regime != decode.regime
-    }
-    if not fell:
-        return None
-    return "; ".join(
+    for (the published figures are eager's), and what the run asked of a derived point
+    that no published figure follows (--prompt_tokens, --phases apart: the published
+    figures are of one prompt, whole windows); None where every point is as asked."""
+    fell, dropped = set(), set()
+    for r in reports:
+        decode = r.decode
+        if decode is None:
+            continue
+        if decode.requested_regime and decode.requested_regime != decode.regime:
+            fell.add((decode.requested_regime, decode.regime, decode.note))
+        elif not r.measured and (decode.note or "").startswith(f"{EAGER_NOTE}; "):
+            dropped.add((decode.note or "").removeprefix(f"{EAGER_NOTE}; "))
+    words = [
         f"--decode {asked} asked for, but the points are {got}'s" + (f": {why}" if why else "")
         for asked, got, why in sorted(fell, key=str)
-    )
+    ]
+    return "; ".join([*words, *sorted(dropped)]) or None
 
 
 def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Sweep:
