@@ -92,6 +92,8 @@ def fit_entry(
     left_out = [
         f"{r.model} (illustrative: the report says it is not a real measurement)"
         if r.kind == "illustrative"
+        else f"{r.model} ({r.basis}: no figure, not measured)"
+        if r.delta_pct is None
         else f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
         for r in ours
         if not r.measured
@@ -129,8 +131,10 @@ def fit_entry(
         curve = CurveFit(status="skipped", reason=why)
     elif not used and left_out:
         why = (
-            "every point is derived from the published curve (published path), not measured: "
-            "fitting them would only give back the published curve"
+            "no point has a figure (unavailable): nothing to fit"
+            if all(r.delta_pct is None for r in ours)
+            else "every point is derived from the published curve (published path), not "
+            "measured: fitting them would only give back the published curve"
             if all(r.kind == "derived" for r in ours)
             else "no point is a measurement (derived or illustrative): nothing to fit"
         )

@@ -334,3 +334,14 @@ def test_fit_only_fits_each_int8_kernel_apart_and_borrows_no_curve_for_another(t
         assert f"{other} fit: A=" in out
     assert sorted(r.get("format_label", "INT8") for r in doc["runs"]) == sorted(3 * list(fits))
     assert "synthetic:made-0.5b                0.5 INT8 (threshold 0)" in out
+
+
+def test_points_with_no_figure_are_not_called_derived(tmp_path, capsys):
+    """INT4 has no published curve: its points are basis unavailable, and the fit said
+    they were derived from the published curve."""
+    argv = ["sweep", "--models", "m-1b,m-3b", "--precisions", "INT4", "--dry_run", "-q"]
+    assert main([*argv, "--gpu_arch", "ada", "--output_dir", str(tmp_path)]) == 0
+    (fit,) = _doc(tmp_path)["fits"]
+    assert fit["reason"] == "no point has a figure (unavailable): nothing to fit"
+    assert fit["left_out"] == [f"m-{n}b (unavailable: no figure, not measured)" for n in (1, 3)]
+    assert "derived" not in capsys.readouterr().out.split("INT4 fit:")[1]
