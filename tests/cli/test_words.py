@@ -74,3 +74,15 @@ def test_aggregate_prints_model_names_whole(tmp_path):
     write(measured(model=name), tmp_path / "a")
     reports, _ = read_reports([tmp_path])
     assert name in render_table(aggregate(reports))
+
+
+def test_the_docs_prompt_length_sweeps_run_as_written(tmp_path, capsys):
+    """docs/map.md and docs/method.md showed `sweep --prompt_tokens 128,1024,4096`, which
+    --context_length's default (2048) refuses."""
+    from ecocompute.cli import main
+
+    for doc in ("docs/map.md", "docs/method.md"):
+        (shown,) = re.findall(r"`(sweep --prompt_tokens [^`]+)`", (REPO / doc).read_text())
+        out = str(tmp_path / doc)
+        argv = [*shlex.split(shown), "--models", "synthetic:qwen2.5-0.5b", "--dry_run", "-q"]
+        assert main([*argv, "--output_dir", out]) == 0, (doc, capsys.readouterr().err)
