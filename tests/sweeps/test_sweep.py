@@ -253,6 +253,9 @@ def test_a_compiled_sweep_says_how_many_compiles_lie_ahead(tmp_path):
     assert (compiles_ahead(both) or "").startswith("compiled, dynamic batch: 4 compiles")
     one = plan(["m-7b"], formats, {"decode": "compiled"}, tmp_path)
     assert compiles_ahead(one) is None  # one point: its own progress says each compile
+    dry = plan(["m-7b"], formats, {"decode": "compiled", "dry_run": True}, tmp_path,
+               batch_sizes=[1, 4])  # fmt: skip
+    assert compiles_ahead(dry) is None  # the published path compiles nothing
 
 
 @pytest.mark.parametrize("precisions", ["NF4,nf4", ["NF4", "nf4"]])
