@@ -23,13 +23,14 @@ def render(sweep: Sweep, path: Path) -> str:
     ]
     for run in sweep.runs:
         fmt = run.format_label or run.precision
+        size = run.batch_size if axis else run.params_b  # a failed run's batch too
         if run.status != OK:
-            lines.append(f"  {run.model_name:<30} {'':>7} {fmt:<{w}} FAILED: {run.error}")
+            said = "" if size is None else format(size, ".3g")
+            lines.append(f"  {run.model_name:<30} {said:>7} {fmt:<{w}} FAILED: {run.error}")
             continue
         ci = run.vs_fp16_ci95_pct
         ci_text = f"{ci[0]:+.1f} .. {ci[1]:+.1f}%" if ci else "-"
         delta = run.vs_fp16_energy_pct
-        size = run.batch_size if axis else run.params_b
         lines.append(
             f"  {run.model_name[:30]:<30} {'-' if size is None else format(size, '.3g'):>7} "
             f"{fmt:<{w}} {'-' if delta is None else format(delta, '+.1f') + '%':>8} "
