@@ -58,6 +58,7 @@ CONTEXT_ARCH = "ada"  # the published headline curve, drawn for context on other
 # panels hold the points and say so)
 PUBLISHED_FORMATS = ("NF4", "INT8")  # the formats the published dataset measured
 NOTE_WIDTH = 70  # characters per line of a note in the legend
+TITLE_WIDTH = 110  # characters per line of the title at fontsize 9, per column of panels
 _MARKERS = ("o", "s", "D", "^", "v", "P")
 
 
@@ -229,7 +230,9 @@ def build_figure(
     for ax, fmt in zip(axes, formats, strict=True):
         panel = [g for g in groups if g.precision == fmt]
         _draw_panel(ax, fmt, panel, arch, (fits or {}).get(fmt), stacks)
-    fig.suptitle(_title(points, groups, arch, stacks), fontsize=9)
+    # each line wrapped to the figure's width: one panel's is 7.5 inches
+    title = _title(points, groups, arch, stacks).split("\n")
+    fig.suptitle("\n".join(textwrap.fill(t, TITLE_WIDTH * cols) for t in title), fontsize=9)
     _room_for_legends(fig, axes, cols)
     return fig
 

@@ -52,6 +52,12 @@ class RunRecord(_Part):
 
     model_name: str
     precision: Precision
+    format_label: str | None = Field(
+        None,
+        description="the format as tables name it, where the precision alone does not "
+        "(INT8-torchao, INT8 (threshold 0)): another kernel, never one curve with the "
+        "precision's default",
+    )
     status: Literal["ok", "failed", "cancelled"] = Field(
         description="cancelled: a fleet sweep was interrupted (Ctrl-C, SIGTERM) before the "
         "run finished"
@@ -162,6 +168,12 @@ class PublishedCurve(_Part):
 
 class _FormatPart(_Part):
     precision: Quantized
+    format_label: str | None = Field(
+        None,
+        description="the format as tables name it, where the precision alone does not "
+        "(INT8-torchao, INT8 (threshold 0)): another kernel, never one curve with the "
+        "precision's default",
+    )
     points: list[FitPoint]
     left_out: list[str] = Field(default_factory=list)
 
@@ -279,7 +291,9 @@ class Sweep(_Part):
     decode_note: str | None = Field(
         None,
         description="where the points' reports answer another decode regime than the one "
-        "asked for (the published path's figures are eager's), which and why",
+        "asked for (the published path's figures are eager's), which and why; and what a "
+        "derived point's run asked that no published figure follows (--prompt_tokens, "
+        "--phases apart: not applied)",
     )
     units_note: str | None = Field(
         None,

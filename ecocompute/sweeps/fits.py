@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
 
+from ecocompute.core.precision import Precision
+from ecocompute.formats.table import spec_for
 from ecocompute.published.figures import anchors_for, curve_for
 from ecocompute.report.results_model import PhaseFigure
 from ecocompute.results.collect import Report
@@ -30,9 +32,21 @@ def missing_fit_stack() -> list[str]:
     return [name for name in ("numpy", "scipy", "matplotlib") if find_spec(name) is None]
 
 
-def published_curve(arch: str | None, precision: str) -> PublishedCurve | None:
+def published_curve(arch: str | None, precision: str, label: str) -> PublishedCurve | None:
+    """The published curve of a format as tables name it (label). A label other than
+    the precision names another library or setting than its default, which the
+    published figures never measured (INT8: LLM.int8() at outlier threshold 6 only)."""
     if arch is None:
         return None
+    if label != precision:
+        spec = spec_for(Precision(precision))  # the default, which the site measured
+        t = spec.llm_int8_threshold
+        at = "" if t is None else f" at outlier threshold {t:g}"
+        return PublishedCurve(
+            arch=arch,
+            note=f"the published dataset has no {label} curve: its {precision} figures are "
+            f"{spec.library} {spec.method}{at} only",
+        )
     curve = curve_for(arch, precision)
     if curve is None:
         return PublishedCurve(
@@ -62,19 +76,24 @@ def published_curve(arch: str | None, precision: str) -> PublishedCurve | None:
 
 
 def fit_entry(
-    fmt: str,
+    label: str,
     reports: Sequence[Report],
     output_dir: Path,
     arch: str | None,
     missing: Sequence[str],
     n_boot: int | None,
 ) -> Fit:
-    """One format's fit over the measured reports (or why it was skipped)."""
-    ours = [r for r in reports if r.precision == fmt]
+    """One format's fit over the measured reports (or why it was skipped). label: the
+    format as tables name it (INT8 from torchao, or at another outlier threshold, is
+    never one curve with LLM.int8())."""
+    ours = [r for r in reports if r.format_label == label]
+    fmt = ours[0].precision
     used = [r for r in ours if r.measured and r.delta_pct is not None and r.params_b]
     left_out = [
         f"{r.model} (illustrative: the report says it is not a real measurement)"
         if r.kind == "illustrative"
+        else f"{r.model} ({r.basis}: no figure, not measured)"
+        if r.delta_pct is None
         else f"{r.model} ({r.basis}: derived from the published dataset, not measured)"
         for r in ours
         if not r.measured
@@ -112,8 +131,10 @@ def fit_entry(
         curve = CurveFit(status="skipped", reason=why)
     elif not used and left_out:
         why = (
-            "every point is derived from the published curve (published path), not measured: "
-            "fitting them would only give back the published curve"
+            "no point has a figure (unavailable): nothing to fit"
+            if all(r.delta_pct is None for r in ours)
+            else "every point is derived from the published curve (published path), not "
+            "measured: fitting them would only give back the published curve"
             if all(r.kind == "derived" for r in ours)
             else "no point is a measurement (derived or illustrative): nothing to fit"
         )
@@ -127,26 +148,30 @@ def fit_entry(
     return Fit.model_validate(
         {
             "precision": fmt,
+            **({"format_label": label} if label != fmt else {}),
             "points": listed,
             "left_out": left_out,
             **{name: getattr(curve, name) for name in curve.model_fields_set},
-            "published_curve": published_curve(arch, fmt),
+            "published_curve": published_curve(arch, fmt, label),
         }
     )
 
 
-def skipped_fit(fmt: str, arch: str | None, batches: Sequence[int], has_axis: bool) -> Fit:
+def skipped_fit(
+    fmt: str, label: str, arch: str | None, batches: Sequence[int], has_axis: bool
+) -> Fit:
     """No size fit over several batch sizes; the reason points at what the sweep holds
     instead: its batch_axis, or its batch_axis_note where it has none."""
     return Fit(
         precision=fmt,  # a quantized format of the sweep
+        **({"format_label": label} if label != fmt else {}),
         points=[],
         left_out=[],
         status="skipped",
         reason=f"the sweep is over several batch sizes ({', '.join(map(str, batches))}): the "
         "size curve is fitted at one batch size (sweep --fit_only --reports over one batch's "
         f"reports); see {'batch_axis' if has_axis else 'batch_axis_note'}",
-        published_curve=published_curve(arch, fmt),
+        published_curve=published_curve(arch, fmt, label),
     )
 
 

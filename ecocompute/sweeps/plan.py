@@ -220,11 +220,11 @@ def plan(
 
 def compiles_ahead(the_plan: Plan) -> str | None:
     """What a compiled sweep of several points will compile, in a line for its progress
-    (None where it compiles nothing, or one point's formats only): static shapes compile
-    every format, FP16 with them, once per batch size (and prompt length); a dynamic batch
-    once for batch 1 and once for every batch of 2 or more (llm/compiled.py), per prompt
-    length."""
-    runs = [r for r in the_plan.runs if r.decode == "compiled"]
+    (None where it compiles nothing, a dry run, or one point's formats only): static
+    shapes compile every format, FP16 with them, once per batch size (and prompt length);
+    a dynamic batch once for batch 1 and once for every batch of 2 or more
+    (llm/compiled.py), per prompt length."""
+    runs = [r for r in the_plan.runs if r.decode == "compiled" and not r.dry_run]
     if len(runs) < 2:
         return None
     steps = [1 + len(r.session_formats) for r in runs]  # FP16's and each format's

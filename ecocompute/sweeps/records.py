@@ -50,6 +50,7 @@ def answered(
         {
             "model_name": model_name,
             "precision": precision,
+            **({"format_label": r.format_label} if r.format_label != precision else {}),
             "status": OK,
             "error": None,
             "report": relative(r.path, root),

@@ -12,24 +12,28 @@ def render(sweep: Sweep, path: Path) -> str:
     """The summary of a sweep whose sweep.json is at path."""
     # a batch column wherever the sweep is over several batch sizes, axis or not
     axis = bool(sweep.batch_axis) or len({r.batch_size for r in sweep.runs}) > 1
+    # the format as tables name it (INT8 (threshold 0), INT8-torchao): another kernel
+    w = max([4, *(len(r.format_label or r.precision) for r in sweep.runs)])
     lines = [
         f"EcoCompute sweep: {card_with_arch(sweep.card or 'no card', sweep.gpu_arch)}"
         + (f", {sweep.software}" if sweep.software else "")
         + (f", {sweep.protocol}" if sweep.protocol else ""),
-        f"  {'model':<30} {'batch' if axis else 'size B':>7} {'fmt':<4} {'vs FP16':>8} "
+        f"  {'model':<30} {'batch' if axis else 'size B':>7} {'fmt':<{w}} {'vs FP16':>8} "
         f"{'95% CI':>17}  {'verdict':<12} basis",
     ]
     for run in sweep.runs:
+        fmt = run.format_label or run.precision
+        size = run.batch_size if axis else run.params_b  # a failed run's batch too
         if run.status != OK:
-            lines.append(f"  {run.model_name:<30} {'':>7} {run.precision:<4} FAILED: {run.error}")
+            said = "" if size is None else format(size, ".3g")
+            lines.append(f"  {run.model_name:<30} {said:>7} {fmt:<{w}} FAILED: {run.error}")
             continue
         ci = run.vs_fp16_ci95_pct
         ci_text = f"{ci[0]:+.1f} .. {ci[1]:+.1f}%" if ci else "-"
         delta = run.vs_fp16_energy_pct
-        size = run.batch_size if axis else run.params_b
         lines.append(
             f"  {run.model_name[:30]:<30} {'-' if size is None else format(size, '.3g'):>7} "
-            f"{run.precision:<4} {'-' if delta is None else format(delta, '+.1f') + '%':>8} "
+            f"{fmt:<{w}} {'-' if delta is None else format(delta, '+.1f') + '%':>8} "
             f"{ci_text:>17}  {run.verdict or '-':<12} {run.basis}"
         )
     if sweep.decode_note:
@@ -50,7 +54,7 @@ def render(sweep: Sweep, path: Path) -> str:
 
 def fit_lines(fit: Fit) -> list[str]:
     """One format's fit: its parameters and crossover, or why it was skipped."""
-    fmt, p, cross = fit.precision, fit.parameters, fit.crossover
+    fmt, p, cross = fit.format_label or fit.precision, fit.parameters, fit.crossover
     if not fit.fitted or p is None or cross is None:
         lines = [f"  {fmt} fit: skipped: {fit.reason}"]
     else:

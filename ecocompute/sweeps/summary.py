@@ -9,9 +9,11 @@ from pathlib import Path
 
 from ecocompute import __version__
 from ecocompute.errors import InputError, RunError
+from ecocompute.plots.axes import format_order
 from ecocompute.plots.size_plot import FitLine, plot_reports
 from ecocompute.report.build import SCOPE, utc_now
 from ecocompute.report.labels import uuid_tail
+from ecocompute.report.references import EAGER_NOTE
 from ecocompute.results.collect import Report, read_one
 from ecocompute.sweeps import fits as sweep_fits  # missing_fit_stack at call time (tests)
 from ecocompute.sweeps.document import OK, PLOT_NAME, Fit, RunRecord, Sweep
@@ -65,12 +67,16 @@ def summarise(
         card = one_of({r.card for r in reports}, "card", "the derived reports")
 
     formats = sorted({r.precision for r in reports if r.quantized}, key=SWEEP_FORMATS.index)
+    # a fit per format as tables name it: INT8 from torchao, or at another outlier
+    # threshold, is another kernel, never one curve with LLM.int8()
+    labels = {r.format_label: r.precision for r in reports if r.quantized}
+    labels = {label: labels[label] for label in sorted(labels, key=format_order)}
     if len(batches) > 1:
         axis = batch_axis(reports, output_dir, formats, n_boot)
-        fits = [skipped_fit(fmt, arch, batches, bool(axis)) for fmt in formats]
+        fits = [skipped_fit(f, label, arch, batches, bool(axis)) for label, f in labels.items()]
     else:
         axis, missing = [], sweep_fits.missing_fit_stack()
-        fits = [fit_entry(fmt, reports, output_dir, arch, missing, n_boot) for fmt in formats]
+        fits = [fit_entry(label, reports, output_dir, arch, missing, n_boot) for label in labels]
     notes = {
         "decode_note": decode_note(reports),
         "units_note": units_note(measured),
@@ -127,20 +133,23 @@ def units_note(measured: Sequence[Report]) -> str | None:
 
 def decode_note(reports: Sequence[Report]) -> str | None:
     """The regime the points fell back to, where they answer another than the one asked
-    for (the published figures are eager's); None where every point is the asked one."""
-    fell = {
-        (decode.requested_regime, decode.regime, decode.note)
-        for r in reports
-        if (decode := r.decode) is not None
-        and decode.requested_regime
-        and decode.requested_regime != decode.regime
-    }
-    if not fell:
-        return None
-    return "; ".join(
+    for (the published figures are eager's), and what the run asked of a derived point
+    that no published figure follows (--prompt_tokens, --phases apart: the published
+    figures are of one prompt, whole windows); None where every point is as asked."""
+    fell, dropped = set(), set()
+    for r in reports:
+        decode = r.decode
+        if decode is None:
+            continue
+        if decode.requested_regime and decode.requested_regime != decode.regime:
+            fell.add((decode.requested_regime, decode.regime, decode.note))
+        elif not r.measured and (decode.note or "").startswith(f"{EAGER_NOTE}; "):
+            dropped.add((decode.note or "").removeprefix(f"{EAGER_NOTE}; "))
+    words = [
         f"--decode {asked} asked for, but the points are {got}'s" + (f": {why}" if why else "")
         for asked, got, why in sorted(fell, key=str)
-    )
+    ]
+    return "; ".join([*words, *sorted(dropped)]) or None
 
 
 def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Sweep:
@@ -168,7 +177,7 @@ def with_plot(sweep: Sweep, reports: Sequence[Report], output_dir: Path) -> Swee
             path = plot_batch_axis(reports, output_dir / PLOT_NAME, crossings)
         else:
             lines: dict[str, FitLine] = {
-                f.precision: line for f in sweep.fits if (line := _fit_line(f))
+                f.format_label or f.precision: line for f in sweep.fits if (line := _fit_line(f))
             }
             path = plot_reports(reports, output_dir / PLOT_NAME, fits=lines)
     except (InputError, RunError) as exc:  # an unwritable sweep.png costs no sweep.json

@@ -74,3 +74,29 @@ def test_aggregate_prints_model_names_whole(tmp_path):
     write(measured(model=name), tmp_path / "a")
     reports, _ = read_reports([tmp_path])
     assert name in render_table(aggregate(reports))
+
+
+def test_the_docs_prompt_length_sweeps_run_as_written(tmp_path, capsys):
+    """docs/map.md and docs/method.md showed `sweep --prompt_tokens 128,1024,4096`, which
+    --context_length's default (2048) refuses."""
+    from ecocompute.cli import main
+
+    for doc in ("docs/map.md", "docs/method.md"):
+        (shown,) = re.findall(r"`(sweep --prompt_tokens [^`]+)`", (REPO / doc).read_text())
+        out = str(tmp_path / doc)
+        argv = [*shlex.split(shown), "--models", "synthetic:qwen2.5-0.5b", "--dry_run", "-q"]
+        assert main([*argv, "--output_dir", out]) == 0, (doc, capsys.readouterr().err)
+
+
+def test_the_docs_dry_run_sweep_prints_what_the_command_prints(tmp_path, capsys):
+    """docs/results-tools.md showed the summary's first line without the protocol the
+    command prints after the card."""
+    from ecocompute.cli import main
+
+    text = (REPO / "docs/results-tools.md").read_text().replace("\\\n", " ")
+    block = text.split("$ ecocompute sweep ", 1)[1].split("```", 1)[0]
+    command, shown = block.split("\n", 1)
+    argv = ["sweep", *shlex.split(command)]
+    out = str(tmp_path / "sw")
+    assert main([*(out if a == "/tmp/sw" else a for a in argv)]) == 0
+    assert capsys.readouterr().out.replace(out, "/tmp/sw") == shown

@@ -253,8 +253,13 @@ def test_a_plot_of_derived_points_only_claims_no_bars(tmp_path):
     argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "m-1.1b", "--gpu_arch",
             "ada", "--output_dir", str(tmp_path / "a")]  # fmt: skip
     assert main(argv) == 0
-    title = build_figure(read_reports([tmp_path])[0]).get_suptitle()
+    fig = build_figure(read_reports([tmp_path])[0])
+    title = fig.get_suptitle()
     assert "DERIVED" in title and "bars" not in title
+    # one panel, 7.5 inches wide: the title's long third line was cut at both edges
+    fig.canvas.draw()
+    extent = fig._suptitle.get_window_extent(fig.canvas.get_renderer())
+    assert extent.x0 >= 0 and extent.x1 <= fig.bbox.x1, extent
 
 
 def test_every_legend_stays_inside_the_figure():

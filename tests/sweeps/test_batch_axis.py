@@ -448,6 +448,28 @@ def test_the_summary_gives_an_interval_its_note_already_gives_once():
     assert line.count("below 1 .. beyond 2") == 1, line
 
 
+def test_a_failed_run_in_the_summary_names_its_batch_size(tmp_path):
+    """A failed model's batch 1 and batch 4 rows printed alike: the batch column was
+    left blank on a FAILED row."""
+    from ecocompute.params import RunParams
+    from ecocompute.sweeps.document import Sweep
+    from ecocompute.sweeps.records import new_record
+    from ecocompute.sweeps.render import render
+
+    runs = [
+        new_record(RunParams(model_name="m-7b", batch_size=b), error="out of memory")
+        for b in (1, 4)
+    ]
+    nothing = dict.fromkeys(("card", "gpu_arch", "software", "protocol", "plot"))
+    sweep = Sweep(timestamp_utc="2026-12-01T00:00:00Z", tool="t", scope="s", runs=runs, fits=[],
+                  **nothing)  # fmt: skip
+    rows = [line.split() for line in render(sweep, tmp_path / "sweep.json").splitlines()]
+    assert [row[:3] for row in rows if "FAILED:" in row] == [
+        ["m-7b", "1", "NF4"],
+        ["m-7b", "4", "NF4"],
+    ]
+
+
 def test_alternating_blocks_leave_nothing_resident_for_the_next_batch_size(tmp_path, monkeypatch):
     """Where FP16 and the quantized copy do not fit together, each is let go after its
     block: the next batch size's FP16 must not load beside the last quantized copy (the

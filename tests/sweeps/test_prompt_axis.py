@@ -96,10 +96,15 @@ def test_the_command_line_takes_a_list_of_prompt_lengths(tmp_path, capsys):
     )
     # a dry run over two lengths: a sweep.json under each length's folder
     args[2] = "synthetic:qwen2.5-0.5b"
+    capsys.readouterr()
     assert main([*args, "--prompt_tokens", "16,32", "--dry_run", "--quiet"]) == 0
+    out = capsys.readouterr().out
     for n in (16, 32):
         doc = json.loads((tmp_path / "o" / f"p{n}" / "sweep.json").read_text())
         assert len(doc["runs"]) == 1
+        # the published figures are of one prompt: the same figure at each length, said so
+        not_applied = f"--prompt_tokens {n} was not applied"
+        assert not_applied in doc["decode_note"] and not_applied in out
 
 
 def test_the_python_api_runs_a_prompt_axis(tmp_path, monkeypatch):

@@ -253,6 +253,9 @@ def test_a_compiled_sweep_says_how_many_compiles_lie_ahead(tmp_path):
     assert (compiles_ahead(both) or "").startswith("compiled, dynamic batch: 4 compiles")
     one = plan(["m-7b"], formats, {"decode": "compiled"}, tmp_path)
     assert compiles_ahead(one) is None  # one point: its own progress says each compile
+    dry = plan(["m-7b"], formats, {"decode": "compiled", "dry_run": True}, tmp_path,
+               batch_sizes=[1, 4])  # fmt: skip
+    assert compiles_ahead(dry) is None  # the published path compiles nothing
 
 
 @pytest.mark.parametrize("precisions", ["NF4,nf4", ["NF4", "nf4"]])
@@ -307,3 +310,41 @@ def test_a_sweep_run_again_writes_through_a_linked_sweep_json(tmp_path, capsys):
     capsys.readouterr()
     assert (out / "sweep.json").is_symlink()
     assert json.loads((shared / "sweep.json").read_text())["runs"]
+
+
+def test_fit_only_fits_each_int8_kernel_apart_and_borrows_no_curve_for_another(tmp_path, capsys):
+    """LLM.int8() at threshold 6, at threshold 0 and torchao's INT8 were one 'INT8' curve
+    through all their points, with the threshold-6 published curve beside it."""
+    for n in (0.5, 1.0, 2.0):
+        for kind, threshold, library in (("t6", None, None), ("t0", 0.0, None),
+                                         ("ao", None, "torchao")):  # fmt: skip
+            doc = on_curve(n, A, S, NSTAR, half_ci=1.0, precision="INT8", unit=kind)
+            if threshold is not None:
+                doc["workload"]["llm_int8_threshold"] = threshold
+            if library is not None:
+                doc["workload"]["quantization"] = {"library": library}
+            write(doc, tmp_path / f"{kind}-{n}")
+    assert main(["sweep", "--fit_only", "--output_dir", str(tmp_path), "-q"]) == 0
+    out = capsys.readouterr().out
+    doc = _doc(tmp_path)
+    fits = {f.get("format_label", f["precision"]): f for f in doc["fits"]}
+    assert list(fits) == ["INT8", "INT8 (threshold 0)", "INT8-torchao"]
+    assert all(f["n_points"] == 3 for f in fits.values())
+    assert fits["INT8"]["published_curve"]["A"] is not None
+    for other in ("INT8 (threshold 0)", "INT8-torchao"):
+        assert "A" not in fits[other]["published_curve"], other
+        assert f"no {other} curve" in fits[other]["published_curve"]["note"]
+        assert f"{other} fit: A=" in out
+    assert sorted(r.get("format_label", "INT8") for r in doc["runs"]) == sorted(3 * list(fits))
+    assert "synthetic:made-0.5b                0.5 INT8 (threshold 0)" in out
+
+
+def test_points_with_no_figure_are_not_called_derived(tmp_path, capsys):
+    """INT4 has no published curve: its points are basis unavailable, and the fit said
+    they were derived from the published curve."""
+    argv = ["sweep", "--models", "m-1b,m-3b", "--precisions", "INT4", "--dry_run", "-q"]
+    assert main([*argv, "--gpu_arch", "ada", "--output_dir", str(tmp_path)]) == 0
+    (fit,) = _doc(tmp_path)["fits"]
+    assert fit["reason"] == "no point has a figure (unavailable): nothing to fit"
+    assert fit["left_out"] == [f"m-{n}b (unavailable: no figure, not measured)" for n in (1, 3)]
+    assert "derived" not in capsys.readouterr().out.split("INT4 fit:")[1]
