@@ -191,6 +191,7 @@ def test_hopper_block_is_labelled_as_our_measurement():
         "h200-compile-mode",  # compiled, max-autotune and default on the same units
         "h200-map-whole",  # the graphs and compiled regimes, prompts of 128 and 1,024
         "h100-units",  # another card (H100 80GB HBM3)
+        "h100-compile-mode",  # another card, compiled
         "h200-eager-units",  # eager, but 1 warm-up and 3 iterations a round: not the default
     }
 
