@@ -161,11 +161,16 @@ def spec_for(
     return dataclasses.replace(spec, llm_int8_threshold=llm_int8_threshold)
 
 
-def format_key(precision: str, library: str | None) -> str:
-    """A format's name: the precision, with the library where it is not the precision's
-    default (INT8-torchao); a precision this table does not know, or no library, as it is."""
+def format_key(precision: str, library: str | None, llm_int8_threshold: float | None = None) -> str:
+    """A format's name as tables give it: the precision, with the library where it is
+    not the precision's default (INT8-torchao), and LLM.int8() at another outlier
+    threshold than bitsandbytes' default named with it ("INT8 (threshold 0)": pure int8,
+    another kernel path); a precision this table does not know, or no library, as it is."""
     if library is None or precision not in set(Precision):
         return str(precision)
-    if DEFAULT_LIBRARY[Precision(precision)] == library:
-        return str(precision)
-    return f"{precision}-{library}"
+    if DEFAULT_LIBRARY[Precision(precision)] != library:
+        return f"{precision}-{library}"
+    t = llm_int8_threshold
+    if precision == Precision.INT8 and t is not None and t != LLM_INT8_THRESHOLD:
+        return f"{precision} (threshold {t:g})"
+    return str(precision)

@@ -22,12 +22,12 @@ from typing import Any
 
 from ecocompute.core.precision import Precision
 from ecocompute.core.stats import se_of_t_interval
-from ecocompute.formats.table import LLM_INT8_THRESHOLD, format_key
+from ecocompute.formats.table import format_key
 from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
 from ecocompute.report.decode_model import Compiler, Decode
 from ecocompute.report.labels import local_gpu
-from ecocompute.report.model import FORMAT, Software, Workload
+from ecocompute.report.model import FORMAT, Software
 from ecocompute.report.model import Report as ReportModel
 from ecocompute.report.read import parse_report
 from ecocompute.report.results_model import Phases, Results
@@ -271,7 +271,7 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         "compile_notes": _compile_notes(report.measurement.decode.compiler),
         "weights": work.weights,
         "library": library,
-        "format_key": _format_key(work, library),
+        "format_key": format_key(work.precision, library, work.llm_int8_threshold),
         "throughput_tokens_per_s": None if stats is None else stats.throughput_tokens_per_s,
         "fp16_throughput_tokens_per_s": None if fp16 is None else fp16.throughput_tokens_per_s,
         "session_s": report.measurement.timing.session_s if report.measurement.timing else None,
@@ -294,17 +294,6 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
             throttled_windows=None if res.conditions is None else res.conditions.throttled_windows,
         )
     return fields
-
-
-def _format_key(work: Workload, library: str | None) -> str:
-    """The format as tables name it: with its library where not the default
-    (INT8-torchao), and LLM.int8() at another outlier threshold than bitsandbytes'
-    default named with it ("INT8 (threshold 0)": pure int8, another kernel path)."""
-    key = format_key(work.precision, library)
-    t = work.llm_int8_threshold
-    if key == Precision.INT8 and t is not None and t != LLM_INT8_THRESHOLD:
-        key += f" (threshold {t:g})"
-    return key
 
 
 def _interval_df(res: Results) -> int | None:

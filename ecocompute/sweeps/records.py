@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ecocompute.core.json_types import JsonObject
 from ecocompute.errors import ReportInvalid
+from ecocompute.formats.table import format_key
 from ecocompute.params import RunParams
 from ecocompute.report.model import Report as ReportModel
 from ecocompute.results.record import Report, to_record
@@ -24,10 +25,13 @@ def new_record(
 ) -> RunRecord:
     """A point's record before it has answered (failed, with why, until it does), with
     `more` (the fleet's placement) beside it."""
+    spec, precision = params.spec(), str(params.precision)
+    label = format_key(precision, spec.library, spec.llm_int8_threshold)
     return RunRecord.model_validate(
         {
             "model_name": params.model_name,
-            "precision": str(params.precision),
+            "precision": precision,
+            **({"format_label": label} if label != precision else {}),
             "batch_size": params.batch_size,
             "status": status,
             "error": error,

@@ -470,6 +470,20 @@ def test_a_failed_run_in_the_summary_names_its_batch_size(tmp_path):
     ]
 
 
+def test_a_failed_run_is_named_by_its_format_as_the_rows_that_answered_are():
+    """A failed torchao INT8 point was listed as plain INT8 (LLM.int8()) beside the
+    INT8-torchao rows that answered: a failed record carried no format label."""
+    from ecocompute.params import RunParams
+    from ecocompute.sweeps.records import new_record
+
+    def label(**set_: object) -> str | None:
+        return new_record(RunParams(model_name="m", precision="INT8", **set_)).format_label
+
+    assert label(backend="torchao") == "INT8-torchao"
+    assert label(llm_int8_threshold=0.0) == "INT8 (threshold 0)"
+    assert label() is None and label(llm_int8_threshold=6.0) is None  # the precision's own
+
+
 def test_alternating_blocks_leave_nothing_resident_for_the_next_batch_size(tmp_path, monkeypatch):
     """Where FP16 and the quantized copy do not fit together, each is let go after its
     block: the next batch size's FP16 must not load beside the last quantized copy (the
