@@ -6,7 +6,7 @@ One panel per quantized format. In each: the site's curve of the card's arch cla
 of the derived points shown, as their reports record it (a borrowed curve only there,
 and labelled so: never under points it did not give); the Ada NF4 curve for context
 where the card is not Ada; a zero line labelled break-even; the user's points with 95%
-intervals (filled where a point pools n >= 2 reports, hollow where n = 1, each series
+intervals (filled where a point pools n >= 2 units, hollow where n = 1, each series
 its own colour however many), derived points as grey crosses and illustrative ones as
 grey pluses; and, after a sweep, the user's own fit with its crossover. matplotlib is
 imported inside the functions and drawn through its Agg canvas, so it works headless
@@ -324,7 +324,8 @@ def _title(
     card = card_with_arch(points[0].card, arch)
     if "measured" not in kinds:  # no bars to explain: derived and illustrative are marks
         return f"{card}\n{software}\n{what}; x: derived, +: illustrative (no interval)"
-    return f"{card}\n{software}\n{what}; filled: n >= 2 units; bars: 95% CI of the pooled mean"
+    bars = "bars: 95% CI (one unit's own, else the pooled mean's)"
+    return f"{card}\n{software}\n{what}; filled: n >= 2 units; {bars}"
 
 
 def _draw_point(ax: Any, g: Group, i: int, label: str, stack: int) -> None:

@@ -430,9 +430,16 @@ class ReferenceUnits(Strict):
             f"{self.precision} over {self.n_units} {self.card} units ({regime}, "
             f"{self.model_name}, batch {self.batch_size}, {self.tokens_per_run} tokens a run; "
             f"{self.source}): pooled "
-            f"{self.pooled_pct:+.1f}% [{lo:+.1f}, {hi:+.1f}], between-unit sd "
-            f"{self.between_unit_sd_pts:.1f} points{new}{absolute}"
+            f"{self.pooled_pct:+.1f}% [{lo:+.1f}, {hi:+.1f}], {self.spread_words()}"
+            f"{new}{absolute}"
         )
+
+    def spread_words(self) -> str:
+        """The between-unit sd, or, where REML put it at 0 (its boundary), that no spread
+        could be told apart from the units' own errors: not a spread measured as zero."""
+        if self.between_unit_sd_pts == 0:
+            return "no between-unit spread detectable at these units' precision"
+        return f"between-unit sd {self.between_unit_sd_pts:.1f} points"
 
     def band(self) -> tuple[str, tuple[float, float]]:
         """The interval another unit's figure is judged by, and its name: the prediction
