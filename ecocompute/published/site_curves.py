@@ -93,6 +93,9 @@ def _check_caps_and_anchors(document: Mapping[str, object], where: str) -> None:
     borrow = document.get("borrow", {})
     if not isinstance(borrow, dict) or not all(isinstance(v, str) for v in borrow.values()):
         raise ValueError(f"{where}: borrow is not a class name per class")
+    if selfish := sorted(k for k, v in borrow.items() if k == v):
+        # its own measured curve would be called borrowed, and never graded
+        raise ValueError(f"{where}: borrow lends {selfish[0]} its own curve")
     energy = document.get("fp16_energy", {})
     if not isinstance(energy, dict):
         raise ValueError(f"{where}: fp16_energy is not an object")

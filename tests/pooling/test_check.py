@@ -261,6 +261,7 @@ def test_curves_from_a_file_and_from_a_url(tmp_path, capsys, monkeypatch):
             "fp16_energy.ada lacks",
         ),
         (lambda d: d.update(borrow={"hopper": 7}), "borrow is not a class name per class"),
+        (lambda d: d.update(borrow={"ada": "ada"}), "borrow lends ada its own curve"),
         (lambda d: d["fp16_energy"]["ada"]["anchors"][0].update(N=0), "fp16_energy.ada lacks"),
     ):
         wrong = json.loads(json.dumps(site))
