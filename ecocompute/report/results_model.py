@@ -426,20 +426,15 @@ class ReferenceUnits(Strict):
         new = "" if pi is None else f", a unit not yet measured [{pi[0]:+.1f}, {pi[1]:+.1f}]"
         absolute = "" if fp16 is None else f"; FP16 on them {fp16[0]:,.0f}-{fp16[1]:,.0f} mJ/token"
         regime = ", ".join([self.regime, *(self.compile_notes or ())])
+        sd = f"between-unit sd {self.between_unit_sd_pts:.1f} points"
+        if self.between_unit_sd_pts == 0:  # REML at its boundary: not a spread measured as 0
+            sd = "no between-unit spread detectable at these units' precision"
         return (
             f"{self.precision} over {self.n_units} {self.card} units ({regime}, "
             f"{self.model_name}, batch {self.batch_size}, {self.tokens_per_run} tokens a run; "
             f"{self.source}): pooled "
-            f"{self.pooled_pct:+.1f}% [{lo:+.1f}, {hi:+.1f}], {self.spread_words()}"
-            f"{new}{absolute}"
+            f"{self.pooled_pct:+.1f}% [{lo:+.1f}, {hi:+.1f}], {sd}{new}{absolute}"
         )
-
-    def spread_words(self) -> str:
-        """The between-unit sd, or, where REML put it at 0 (its boundary), that no spread
-        could be told apart from the units' own errors: not a spread measured as zero."""
-        if self.between_unit_sd_pts == 0:
-            return "no between-unit spread detectable at these units' precision"
-        return f"between-unit sd {self.between_unit_sd_pts:.1f} points"
 
     def band(self) -> tuple[str, tuple[float, float]]:
         """The interval another unit's figure is judged by, and its name: the prediction
