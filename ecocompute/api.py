@@ -75,8 +75,9 @@ class FormatResult:
 class Estimate:
     """The answer of estimate(): one FormatResult per format asked for (a session of
     several shares one FP16 baseline), except those the session's decode regime refused
-    while preparing them (refused: format -> why; measured: none, no report). The
-    properties give the first format's figures, the whole answer of a one-format run."""
+    while preparing them (refused: format -> why; measured: none, no report; check it
+    where several were asked for). The properties give the first measured format's
+    figures, the whole answer of a one-format run."""
 
     formats: tuple[FormatResult, ...]
     refused: Mapping[str, str] = field(default_factory=dict)
@@ -109,14 +110,15 @@ class Estimate:
         return {f.format: f for f in self.formats}
 
     def write(self, folder: str | os.PathLike[str]) -> list[Path]:
-        """One format: <folder>/energy.json; a session: <folder>/<format>/energy.json,
+        """One format asked for: <folder>/energy.json; a session (several asked for, some
+        perhaps refused): <folder>/<format>/energy.json, as the command line lays it out,
         all or none (every report is made in full before the first is put in place; a
         failure leaves every earlier one untouched). Raises RunError (PartlyWritten,
         naming those written, only if a rename fails after others succeeded)."""
         from ecocompute.params import check_output_dir
         from ecocompute.report.write import write_reports
 
-        if len(self.formats) == 1:
+        if len(self.formats) + len(self.refused) == 1:
             return [self.formats[0].write(folder)]
         root = check_output_dir(folder)
         return write_reports([(f.report, root / f.format) for f in self.formats])

@@ -356,3 +356,31 @@ def test_the_api_names_a_format_as_the_command_line_folders_it(tmp_path, capsys)
     assert params.spec("int8") == params.spec(Precision.INT8)
     with pytest.raises(InputError, match="invalid precision 'FP3'"):
         params.spec("FP3")
+
+
+@pytest.mark.slow
+def test_a_session_with_a_refused_format_says_so_and_keeps_the_session_layout(
+    tmp_path, monkeypatch
+):
+    """A review (2026-12-05): NF4,INT4 whose NF4 failed to compile answered INT4 alone
+    and wrote it as <folder>/energy.json, the layout of a one-format run; the command
+    line writes <folder>/INT4/energy.json and says NF4 was not measured."""
+    from ecocompute.llm.compiled import CompiledDecoder
+
+    real_first_call = CompiledDecoder._first_call
+
+    def first_call(self, *, fullgraph):
+        if self.label == "NF4":
+            raise RuntimeError("injected: NF4 does not compile here")
+        return real_first_call(self, fullgraph=fullgraph)
+
+    monkeypatch.setattr(CompiledDecoder, "_first_call", first_call)
+    monkeypatch.setenv("ECOCOMPUTE_CACHE", str(tmp_path / "cache"))
+    tiny = {"tokens": 4, "iterations": 2, "warmup": 0, "idle_seconds": 0.2}
+    e = ecocompute.estimate(
+        "synthetic:tiny-test", "NF4,INT4", decode="compiled", machine=fake_machine(), **tiny
+    )
+    assert [f.format for f in e.formats] == ["INT4"] and list(e.refused) == ["NF4"]
+    assert "does not compile here" in e.refused["NF4"]
+    assert e.write(tmp_path / "out") == [tmp_path / "out" / "INT4" / "energy.json"]
+    assert not (tmp_path / "out" / "energy.json").exists()
