@@ -219,7 +219,8 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "plot",
         help="delta vs FP16 against model size, with the published curve",
-        description="Plot one card's NF4/INT8 reports (folders searched recursively): "
+        description="Plot one card's reports of the quantized formats (folders searched "
+        "recursively), one panel per format (NF4, INT8 and its other kernels, INT4, FP8): "
         "delta vs FP16 against model size on a log axis, the published curve of the "
         "card's arch class (solid where fitted, dashed beyond; borrowed curves say so), "
         "a break-even line, 95% intervals, filled markers where n >= 2 units. PNG, or "

@@ -23,11 +23,12 @@ from ecocompute.report.labels import unit_tail
 from ecocompute.results.collect import Report
 from ecocompute.results.record import ILLUSTRATIVE
 
-# a derived report's curve is the site's, one it borrows for another class, or this
-# project's own fit (Hopper): each report names it (results.reference_curve)
+# a derived report's figure is the site's anchors at a measured size, a fitted curve (the
+# site's, one it borrows for another class, or this project's own for Hopper), or this
+# project's own reports: each report names its source (results.reference_*, its note)
 DERIVED_WORDS = (
-    "DERIVED from a fitted curve (published, borrowed or this project's own: each report "
-    "names it), nothing measured here"
+    "DERIVED from published anchors or fitted curves (or this project's own figures: "
+    "each report names its source), nothing measured here"
 )
 KIND_ORDER = {"measured": 0, "illustrative": 1, "derived": 2}
 KIND_WORDS = {
