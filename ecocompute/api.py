@@ -165,10 +165,16 @@ _NOT_OPTIONS = {
 }
 
 
-def _params(model: str | RunParams, precision: object, options: Mapping[str, Any]) -> RunParams:
+def _params(
+    model: str | os.PathLike[str] | RunParams, precision: object, options: Mapping[str, Any]
+) -> RunParams:
     """The run's parameters: a RunParams, with any keyword arguments over it, or the
-    model and keyword arguments, typed, into one (defaults from RunParams alone)."""
+    model (a checkpoint folder may be a path object) and keyword arguments, typed, into
+    one (defaults from RunParams alone)."""
     from ecocompute.params import FIELDS, RunParams, check_files
+
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
 
     for name, value in options.items():
         if name not in FIELDS or name in _NOT_OPTIONS:
@@ -183,6 +189,20 @@ def _params(model: str | RunParams, precision: object, options: Mapping[str, Any
 _COMMAND_LINE_ONLY = ("share", "prefetch", "power_trace")
 
 
+def _checked_progress(progress: object) -> bool:
+    if not isinstance(progress, bool):  # "no" would print progress: it is truthy
+        raise InputError("progress", progress, "True or False")
+    return progress
+
+
+def _output_dir_given(output_dir: str | os.PathLike[str] | None) -> str | os.PathLike[str]:
+    if output_dir is None:
+        raise InputError(
+            "output_dir", None, "the folder the sweep writes its reports and sweep.json into"
+        )
+    return output_dir
+
+
 def _no_command_line_options(given: RunParams | Mapping[str, Any]) -> None:
     """share, prefetch and power_trace write files or ask the network: the command
     line's; set in a RunParams or given by name, an InputError."""
@@ -193,7 +213,7 @@ def _no_command_line_options(given: RunParams | Mapping[str, Any]) -> None:
 
 
 def estimate(
-    model: str | RunParams,
+    model: str | os.PathLike[str] | RunParams,
     precision: str | Sequence[str] = _UNSET,
     *,
     progress: bool = False,
@@ -216,7 +236,7 @@ def estimate(
     from ecocompute.report.write import report_text
     from ecocompute.task.run import run_session, session_refusals
 
-    params = _params(model, precision, options)
+    params, progress = _params(model, precision, options), _checked_progress(progress)
     # nothing outlives the call: a variable a library sets on its first import inside it
     # (inductor's cache folder), the bars the libraries draw themselves unless asked
     with environment_kept(), library_progress_bars_hidden(not progress):
@@ -249,10 +269,7 @@ def sweep(
     Raises InputError before anything runs."""
     from ecocompute.sweeps.sweep import sweep as run_sweep
 
-    if output_dir is None:
-        raise InputError(
-            "output_dir", None, "the folder the sweep writes its reports and sweep.json into"
-        )
+    output_dir = _output_dir_given(output_dir)
     shared = _sweep_options(params, options, progress)
     with environment_kept():
         done = run_sweep(
@@ -277,6 +294,7 @@ def _sweep_options(
     refused, not read as the command line reads it). Raises InputError."""
     from ecocompute.params import FIELDS, RunParams
 
+    progress = _checked_progress(progress)
     if params is not None and options:
         name = sorted(options)[0]
         raise InputError(name, options[name], "give params= or options by name, not both")
@@ -301,7 +319,7 @@ def prompt_sweep(
     prompt_lengths: Sequence[int],
     precisions: Sequence[str] = ("NF4",),
     *,
-    output_dir: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str] | None = None,
     batch_sizes: Sequence[int] | None = None,
     params: RunParams | None = None,
     progress: bool = False,
@@ -315,6 +333,7 @@ def prompt_sweep(
     from ecocompute.sweeps.plan import checked_prompt_lengths
     from ecocompute.sweeps.sweep import prompt_sweep as run_prompt_sweep
 
+    output_dir = _output_dir_given(output_dir)
     shared = _sweep_options(params, options, progress)
     with environment_kept():
         done = run_prompt_sweep(

@@ -384,3 +384,18 @@ def test_a_session_with_a_refused_format_says_so_and_keeps_the_session_layout(
     assert "does not compile here" in e.refused["NF4"]
     assert e.write(tmp_path / "out") == [tmp_path / "out" / "INT4" / "energy.json"]
     assert not (tmp_path / "out" / "energy.json").exists()
+
+
+def test_progress_is_a_bool_a_checkpoint_a_path_and_a_prompt_sweep_needs_its_folder():
+    """A review (2026-12-05): progress="no" printed progress (a truthy text); a
+    checkpoint folder given as a Path was refused as "not a non-empty string"; and
+    prompt_sweep() without output_dir raised TypeError where sweep() raises InputError."""
+    with pytest.raises(InputError, match="invalid progress 'no': True or False"):
+        ecocompute.estimate("TinyLlama/TinyLlama-1.1B-Chat-v1.0", progress="no")
+    with pytest.raises(InputError, match="invalid progress"):
+        ecocompute.sweep(["synthetic:qwen2.5-0.5b"], output_dir="x", dry_run=True, progress=1)
+    as_text = ecocompute.estimate("TinyLlama/TinyLlama-1.1B-Chat-v1.0")
+    as_path = ecocompute.estimate(Path("TinyLlama/TinyLlama-1.1B-Chat-v1.0"))
+    assert as_path.delta_pct == as_text.delta_pct is not None
+    with pytest.raises(InputError, match="output_dir"):
+        ecocompute.prompt_sweep(["synthetic:qwen2.5-0.5b"], [128], dry_run=True)
