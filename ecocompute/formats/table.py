@@ -165,10 +165,11 @@ def format_key(precision: str, library: str | None, llm_int8_threshold: float | 
     """A format's name as tables give it: the precision, with the library where it is
     not the precision's default (INT8-torchao), and LLM.int8() at another outlier
     threshold than bitsandbytes' default named with it ("INT8 (threshold 0)": pure int8,
-    another kernel path); a precision this table does not know, or no library, as it is."""
-    if library is None or precision not in set(Precision):
+    another kernel path); a precision this table does not know as it is, and no library
+    as the precision's default (only LLM.int8() records a threshold)."""
+    if precision not in set(Precision):
         return str(precision)
-    if DEFAULT_LIBRARY[Precision(precision)] != library:
+    if library is not None and DEFAULT_LIBRARY[Precision(precision)] != library:
         return f"{precision}-{library}"
     t = llm_int8_threshold
     if precision == Precision.INT8 and t is not None and t != LLM_INT8_THRESHOLD:

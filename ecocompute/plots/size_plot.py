@@ -20,6 +20,7 @@ import os
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -98,18 +99,22 @@ def plottable(reports: Sequence[Report], card: str | None = None) -> list[Report
     return points
 
 
-def _curve_label(curve: DeltaCurve, arch: str) -> str:
+def _curve_label(curve: DeltaCurve, arch: str, gave: Sequence[float] = ()) -> str:
     lo, hi = curve.fitted_range_b
+    sizes = sorted(set(gave))
+    points = f"the derived point{'s' if len(sizes) > 1 else ''} at " + ", ".join(
+        f"{x:.3g}B" for x in sizes
+    )
     if curve.origin != ORIGIN_PUBLISHED:
         return (
             f"this project's own {curve.arch} {curve.precision} fit, {lo:g}-{hi:g}B "
-            "(not published): the curve of the derived points"
+            f"(not published): the curve of {points}"
         )
     anchors = anchors_for(curve.arch)
     card = f" ({anchors.card})" if anchors else ""
     text = f"published {curve.arch} {curve.precision} fit{card}, fitted {lo:g}-{hi:g}B"
     if curve.borrowed_from:
-        text += f"; BORROWED for {arch}, not measured on {arch}: it gave the derived points"
+        text += f"; BORROWED for {arch}, not measured on {arch}: it gave {points}"
     return text
 
 
@@ -135,18 +140,23 @@ def _curves_of(arch: str, fmt: str, mine: Sequence[Group]) -> list[tuple[DeltaCu
 
 def _stretch(
     gave: Sequence[float], mine: Sequence[Group], span: tuple[float, float]
-) -> tuple[float, float]:
-    """Where a curve that gave derived points is drawn: from its points out to halfway
-    (on the log axis) to the nearest point it did not give, else to the panel's edge:
-    never under points it did not give."""
-    lo, hi = min(gave), max(gave)
-    others = [g.params_b for g in mine if g.params_b is not None and g.params_b not in gave]
-    below = [x for x in others if x < lo]
-    above = [x for x in others if x > hi]
-    return (
-        math.sqrt(lo * max(below)) if below else span[0],
-        math.sqrt(hi * min(above)) if above else span[1],
-    )
+) -> list[tuple[float, float]]:
+    """Where a curve that gave derived points is drawn: around each run of its points,
+    out to halfway (on the log axis) to the nearest point it did not give, else to the
+    panel's edge: never under points it did not give."""
+    others = sorted({g.params_b for g in mine if g.params_b and g.params_b not in gave})
+    edges: list[float | None] = [None, *others, None]
+    spans = []
+    for below, above in pairwise(edges):
+        run = [x for x in gave if (below or 0) < x < (above or math.inf)]
+        if run:
+            spans.append(
+                (
+                    math.sqrt(min(run) * below) if below else span[0],
+                    math.sqrt(max(run) * above) if above else span[1],
+                )
+            )
+    return spans
 
 
 def _key(c: DeltaCurve) -> tuple[object, ...]:
@@ -154,20 +164,30 @@ def _key(c: DeltaCurve) -> tuple[object, ...]:
 
 
 def _draw_curve(
-    ax: Any, curve: DeltaCurve, span: tuple[float, float], label: str, color: str, alpha: float
+    ax: Any,
+    curve: DeltaCurve,
+    spans: Sequence[tuple[float, float]],
+    label: str,
+    color: str,
+    alpha: float,
 ) -> None:
-    """Solid over the fitted range, dashed beyond it (extrapolation)."""
+    """Solid over the fitted range, dashed beyond it (extrapolation), over each span; the
+    label on the solid piece, else (none drawn) on the first piece drawn."""
     import numpy as np
 
     lo, hi = curve.fitted_range_b
-    pieces = (
-        (span[0], min(lo, span[1]), "--", None),
-        (max(lo, span[0]), min(hi, span[1]), "-", label),
-        (max(hi, span[0]), span[1], "--", None),
-    )
-    for a, b, style, text in pieces:
-        if b <= a:
-            continue
+    pieces = [
+        piece
+        for start, end in spans
+        for piece in (
+            (start, min(lo, end), "--"),
+            (max(lo, start), min(hi, end), "-"),
+            (max(hi, start), end, "--"),
+        )
+        if piece[1] > piece[0]
+    ]
+    labelled = next((p for p in pieces if p[2] == "-"), pieces[0] if pieces else None)
+    for a, b, style in pieces:
         xs = np.geomspace(a, b, 100)
         ax.plot(
             xs,
@@ -176,7 +196,7 @@ def _draw_curve(
             color=color,
             alpha=alpha,
             linewidth=2 if style == "-" else 1.5,
-            label=text,
+            label=label if (a, b, style) == labelled else None,
             gid=f"{curve.origin}-{curve.arch}-{curve.precision}-"
             + ("fitted" if style == "-" else "beyond"),
         )
@@ -273,8 +293,8 @@ def _draw_panel(
     span = (min(ranges) / 1.6, max(ranges) * 1.6)
     for i, (curve, gave) in enumerate(curves):
         color = "#444444" if i == 0 else "#7f7f7f"
-        where = _stretch(gave, mine, span) if gave else span
-        _draw_curve(ax, curve, where, _curve_label(curve, arch), color, 0.9)
+        where = _stretch(gave, mine, span) if gave else [span]
+        _draw_curve(ax, curve, where, _curve_label(curve, arch, gave), color, 0.9)
     if not any(c.arch == arch for c, _ in curves):
         lender = curve_for(arch, fmt)
         if fmt not in PUBLISHED_FORMATS:
@@ -290,7 +310,7 @@ def _draw_panel(
         ax.plot([], [], " ", label=textwrap.fill(note, NOTE_WIDTH), gid="no-curve-note")
     if context is not None:
         label = _curve_label(context, CONTEXT_ARCH) + " (context: another arch)"
-        _draw_curve(ax, context, span, label, "#e69f00", 0.7)
+        _draw_curve(ax, context, [span], label, "#e69f00", 0.7)
     if fit is not None:
         _draw_fit(ax, fit, span)
     draw_break_even(ax, fmt)

@@ -41,6 +41,7 @@ from ecocompute.report.model import (
     Measurement,
     Provenance,
     Quality,
+    Quantization,
     Report,
     Session,
     Software,
@@ -553,6 +554,8 @@ def published_report(run: PublishedRun, command: list[str] | None) -> Report:
             params_b=run.params_b,
             params_b_source=run.params_b_source,  # type: ignore[arg-type]
             weights="not loaded",
+            # the library the figure is for (INT8-torchao), though nothing was quantized
+            quantization=Quantization(library=p.spec().library) if p.precision.quantized else None,
         ),
         measurement=Measurement(
             method=fig.method,

@@ -172,10 +172,10 @@ def test_derived_points_are_drawn_on_the_curve_that_gave_them(tmp_path, capsys):
         assert main(argv) == 0
     (ax,) = build_figure(read_reports([tmp_path])[0]).axes
     (own,) = _lines(ax, "project-hopper-NF4-fitted")
-    assert "this project's own hopper NF4 fit" in own.get_label()
+    assert own.get_label().endswith("the curve of the derived point at 3B")
     (borrowed,) = _lines(ax, "published-ampere-NF4-fitted")
     assert "BORROWED for hopper" in borrowed.get_label()
-    assert "it gave the derived points" in borrowed.get_label()
+    assert borrowed.get_label().endswith("it gave the derived point at 14B")
     assert len(_lines(ax, "derived")) == 2
     # each curve only over its own points' side: halfway (log axis) to the other's
     xs = [x for ln in _lines(ax, "published-ampere") for x in ln.get_xdata()]
@@ -186,6 +186,29 @@ def test_derived_points_are_drawn_on_the_curve_that_gave_them(tmp_path, capsys):
     # only the derived point at 3B on the Ada context curve's panel: no borrowed curve
     (ax3,) = build_figure(read_reports([tmp_path / "3"])[0]).axes
     assert not _lines(ax3, "published-ampere") and _lines(ax3, "project-hopper-NF4")
+
+
+def test_a_borrowed_curve_is_labelled_and_drawn_only_around_the_points_it_gave(tmp_path):
+    """Hopper INT8 at 0.5, 7 and 70B comes from Ampere's borrowed curve, at 1.1B from
+    this project's H200 units (no curve); NF4 at 70B is the borrowed curve's, drawn only
+    beyond its fitted range: labelled all the same."""
+    for fmt, sizes in (("INT8", ("0.5", "1.1", "7", "70")), ("NF4", ("7", "70"))):
+        for size in sizes:
+            argv = ["energy_estimate", "--dry_run", "--quiet", "--model", f"m-{size}b",
+                    "--params_b", size, "--gpu_arch", "hopper", "--precision", fmt,
+                    "--output_dir", str(tmp_path / fmt / size)]  # fmt: skip
+            assert main(argv) == 0
+    (ax,) = build_figure(read_reports([tmp_path / "NF4"])[0]).axes
+    (own,) = [t for t in _legend(ax) if "this project's own hopper NF4 fit" in t]
+    assert own.endswith("the curve of the derived point at 7B")
+    (borrowed,) = [t for t in _legend(ax) if "BORROWED for hopper" in t]
+    assert borrowed.endswith("it gave the derived point at 70B")
+    (ax,) = build_figure(read_reports([tmp_path / "INT8"])[0]).axes
+    (borrowed,) = [t for t in _legend(ax) if "BORROWED for hopper" in t]
+    assert borrowed.endswith("it gave the derived points at 0.5B, 7B, 70B")
+    xs = [x for ln in _lines(ax, "published-ampere") for x in ln.get_xdata()]
+    assert max(x for x in xs if x < 1.1) == pytest.approx((0.5 * 1.1) ** 0.5)
+    assert min(x for x in xs if x > 1.1) == pytest.approx((1.1 * 7) ** 0.5)
 
 
 def test_every_series_has_its_own_colour_past_six(tmp_path):

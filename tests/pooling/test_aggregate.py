@@ -224,6 +224,28 @@ def test_int8_at_another_outlier_threshold_is_another_row(tmp_path, capsys):
     assert len(rows) == 2 and any("INT8 (threshold 0) " in x for x in rows)
 
 
+def test_derived_int8_of_another_library_or_threshold_is_another_row(tmp_path, capsys):
+    """Dry runs of INT8 at threshold 0 and of INT8-torchao both read as plain INT8 and
+    were "2 identical files: one figure"; an older derived report, with no library, is
+    read by its threshold."""
+    for name, extra in (("zero", ["--llm_int8_threshold", "0"]), ("ao", ["--backend", "torchao"])):
+        argv = ["energy_estimate", "--dry_run", "--quiet", "--model", "made-7b", "--gpu_arch",
+                "ada", "--precision", "INT8", *extra, "--output_dir",
+                str(tmp_path / name)]  # fmt: skip
+        assert main(argv) == 0
+    import json
+
+    doc = json.loads((tmp_path / "zero" / "energy.json").read_text())
+    doc["workload"].pop("quantization", None)
+    write(doc, tmp_path / "older")
+    capsys.readouterr()
+    labels = sorted(r.format_label for r in read_reports([tmp_path])[0])
+    assert labels == ["INT8 (threshold 0)", "INT8 (threshold 0)", "INT8-torchao"]
+    assert main(["aggregate", str(tmp_path / "zero"), str(tmp_path / "ao")]) == 0
+    rows = [x for x in capsys.readouterr().out.splitlines() if x.startswith("made-7b")]
+    assert len(rows) == 2 and not any("identical files" in x for x in rows)
+
+
 def test_the_csv_holds_the_figures_at_full_precision(tmp_path):
     """docs/results-tools.md promises full precision: params_b 0.00014 was written as
     0.0001 and every figure to two decimals."""
