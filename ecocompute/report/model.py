@@ -160,7 +160,8 @@ class SystemUnderTest(Strict):
 
 
 class Quantization(Strict):
-    """What made the format: the library and its settings (as the quantizer records it)."""
+    """What made the format: the library and its settings, as the quantizer recorded them;
+    in a derived report, only the library its figure is for (nothing ran: no version)."""
 
     model_config = Strict.model_config | {"extra": "allow"}
     library: str
