@@ -31,11 +31,13 @@ def quality_text_problem(path: str) -> str | None:
     st = stat_or_none("quality_text", path)  # a name too long, a NUL byte: InputError
     if st is None or not stat.S_ISREG(st.st_mode):
         return "is not a file; give a UTF-8 text file"
+    if st.st_size > MAX_QUALITY_TEXT_BYTES:  # before reading it: an 8 GiB file is no text
+        return "is larger than 16 MiB; not a scoring text"
     try:
         data = file.read_bytes()
     except OSError as exc:
         return f"cannot be read ({exc.strerror})"
-    if len(data) > MAX_QUALITY_TEXT_BYTES:
+    if len(data) > MAX_QUALITY_TEXT_BYTES:  # it grew since
         return "is larger than 16 MiB; not a scoring text"
     try:
         text = data.decode("utf-8")

@@ -6,6 +6,7 @@ that makes a report; it is not yet checked or written (report/write.py).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 from typing import TypedDict
@@ -18,6 +19,7 @@ from ecocompute.llm.prompt import describe as describe_prompt
 from ecocompute.llm.quality_probe import corpus_record
 from ecocompute.monitor.meter import MIN_VALID_SAMPLE_FRACTION
 from ecocompute.params import RunParams, nominal_params_b
+from ecocompute.params.path_checks import quality_text_problem
 from ecocompute.published.figures import dataset_dois
 from ecocompute.published.site_curves import SITE_FILE
 from ecocompute.report import derive
@@ -61,12 +63,7 @@ from ecocompute.report.references import (
     units_disagreement,
     units_model,
 )
-from ecocompute.report.results_model import (
-    CI_METHOD_COMPILES,
-    Format,
-    IdleWindow,
-    Results,
-)
+from ecocompute.report.results_model import CI_METHOD_COMPILES, Format, IdleWindow, Results
 from ecocompute.report.software import software_block
 from ecocompute.report.thermal import thermal_of
 from ecocompute.report.trace_block import trace_block
@@ -500,12 +497,13 @@ def quality_of(run: MeasuredRun) -> Quality:
 
 
 def _corpus_if_readable(path: str | None) -> Corpus | None:
-    """The corpus a probe was asked for, where it can be read: a missing or unreadable
-    --quality_text is why the probe did not run, not a reason to lose the measurement."""
-    try:
-        return Corpus(**corpus_record(path))
-    except OSError:
+    """The corpus a probe was asked for, where it is one: a --quality_text that is not (a
+    missing file; a FIFO or device, never opened) loses no measurement."""
+    if path is not None and quality_text_problem(path) is not None:
         return None
+    with contextlib.suppress(OSError):  # gone since
+        return Corpus(**corpus_record(path))
+    return None
 
 
 # -- a published-path run ---------------------------------------------------------------

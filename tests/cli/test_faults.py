@@ -839,3 +839,43 @@ def test_a_missing_quality_text_skips_the_probe_and_keeps_the_measurement(
     report = report_in(out)
     assert report["results"]["basis"] == "measured"
     assert report["quality"]["basis"] == "unavailable" and report["quality"]["corpus"] is None
+
+
+def test_a_fifo_or_oversized_quality_text_is_never_read_and_the_measurement_stands(
+    cli, tmp_path, monkeypatch
+):
+    """A review (2026-12-05): a FIFO given as --quality_text was said to be skipped, yet
+    building the report opened it for its corpus record and blocked until killed (the
+    measurement lost); /dev/zero grew without end; an 8 GiB file was read whole before
+    its 16 MiB check. Now none is opened: the report is written, its corpus none."""
+    import os
+    import threading
+
+    install_fakes(monkeypatch.setattr, lambda: FakeTelemetry(power_w=lambda t: 100.0))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.txt"
+    with huge.open("wb") as f:
+        f.truncate(8 * 2**30)  # sparse: 8 GiB by its size, nothing on the disk
+    read = []
+    real_read_bytes = type(huge).read_bytes
+    monkeypatch.setattr(type(huge), "read_bytes", lambda p: read.append(p) or real_read_bytes(p))
+    done = threading.Event()
+
+    def unblock() -> None:  # a reader blocked on the FIFO is let go, and the test fails
+        if not done.wait(60.0):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    threading.Thread(target=unblock, daemon=True).start()
+    try:
+        for given in (fifo, huge):
+            out = tmp_path / f"out-{given.name}"
+            ran = cli(
+                "energy_estimate", *MEASURE, "--precision", "NF4", "--quality_text",
+                str(given), "--output_dir", str(out),
+            )  # fmt: skip
+            assert ran.status == 0, ran.err
+            assert report_in(out)["quality"]["corpus"] is None
+    finally:
+        done.set()
+    assert huge not in read
