@@ -91,7 +91,9 @@ def write_mode(target: Path) -> tuple[str, Path, int | None]:
     except FileNotFoundError:
         return REPLACE, target, None
     except (OSError, ValueError) as exc:
-        raise RunError(f"could not write {target}: {unusable_path_reason(exc)}") from None
+        raise RunError(
+            f"could not write {target}: {unusable_path_reason(exc)}; nothing was written"
+        ) from None
     if stat.S_ISREG(own.st_mode):
         return REPLACE, target, None
     for hop in _link_chain(target):
@@ -103,7 +105,9 @@ def write_mode(target: Path) -> tuple[str, Path, int | None]:
     except FileNotFoundError:
         return REPLACE, Path(os.path.realpath(target)), None  # a dangling link: create it
     except (OSError, ValueError) as exc:
-        raise RunError(f"could not write {target}: {unusable_path_reason(exc)}") from None
+        raise RunError(
+            f"could not write {target}: {unusable_path_reason(exc)}; nothing was written"
+        ) from None
     if stat.S_ISREG(st.st_mode):
         return REPLACE, Path(os.path.realpath(target)), None
     if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):

@@ -241,3 +241,15 @@ def test_an_interrupted_write_leaves_no_folder_it_made(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         write_texts_atomic([(t, "{}\n") for t in targets])
     assert os.listdir(tmp_path / "out") == ["keep.txt"]
+
+
+def test_a_target_under_a_file_says_nothing_was_written(tmp_path):
+    """A review (2026-12-05): a format's folder turned into a file mid-run gave 'could not
+    write .../INT8/energy.json: a part of it that should be a folder is a file' without
+    the '; nothing was written' that docs/errors.md promises every such line ends with."""
+    from ecocompute.boundary.atomic import write_mode
+
+    (tmp_path / "INT8").write_text("x")
+    with pytest.raises(RunError) as info:
+        write_mode(tmp_path / "INT8" / "energy.json")
+    assert str(info.value).endswith("should be a folder is a file; nothing was written")
