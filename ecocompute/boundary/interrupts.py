@@ -51,12 +51,14 @@ class State:
     active: bool = False  # handled() is open: check() may raise
     pending: int | None = None  # a signal recorded and not raised yet
     raised: bool = False  # an interrupt was raised in this command
+    raised_signum: int | None = None  # the signal raised (a library may swallow it)
     last_signal_s: float = -math.inf  # when the last signal came (clock)
     depth: int = 0  # open critical() sections
     clock: Callable[[], float] = time.monotonic  # tests pass a fake one
 
     def reset(self) -> None:
         self.pending, self.raised, self.last_signal_s, self.depth = None, False, -math.inf, 0
+        self.raised_signum = None
 
 
 state = State()
@@ -79,7 +81,7 @@ def check() -> None:
     if signum is None or not state.active or not _main_thread():
         return
     state.pending = None
-    state.raised = True
+    state.raised, state.raised_signum = True, signum
     raise exception_for(signum)
 
 

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ecocompute import __version__
+from ecocompute.boundary import interrupts
 from ecocompute.boundary.interrupts import describe as describe_interrupt
 from ecocompute.boundary.interrupts import handled
 from ecocompute.boundary.printing import flush_stdout, stdout_failure
@@ -101,42 +102,57 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         print(f"ecocompute: error: {printable(exc)}{also}", file=sys.stderr)
         return exc.exit_status
     except (KeyboardInterrupt, Interrupted) as exc:
-        name, status = describe_interrupt(exc)
-        after = getattr(args, "after_interrupt", None)
-        what = (
-            after(name)
-            if after is not None
-            else f"interrupted by {name}: the file being written, if any, was not, and "
-            "earlier files are untouched"
-        )
-        print(f"ecocompute: {printable(what)}", file=sys.stderr)
-        return status
+        return _interrupted(args, exc)
     except Exception as exc:
-        failed = stdout_failure(exc)
-        if failed is not None:
-            print(
-                f"ecocompute: error: could not print the output: {failed.strerror or failed}; "
-                "nothing was written",
-                file=sys.stderr,
-            )
-            return 1
-        written_so_far = getattr(args, "written_so_far", None)
-        written = written_so_far() if written_so_far else "nothing was written"
-        if isinstance(exc, FileNotFoundError) and _working_folder_gone():
-            print(
-                "ecocompute: error: the current folder no longer exists (deleted, or its "
-                "volume unmounted), so a relative path cannot be found: cd to a folder "
-                f"that exists, or give absolute paths; {printable(written)}",
-                file=sys.stderr,
-            )
-            return 1
-        if args.verbose:
-            raise
+        if interrupts.state.raised_signum is not None:
+            # the interrupt was raised and a library turned it into another error (a
+            # signal inside `import numpy.dtypes`, made a ModuleNotFoundError by
+            # transformers' lazy import): the interrupt is what the status must say
+            return _interrupted(args, interrupts.exception_for(interrupts.state.raised_signum))
+        return _failed(args, exc)
+    return status
+
+
+def _interrupted(args: argparse.Namespace, exc: BaseException) -> int:
+    name, status = describe_interrupt(exc)
+    after = getattr(args, "after_interrupt", None)
+    what = (
+        after(name)
+        if after is not None
+        else f"interrupted by {name}: the file being written, if any, was not, and "
+        "earlier files are untouched"
+    )
+    print(f"ecocompute: {printable(what)}", file=sys.stderr)
+    return status
+
+
+def _failed(args: argparse.Namespace, exc: Exception) -> int:
+    """An error that is none of ours: the output that could not be printed, the working
+    folder gone, or an internal error (a bug), saying what was written."""
+    failed = stdout_failure(exc)
+    if failed is not None:
         print(
-            f"ecocompute: internal error: {type(exc).__name__}: {printable(str(exc)[:300])} "
-            "(a bug in ecocompute; run `ecocompute --verbose ...` for the traceback and "
-            f"report it); {printable(written)}",
+            f"ecocompute: error: could not print the output: {failed.strerror or failed}; "
+            "nothing was written",
             file=sys.stderr,
         )
         return 1
-    return status
+    written_so_far = getattr(args, "written_so_far", None)
+    written = written_so_far() if written_so_far else "nothing was written"
+    if isinstance(exc, FileNotFoundError) and _working_folder_gone():
+        print(
+            "ecocompute: error: the current folder no longer exists (deleted, or its "
+            "volume unmounted), so a relative path cannot be found: cd to a folder "
+            f"that exists, or give absolute paths; {printable(written)}",
+            file=sys.stderr,
+        )
+        return 1
+    if args.verbose:
+        raise exc
+    print(
+        f"ecocompute: internal error: {type(exc).__name__}: {printable(str(exc)[:300])} "
+        "(a bug in ecocompute; run `ecocompute --verbose ...` for the traceback and "
+        f"report it); {printable(written)}",
+        file=sys.stderr,
+    )
+    return 1
