@@ -10,14 +10,20 @@ has a new identity), so an interrupt or a failure at any moment is described tru
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ecocompute.boundary.atomic import file_identity, write_text_atomic, write_texts_atomic
+from ecocompute.boundary.atomic import (
+    file_identity,
+    write_mode,
+    write_text_atomic,
+    write_texts_atomic,
+)
 from ecocompute.boundary.progress import Progress, say
 from ecocompute.boundary.user_paths import check_link_into_folder, check_not_an_input
 from ecocompute.core.printable import printable
-from ecocompute.errors import RunError
+from ecocompute.errors import InputError, RunError
 from ecocompute.params import (
     RunParams,
     check_output_dir,
@@ -48,6 +54,19 @@ class Written:
         return self.report.model_dump(mode="json")
 
 
+def check_report_target(target: Path) -> None:
+    """What writing a report at target would refuse after the run (a folder in its
+    place, a link into a folder that is not there, a format's folder that is a file or
+    a dangling link), refused before it: nothing is measured. Raises InputError."""
+    check_output_dir(target.parent)
+    check_link_into_folder("output_dir", target)
+    try:
+        write_mode(target)
+    except RunError as exc:
+        why = str(exc).removeprefix(f"could not write {target}: ")
+        raise InputError("output_dir", os.fspath(target), why) from None
+
+
 def keep_inputs(params: RunParams, outputs: list[Path]) -> None:
     """No file the run will write is one it reads (--quality_text out/energy.json would be
     replaced by the report). Raises InputError."""
@@ -66,7 +85,7 @@ class ReportJob:
         folder = check_output_dir(params.output_dir)
         self.folder_existed = folder.is_dir()
         self.target = folder / REPORT_NAME
-        check_link_into_folder("output_dir", self.target)  # before the run, not after it
+        check_report_target(self.target)  # before the run, not after it
         extra = [PRIMARY_FILE, FP16_FILE] if params.power_trace else []
         keep_inputs(params, [self.target, *(folder / n for n in [*extra, SHARE_FILE])])
         self._before = file_identity(self.target)

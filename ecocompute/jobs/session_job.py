@@ -8,16 +8,21 @@ report), so an interrupt is described truthfully.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ecocompute.boundary.atomic import file_identity, write_texts_atomic
 from ecocompute.boundary.progress import Progress
-from ecocompute.boundary.user_paths import check_link_into_folder
 from ecocompute.core.printable import printable
-from ecocompute.errors import PartlyWritten
-from ecocompute.jobs.report_job import Written, check_encodable, keep_inputs
+from ecocompute.errors import InputError, PartlyWritten
+from ecocompute.jobs.report_job import (
+    Written,
+    check_encodable,
+    check_report_target,
+    keep_inputs,
+)
 from ecocompute.params import RunParams, check_output_dir
 from ecocompute.report.build import build_report
 from ecocompute.report.schema import require_validator
@@ -52,7 +57,12 @@ class SessionJob:
             for f in params.session_formats
         }
         for target in self.targets.values():  # as ReportJob: before the run, not after
-            check_link_into_folder("output_dir", target)
+            check_report_target(target)
+        real = [os.path.realpath(t) for t in self.targets.values()]
+        if len(set(real)) < len(real):  # links: one format's report would replace another's
+            raise InputError(
+                "output_dir", os.fspath(folder), "two formats' energy.json lead to one file"
+            )
         keep_inputs(params, list(self.targets.values()))
         self._before = {key: file_identity(path) for key, path in self.targets.items()}
 

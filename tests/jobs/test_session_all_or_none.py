@@ -67,16 +67,33 @@ def _fail_on_call(monkeypatch, module, name: str, n: int, code: int = errno.ENOS
     monkeypatch.setattr(module, name, wrapped)
 
 
-def test_a_folder_in_one_reports_place_writes_none_and_says_so(tmp_path, capsys):
+def test_a_folder_in_one_reports_place_writes_none_and_says_so(tmp_path, capsys, monkeypatch):
+    """Made during the run: none written, the earlier one stands (exit 1). There before
+    it: refused before anything is measured (exit 2; a review, 2026-12-05: the whole
+    measurement was lost to a folder the start could have seen)."""
+    from ecocompute.jobs import session_job
+
     out = tmp_path / "out"
     before = _earlier_nf4(out)
-    (out / "INT8" / "energy.json").mkdir(parents=True)
+    real_run_session = session_job.run_session
+
+    def run_then_a_folder(*args, **kwargs):
+        done = real_run_session(*args, **kwargs)
+        (out / "INT8" / "energy.json").mkdir(parents=True)
+        return done
+
+    monkeypatch.setattr(session_job, "run_session", run_then_a_folder)
     capsys.readouterr()
     assert main([*SESSION, "--output_dir", str(out)]) == 1
     line = _one_error(capsys)
     assert "INT8/energy.json" in line and "nothing was written" in line, line
     assert _nf4(out) == before  # the earlier one stands
     assert _listing(out) == ["INT8", "INT8/energy.json", "NF4", "NF4/energy.json"]
+    monkeypatch.setattr(session_job, "run_session", real_run_session)
+    assert main([*SESSION, "--output_dir", str(out)]) == 2  # there before the run
+    line = _one_error(capsys)
+    assert "invalid output_dir" in line and "INT8/energy.json': it is a folder" in line, line
+    assert _nf4(out) == before
 
 
 def test_a_full_disk_on_the_second_report_writes_none(tmp_path, capsys, monkeypatch):
@@ -253,3 +270,21 @@ def test_a_target_under_a_file_says_nothing_was_written(tmp_path):
     with pytest.raises(RunError) as info:
         write_mode(tmp_path / "INT8" / "energy.json")
     assert str(info.value).endswith("should be a folder is a file; nothing was written")
+
+
+def test_targets_a_session_could_not_write_are_refused_before_the_run(tmp_path, capsys):
+    """A review (2026-12-05): a format's folder that is a dangling link failed only after
+    the run ('File exists; nothing was written', the measurement lost), and two formats'
+    energy.json linked to one file were both 'written', one over the other (exit 0)."""
+    dangling = tmp_path / "dangling"
+    dangling.mkdir()
+    (dangling / "INT8").symlink_to(tmp_path / "nowhere")
+    assert main([*SESSION, "--output_dir", str(dangling)]) == 2
+    assert "INT8': is a symbolic link to nothing" in _one_error(capsys)
+    shared = tmp_path / "shared"
+    for fmt in ("NF4", "INT8"):
+        (shared / fmt).mkdir(parents=True)
+        (shared / fmt / "energy.json").symlink_to(tmp_path / "one.json")
+    assert main([*SESSION, "--output_dir", str(shared)]) == 2
+    assert "two formats' energy.json lead to one file" in _one_error(capsys)
+    assert not (tmp_path / "one.json").exists()
