@@ -265,7 +265,15 @@ def prompt_ids(
         from ecocompute.llm.quality_probe import corpus_text
 
         ids = corpus_ids(load_tokenizer(checkpoint), prompt_tokens, corpus_text())
-    ids = ids.repeat(batch_size, 1).to(accelerator.input_device())
+    try:
+        ids = ids.repeat(batch_size, 1).to(accelerator.input_device())
+    except (MemoryError, RuntimeError) as exc:  # the host's allocator: not a bug
+        if not isinstance(exc, MemoryError) and "allocate" not in str(exc):
+            raise
+        raise RunError(
+            f"the prompts of a batch of {batch_size:,} do not fit in memory ({ids.shape[1]} "
+            "tokens each); use a smaller --batch_size; no report was written"
+        ) from None
     return ids, torch.ones_like(ids)
 
 

@@ -126,3 +126,28 @@ def test_a_graphs_run_sizes_its_static_cache_for_the_prompt_and_says_so():
     assert report["workload"]["prompt_tokens"] == 40
     assert report["measurement"]["decode"]["prompt"] == "40 seeded random token ids"
     assert report["results"]["trials"][0]["tokens"] == 6
+
+
+def test_a_batch_whose_prompts_do_not_fit_in_memory_says_so(monkeypatch):
+    """A review (2026-12-05): --batch_size 1000000000 passed the input checks, then the
+    host's allocator refused 96 GB of prompt ids and the run ended in "internal error ...
+    a bug"; it is a batch too large, said as one (and an allocator's other errors stay)."""
+    from types import SimpleNamespace
+
+    from ecocompute.errors import RunError
+    from ecocompute.llm import loading
+
+    def ids_that_refuse(message: str) -> object:
+        def repeat(*_: int) -> object:
+            raise RuntimeError(message)
+
+        return SimpleNamespace(shape=(1, 12), repeat=repeat)
+
+    checkpoint = Checkpoint("synthetic:tiny-test", "x", "synthetic", None)
+    refused = "[enforce fail at alloc_cpu.cpp:127] can't allocate 96000000000 bytes"
+    monkeypatch.setattr(loading, "random_ids", lambda *a: ids_that_refuse(refused))
+    with pytest.raises(RunError, match="the prompts of a batch of 1,000,000,000 do not fit"):
+        prompt_ids(checkpoint, 1_000_000_000, CpuAccelerator())
+    monkeypatch.setattr(loading, "random_ids", lambda *a: ids_that_refuse("another"))
+    with pytest.raises(RuntimeError, match="another"):
+        prompt_ids(checkpoint, 4, CpuAccelerator())
