@@ -148,13 +148,22 @@ def test_traces_and_report_are_written_as_one(
     install_fakes(
         monkeypatch.setattr, lambda: FakeTelemetry(power_w=lambda t: 100.0), CpuAccelerator()
     )
+    from ecocompute.jobs import report_job
+
     out = tmp_path / "out"
     earlier = {"energy.json": "an earlier report", "power_trace.csv": "an earlier trace"}
     for name, text in earlier.items():
         if name != blocked:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
             (out / name).write_text(text)
-    (out / blocked).mkdir(parents=True)
+    real_run = report_job.run_energy_estimate
+
+    def run_then_a_folder(*args, **kwargs):  # made during the run: a folder at energy.json
+        done = real_run(*args, **kwargs)  # before the run is refused at its start (exit 2)
+        (out / blocked).mkdir(parents=True)
+        return done
+
+    monkeypatch.setattr(report_job, "run_energy_estimate", run_then_a_folder)
     argv = ["run", "--model", "synthetic:tiny-test", "--precision", "NF4", "--tokens", "4",
             "--iterations", "2", "--warmup", "0", "--idle_seconds", "0.2",
             "--power_trace", "-q", "--output_dir", str(out)]  # fmt: skip
