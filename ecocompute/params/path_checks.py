@@ -20,6 +20,9 @@ from ecocompute.boundary.user_paths import (
 from ecocompute.errors import InputError
 
 MAX_QUALITY_TEXT_BYTES = 16 * 2**20
+# a leading ~ no shell expanded (--output_dir=~/out, or quoted): taken as given it names
+# a folder "~" here, which the summary would print as if it were the home folder
+UNEXPANDED = "begins with ~, which no shell expanded here (as in --flag=~/x); give the full path"
 
 
 def quality_text_problem(path: str) -> str | None:
@@ -29,6 +32,8 @@ def quality_text_problem(path: str) -> str | None:
     container's does."""
     file = Path(path)
     st = stat_or_none("quality_text", path)  # a name too long, a NUL byte: InputError
+    if st is None and path.startswith("~"):
+        return UNEXPANDED
     if st is None or not stat.S_ISREG(st.st_mode):
         return "is not a file; give a UTF-8 text file"
     if st.st_size > MAX_QUALITY_TEXT_BYTES:  # before reading it: an 8 GiB file is no text
@@ -90,6 +95,8 @@ def check_output_dir(given: str | os.PathLike[str]) -> Path:
     (a name too long, a NUL byte, a loop of links)."""
     path = path_text("output_dir", given, "expected a non-empty string")
     out = Path(path)
+    if path.startswith("~"):  # --output_dir=~/x: the shell left it (./~ names a folder ~)
+        raise InputError("output_dir", path, f"{UNEXPANDED}, or ./{path} for that folder")
     st = stat_or_none("output_dir", path)
     if st is not None and not stat.S_ISDIR(st.st_mode):
         raise InputError("output_dir", path, f"is a {kind_of(st)}; give a folder")

@@ -343,3 +343,21 @@ def test_settings_where_they_are_read_are_taken(tmp_path, capsys):
     assert resolve(None, {"max_rounds": "80", "ci_target_pts": "1"}).max_rounds == 80
     params = resolve(None, {"prefill_window_s": "2", "phases": "apart", "decode": "graphs"})
     assert params.prefill_window_s == 2.0
+
+
+def test_a_leading_tilde_no_shell_expanded_is_refused_not_taken_as_a_folder_named_tilde(
+    tmp_path, monkeypatch
+):
+    """A review (2026-12-05): bash leaves --output_dir=~/out as it is; taken as given it
+    made ./~/out, and the summary said `report ~/out/energy.json`, read as the home
+    folder; --quality_text=~/t.txt was "not a file". ./~ still names a folder ~."""
+    from pathlib import Path
+
+    from ecocompute.params import check_output_dir, quality_text_problem
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="begins with ~, which no shell expanded here"):
+        check_output_dir("~/out")
+    assert not (tmp_path / "~").exists()
+    assert check_output_dir("./~/out") == Path("./~/out")
+    assert "begins with ~" in (quality_text_problem("~/t.txt") or "")
