@@ -56,9 +56,8 @@ class Written:
 
 def check_report_target(target: Path) -> None:
     """What writing a report at target would refuse after the run (a folder in its
-    place, a link into a folder that is not there, a format's folder that is a file or
-    a dangling link), refused before it: nothing is measured. Raises InputError."""
-    check_output_dir(target.parent)
+    place, a link into a folder that is not there), refused before it: nothing is
+    measured. Its folder is the caller's to check (check_output_dir). Raises InputError."""
     check_link_into_folder("output_dir", target)
     try:
         write_mode(target)

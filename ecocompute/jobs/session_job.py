@@ -57,6 +57,7 @@ class SessionJob:
             for f in params.session_formats
         }
         for target in self.targets.values():  # as ReportJob: before the run, not after
+            check_output_dir(target.parent)  # a format's folder: a file, a dangling link
             check_report_target(target)
         real = [os.path.realpath(t) for t in self.targets.values()]
         if len(set(real)) < len(real):  # links: one format's report would replace another's

@@ -47,17 +47,23 @@ class _Part(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+FORMAT_LABEL = (
+    "the format as tables name it, where the precision alone does not (INT8-torchao, "
+    "INT8 (threshold 0)): another kernel, never one curve with the precision's default"
+)
+
+
+def format_label_field(label: str | None, precision: str) -> dict[str, str]:
+    """format_label as a record or fit holds it: only where it is not the precision."""
+    return {} if label is None or label == precision else {"format_label": label}
+
+
 class RunRecord(_Part):
     """One point's format: how its run ended and what its report says."""
 
     model_name: str
     precision: Precision
-    format_label: str | None = Field(
-        None,
-        description="the format as tables name it, where the precision alone does not "
-        "(INT8-torchao, INT8 (threshold 0)): another kernel, never one curve with the "
-        "precision's default",
-    )
+    format_label: str | None = Field(None, description=FORMAT_LABEL)
     status: Literal["ok", "failed", "cancelled"] = Field(
         description="cancelled: a fleet sweep was interrupted (Ctrl-C, SIGTERM) before the "
         "run finished"
@@ -168,12 +174,7 @@ class PublishedCurve(_Part):
 
 class _FormatPart(_Part):
     precision: Quantized
-    format_label: str | None = Field(
-        None,
-        description="the format as tables name it, where the precision alone does not "
-        "(INT8-torchao, INT8 (threshold 0)): another kernel, never one curve with the "
-        "precision's default",
-    )
+    format_label: str | None = Field(None, description=FORMAT_LABEL)
     points: list[FitPoint]
     left_out: list[str] = Field(default_factory=list)
 

@@ -24,6 +24,7 @@ from ecocompute.sweeps.document import (
     PhaseDelta,
     PointPhases,
     PublishedCurve,
+    format_label_field,
 )
 from ecocompute.sweeps.records import relative
 
@@ -148,7 +149,7 @@ def fit_entry(
     return Fit.model_validate(
         {
             "precision": fmt,
-            **({"format_label": label} if label != fmt else {}),
+            **format_label_field(label, fmt),
             "points": listed,
             "left_out": left_out,
             **{name: getattr(curve, name) for name in curve.model_fields_set},
@@ -164,7 +165,7 @@ def skipped_fit(
     instead: its batch_axis, or its batch_axis_note where it has none."""
     return Fit(
         precision=fmt,  # a quantized format of the sweep
-        **({"format_label": label} if label != fmt else {}),
+        **format_label_field(label, fmt),
         points=[],
         left_out=[],
         status="skipped",

@@ -13,7 +13,7 @@ from ecocompute.formats.table import format_key
 from ecocompute.params import RunParams
 from ecocompute.report.model import Report as ReportModel
 from ecocompute.results.record import Report, to_record
-from ecocompute.sweeps.document import FAILED, OK, RunRecord
+from ecocompute.sweeps.document import FAILED, OK, RunRecord, format_label_field
 
 
 def new_record(
@@ -31,7 +31,7 @@ def new_record(
         {
             "model_name": params.model_name,
             "precision": precision,
-            **({"format_label": label} if label != precision else {}),
+            **format_label_field(label, precision),
             "batch_size": params.batch_size,
             "status": status,
             "error": error,
@@ -54,7 +54,7 @@ def answered(
         {
             "model_name": model_name,
             "precision": precision,
-            **({"format_label": r.format_label} if r.format_label != precision else {}),
+            **format_label_field(r.format_label, precision),
             "status": OK,
             "error": None,
             "report": relative(r.path, root),
