@@ -70,16 +70,15 @@ def resolve_checkpoint(model_name: str, accelerator: Accelerator) -> Checkpoint:
         init_device = "cuda:0" if accelerator.kind == "cuda" else "cpu"
         folder = materialise(model_name, init_device)
         return Checkpoint(model_name, str(folder), "synthetic", WEIGHTS_NOTE)
-    location = str(Path(model_name).expanduser()) if model_name.startswith("~") else model_name
     # a folder made from a GGUF file says so (package, file, sha256, round trip)
-    return Checkpoint(model_name, location, "pretrained", origin_note(location))
+    return Checkpoint(model_name, model_name, "pretrained", origin_note(model_name))
 
 
 def _not_found(checkpoint: Checkpoint, exc: Exception) -> RunError:
     name = checkpoint.model_name
     first_line = str(exc).splitlines()[0][:200] if str(exc) else ""
-    path_like = name.startswith(("/", "./", "../", "~")) or name.count("/") > 1 or "\\" in name
-    if path_like and not Path(name).expanduser().is_dir():
+    path_like = name.startswith(("/", "./", "../")) or name.count("/") > 1 or "\\" in name
+    if path_like and not Path(name).is_dir():
         what = f"model '{name}' could not be loaded: no such folder (and not a hub id)"
     else:
         what = (

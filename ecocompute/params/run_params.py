@@ -43,7 +43,7 @@ from ecocompute.formats.table import (
     spec_for,
 )
 from ecocompute.params.model_size import name_size_b, params_b_problem
-from ecocompute.params.path_checks import check_http_url
+from ecocompute.params.path_checks import UNEXPANDED, check_http_url
 from ecocompute.params.text_values import read_as, session_formats
 from ecocompute.published.archs import ARCH_CLASSES, SHORT_NAMES, normalise_arch_choice
 
@@ -389,6 +389,8 @@ class RunParams:
                 "holds bytes that are not UTF-8 text; a report names its model in text: "
                 "rename the folder (or link to it under a UTF-8 name)",
             )
+        if value.startswith("~"):  # taken as given, as --output_dir is (path_checks.py)
+            raise InputError("model_name", value, f"{UNEXPANDED}, or ./{value} for that folder")
         return value
 
     @field_validator("params_b")

@@ -174,9 +174,10 @@ def _group_lines(groups: Sequence[Group]) -> str:
     width = max([16, *(len(g.protocol) for g in groups)])
     model_width = max([28, *(len(g.model) for g in groups)])  # names whole, never cut
     fmt_width = max([4, *(len(g.precision) for g in groups)])  # INT8-torchao whole
+    size_width = max([7, *(len(_num(g.params_b, ".3g")) for g in groups)])  # 1.23e+03
     header = (
-        f"{'model':<{model_width}} {'size B':>7} {'fmt':<{fmt_width}} {'protocol':<{width}} "
-        f"{'n':>2} "
+        f"{'model':<{model_width}} {'size B':>{size_width}} {'fmt':<{fmt_width}} "
+        f"{'protocol':<{width}} {'n':>2} "
         f"{'pairs':>5} {'mJ/token':>9} {'sd':>7} {'CV%':>5} {'trCV%':>5}  {'vs FP16':>8} "
         f"{'sd':>6} {'CV%':>6} {'95% CI':>17}  basis"
     )
@@ -198,8 +199,8 @@ def _group_lines(groups: Sequence[Group]) -> str:
         delta = "-" if pooled is None else f"{pooled:+.1f}%"
         new_unit = f"  a new unit {pi[0]:+.1f} .. {pi[1]:+.1f}%" if pi else ""
         lines.append(
-            f"{g.model:<{model_width}} {_num(g.params_b, '.3g'):>7} {g.precision:<{fmt_width}} "
-            f"{g.protocol:<{width}} {g.n:>2} {_num(g.trials, 'd'):>5} "
+            f"{g.model:<{model_width}} {_num(g.params_b, '.3g'):>{size_width}} "
+            f"{g.precision:<{fmt_width}} {g.protocol:<{width}} {g.n:>2} {_num(g.trials, 'd'):>5} "
             f"{_num(_mean(e), ',.1f'):>9} {_num(_sd(e), '.1f'):>7} {_num(_cv(e), '.1f'):>5} "
             f"{_num(_mean(g.trial_cv()), '.1f'):>5}  "
             f"{delta:>8} {_num(_sd(d), '.1f'):>6} {_num(_cv(d), '.1f'):>6} "
@@ -229,7 +230,8 @@ FOOTNOTE = (
     "\nn: the GPU units in the row (told apart by NVML UUID; two reports of one unit are "
     "one), or reports where they do not say; pairs: paired trials over those reports; sd "
     "and CV are across reports (blank for one); trCV%: trial-to-trial CV within a report "
-    "(mean over the row's reports); vs FP16 and 95% CI: one unit's own paired interval, or "
+    "(mean over the row's reports); vs FP16 and 95% CI: one unit's own paired interval "
+    "(its sessions pooled, where it has several), or "
     "over units a random-effects pool (REML; modified Hartung-Knapp, t on n-1), or a t interval "
     "over reports without units; 'a new unit': the 95% prediction interval for a unit not "
     "yet measured (3 units or more; --units gives each unit). A figure that was not "

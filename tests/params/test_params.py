@@ -361,3 +361,12 @@ def test_a_leading_tilde_no_shell_expanded_is_refused_not_taken_as_a_folder_name
     assert not (tmp_path / "~").exists()
     assert check_output_dir("./~/out") == Path("./~/out")
     assert "begins with ~" in (quality_text_problem("~/t.txt") or "")
+
+
+def test_a_model_path_with_a_leading_tilde_is_refused_as_the_output_folder_is(tmp_path):
+    """--model=~/ckpt was expanded to the home folder while --output_dir=~/out was
+    refused (fourteenth session): paths are taken exactly as given, both alike;
+    ./~/ckpt still names a folder ~."""
+    with pytest.raises(InputError, match=r"model_name.*begins with ~, which no shell expanded"):
+        resolve(None, {"model_name": "~/ckpt"})
+    assert resolve(None, {"model_name": "./~/ckpt", "params_b": "1"}).model_name == "./~/ckpt"

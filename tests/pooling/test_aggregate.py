@@ -289,3 +289,18 @@ def test_reports_of_one_unit_are_one_in_n_without_intervals_and_at_fp16(tmp_path
     fp16, nf4 = sorted(group_reports(read_reports([tmp_path])[0]), key=lambda g: g.precision)
     assert fp16.precision.startswith("FP16") and fp16.n == 1 and len(fp16.reports) == 2
     assert nf4.n == 1 and nf4.delta_ci95() is None and nf4.pooled_delta() == pytest.approx(-12.0)
+
+
+def test_a_size_wider_than_its_column_widens_the_column_not_the_row(tmp_path):
+    """A 1,230B model's size reads "1.23e+03", eight characters: it pushed every column
+    after it one place right of its header (fourteenth session)."""
+    write(measured(delta=10.0, params_b=1230.0), tmp_path / "big")
+    write(measured(delta=12.0, params_b=1.1, model="synthetic:made-small"), tmp_path / "small")
+    lines = render_table(aggregate(read_reports([tmp_path])[0])).splitlines()
+    header = next(line for line in lines if line.startswith("model"))
+    rows = [line for line in lines if line.startswith("synthetic:")]
+    assert len(rows) == 2 and any("1.23e+03" in row for row in rows)
+    for row in rows:  # each figure ends under its header's right edge
+        for name in ("size B", "mJ/token"):
+            end = header.index(name) + len(name)
+            assert row[end - 1] != " " and row[end] == " ", (name, header, row)
