@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass
 
 from ecocompute.boundary.user_paths import regular_file
+from ecocompute.core.precision import Precision
 from ecocompute.errors import InputError
 from ecocompute.params.path_checks import refuse_credentials
 from ecocompute.published.figures import (
@@ -317,8 +318,9 @@ def _unlike_the_published_protocol(r: Report) -> str | None:
     """Why a measured report is not like the published figures, if it is not: they are
     of batch 1 in the eager regime, and the sign of the answer flips with the batch
     size (docs/DESIGN.md); a graphs or compiled decode, or another count of new tokens,
-    measures another workload, and another library's format (INT8-torchao) or threshold
-    another kernel path."""
+    measures another workload, as does a chosen prompt length; another library's format
+    (INT8-torchao) or threshold another kernel path; and LLM.int8() on random weights
+    lacks the outlier columns its cost follows."""
     if r.batch_size != PUBLISHED_BATCH:
         why = (
             f"the report is of batch {r.batch_size}, the published figures of batch "
@@ -331,11 +333,23 @@ def _unlike_the_published_protocol(r: Report) -> str | None:
             f"figures {PUBLISHED_TOKENS} (the published protocol): the energy per token "
             "changes with the length"
         )
+    elif r.prompt_tokens is not None:
+        why = (
+            f"the report decoded after a {r.prompt_tokens}-token prompt (--prompt_tokens), "
+            "the published figures after the protocol's short one: the energy per token "
+            "changes with the prompt's length"
+        )
     elif r.quantized and r.format_key and r.format_key != r.precision:
         why = (
             f"the report measured {r.format_key}, the published {r.precision} figures "
             "bitsandbytes' at its defaults (LLM.int8() at threshold 6 for INT8): another "
             "kernel path"
+        )
+    elif r.precision == Precision.INT8 and r.weights == "synthetic":
+        why = (
+            "the report measured LLM.int8() on synthetic (random) weights, the published "
+            "figures on pretrained ones: its cost follows the weights' outlier columns, "
+            "which random weights lack"
         )
     elif r.regime != PUBLISHED_REGIME:
         why = (

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.core.precision import Precision
+from ecocompute.core.printable import printable
 from ecocompute.core.stats import se_of_t_interval
 from ecocompute.formats.table import format_key
 from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
+from ecocompute.published.figures import is_project_card
 from ecocompute.report.decode_model import Compiler, Decode
 from ecocompute.report.labels import local_gpu
 from ecocompute.report.model import FORMAT, Software
@@ -123,6 +125,7 @@ class Report:
     phases: Phases | None = None
     decode: Decode | None = None
     max_new_tokens: int | None = None
+    prompt_tokens: int | None = None  # a prompt length chosen (--prompt_tokens), else None
 
     @property
     def measured(self) -> bool:
@@ -187,8 +190,10 @@ def to_record(
         kind=kind,
         basis=res.basis,
         arch=sut.gpu_arch,
-        card=_card(report, published, kind),
-        model=work.model_name,
+        # the strings a table prints, with control characters escaped: a name holding ESC[2K
+        # would otherwise redraw a terminal's line as a row with other figures
+        card=printable(_card(report, published, kind)),
+        model=printable(work.model_name),
         # where the report gives no size, the one its model's name states ("TinyLlama-1.1B"
         # 1.1), as the site reads a name
         params_b=params_b_from_model_name(work.model_name)
@@ -196,9 +201,11 @@ def to_record(
         else work.params_b,
         precision=work.precision,
         protocol=_protocol(report, published, kind),
-        fingerprint=software_fingerprint(software) if software else _no_software(version),
-        software_title=software_title(software) if software else _no_software(version),
-        source=source if reason is None else f"{source}: {reason}",
+        fingerprint=printable(
+            software_fingerprint(software) if software else _no_software(version)
+        ),
+        software_title=printable(software_title(software) if software else _no_software(version)),
+        source=printable(source if reason is None else f"{source}: {reason}"),
         energy_per_token_mj=res.energy_per_token_mj,
         fp16_energy_per_token_mj=res.fp16_energy_per_token_mj,
         delta_pct=delta if work.precision != Precision.FP16 else None,
@@ -219,7 +226,8 @@ def _card(report: ReportModel, published: bool, kind: str) -> str:
             else f"no GPU [{sut.gpu_arch}]"
         )
     here = local_gpu(report)
-    stand_in = f"published {res.reference_card}" if res.reference_card else "no published card"
+    whose = "this project's" if is_project_card(res.reference_card) else "published"
+    stand_in = f"{whose} {res.reference_card}" if res.reference_card else "no published card"
     return f"{here or 'no GPU'} [{sut.gpu_arch}, {stand_in}]"
 
 
@@ -235,7 +243,7 @@ def _protocol(report: ReportModel, published: bool, kind: str) -> str:
         return text
     decode = meas.decode
     if not published:  # the published formats record none of these
-        text += "" if decode.regime == "eager" else f", {decode.regime}"
+        text += f", {decode.regime}"  # eager too: three regimes give three answers
         text += "".join(f" ({note})" for note in _compile_notes(decode.compiler))
         if work.prompt_source == "prompt_tokens":
             text += f", prompt {work.prompt_tokens}"
@@ -278,6 +286,7 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         "phases": res.phases,
         "decode": report.measurement.decode,
         "max_new_tokens": work.max_new_tokens,
+        "prompt_tokens": work.prompt_tokens if work.prompt_source == "prompt_tokens" else None,
     }
     if res.basis == "measured":
         gpus = report.system_under_test.gpus
@@ -285,11 +294,13 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         vbios = {g.vbios_version for g in gpus if g.vbios_version}
         idle = [g.before_session.idle_power_watts for g in gpus if g.before_session]
         fields.update(
-            unit="+".join(sorted(g.uuid for g in gpus)) or None,
-            board_part="+".join(sorted(parts)) or None,
-            vbios="+".join(sorted(vbios)) or None,
+            unit=printable("+".join(sorted(g.uuid for g in gpus))) or None,
+            board_part=printable("+".join(sorted(parts))) or None,
+            vbios=printable("+".join(sorted(vbios))) or None,
             idle_before_w=sum(idle) if idle and len(idle) == len(gpus) else None,
-            host_cpu=None if (cpu := report.system_under_test.host_cpu) is None else cpu.words(),
+            host_cpu=None
+            if (cpu := report.system_under_test.host_cpu) is None or (words := cpu.words()) is None
+            else printable(words),
             delta_se_pct=_delta_se(ci, fields["interval_df"]),
             throttled_windows=None if res.conditions is None else res.conditions.throttled_windows,
         )

@@ -75,9 +75,9 @@ def test_measured_derived_software_and_protocol_never_share_a_row(tmp_path, run_
     assert len(groups) == 5
     assert [g.kind for g in groups] == ["measured"] * 4 + ["derived"]
     assert {g.protocol for g in groups if g.kind == "measured"} == {
-        "256 tok, batch 1",
-        "32 tok, batch 1",
-        "256 tok, batch 1, 2 GPUs",
+        "256 tok, batch 1, eager",
+        "32 tok, batch 1, eager",
+        "256 tok, batch 1, eager, 2 GPUs",
     }
     assert all(g.n == 1 for g in groups)
     assert len({g.fingerprint for g in groups if g.kind == "measured"}) == 2
@@ -304,3 +304,13 @@ def test_a_size_wider_than_its_column_widens_the_column_not_the_row(tmp_path):
         for name in ("size B", "mJ/token"):
             end = header.index(name) + len(name)
             assert row[end - 1] != " " and row[end] == " ", (name, header, row)
+
+
+def test_control_characters_in_a_report_reach_no_terminal(tmp_path):
+    """A hostile model name holding ESC[2K and a carriage return redrew the terminal's
+    line as a row with other figures (a review): every string a table prints is escaped."""
+    spoof = "synthetic:x\x1b[2K\rsynthetic:made-1.1b  +25.4%\x1b[8m"
+    write(measured(delta=-25.4, model=spoof), tmp_path / "a")
+    text = render_table(aggregate(read_reports([tmp_path])[0]))
+    assert "\x1b" not in text and "\r" not in text
+    assert "synthetic:x\\x1b[2K\\rsynthetic:made-1.1b" in text

@@ -174,6 +174,9 @@ def test_k_must_be_positive(tmp_path, k):
         # another library's format, or another threshold: another kernel path (a review)
         ({"precision": "INT8", "format_key": "INT8-torchao"}, "measured INT8-torchao, the"),
         ({"max_new_tokens": 4}, "generated 4 new tokens per run, the published figures 256"),
+        # a chosen prompt length, and LLM.int8() on random weights (fourteenth session)
+        ({"prompt_tokens": 1024}, "after a 1024-token prompt (--prompt_tokens)"),
+        ({"precision": "INT8", "format_key": "INT8"}, "LLM.int8() on synthetic (random) weights"),
     ],
 )
 def test_unlike_is_never_graded_against_like(tmp_path, change, says):
@@ -191,11 +194,19 @@ def test_unlike_is_never_graded_against_like(tmp_path, change, says):
     assert checked.refused is not None and says in checked.refused, checked.refused
 
 
+def _pretrained(doc):
+    """LLM.int8() is graded only on pretrained weights (random ones lack its outliers)."""
+    doc["workload"]["weights"] = "pretrained"
+    return doc
+
+
 def test_a_delta_is_graded_against_the_anchors_of_its_size_as_upstream_does(tmp_path, capsys):
     """Issue 29: at Ada INT8 1.1B, dE +100% is within the site's two anchors there
     (+146.1, +137.9; mean +142.0, band 2 x 26.6 pp), as the published container's
     check_regression says (exit 0); against the curve (+173.1%) it was outside."""
-    doc = measured(params_b=1.1, precision="INT8", delta=100.0, fp16_mj=RTX_4090D_1_1B, **ADA_4090D)
+    doc = _pretrained(
+        measured(params_b=1.1, precision="INT8", delta=100.0, fp16_mj=RTX_4090D_1_1B, **ADA_4090D)
+    )
     assert _check(tmp_path, doc) == 0
     out = capsys.readouterr().out
     assert "INT8 anchors:" in out and "mean +142.0%" in out and "the curve says +173.1%" in out
@@ -213,7 +224,9 @@ def test_curves_from_a_file_and_from_a_url(tmp_path, capsys, monkeypatch):
             anchor["dE"] = 300.0  # another curves.json: its anchors grade the report
     given = tmp_path / "curves.json"
     given.write_text(json.dumps(site))
-    doc = measured(params_b=1.1, precision="INT8", delta=100.0, fp16_mj=RTX_4090D_1_1B, **ADA_4090D)
+    doc = _pretrained(
+        measured(params_b=1.1, precision="INT8", delta=100.0, fp16_mj=RTX_4090D_1_1B, **ADA_4090D)
+    )
     assert _check(tmp_path, doc, "--curves", str(given)) == 1
     out = capsys.readouterr().out
     assert f"curves:      {given}" in out and "mean +300.0%" in out

@@ -106,6 +106,11 @@ def test_hopper_note_says_whose_figures_they_are(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "data from  this project's NVIDIA H200 measurements" in out
     assert "published NVIDIA H200" not in out
+    # and the tables that read it say so too (aggregate named it "published", a review)
+    from ecocompute.results.collect import read_reports
+
+    (record,), _ = read_reports([tmp_path / "hopper-NF4-1.1-"])
+    assert record.card == "no GPU [hopper, this project's NVIDIA H200]"
     # a published class keeps the published wording
     ada = _dry_run(tmp_path, "ada", 1.1, "NF4")
     assert ada["results"]["note"].startswith("Derived from the published site's curves")
