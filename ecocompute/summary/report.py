@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ecocompute.formats.table import format_key
 from ecocompute.monitor.conditions import throttle_words
 from ecocompute.params.run_params import COMPILE_MODE, NEAR_TIE_STD_FRACTION
 from ecocompute.published.figures import is_project_card
@@ -41,12 +42,33 @@ SCOPE = "  scope      GPU-package energy only (not wall power); not a certified 
 HELD_LEAD = "the figures above: the GPUs each model used; 'held' below adds the GPUs a format freed"
 
 
-def weights_lines(work: Workload) -> list[str]:
-    """What the weights were, with what that costs the figures: random (INT8's outliers
-    understated, no perplexity), or pretrained but converted (not the original release)."""
+def format_label(report: Report) -> str:
+    """The format as tables name it (formats/table.py format_key): INT8-torchao, or
+    LLM.int8() at another threshold, never a bare INT8 for either."""
+    work = report.workload
+    library = work.quantization.library if work.quantization else None
+    return format_key(work.precision, library, work.llm_int8_threshold)
+
+
+def _outlier_decomposition(report: Report) -> bool:
+    """Whether the format is LLM.int8() with its outlier columns (a threshold above 0)."""
+    work = report.workload
+    library = work.quantization.library if work.quantization else None
+    return (
+        work.precision == "INT8"
+        and library in (None, "bitsandbytes")
+        and work.llm_int8_threshold != 0
+    )
+
+
+def weights_lines(work: Workload, reports: Sequence[Report] = ()) -> list[str]:
+    """What the weights were, with what that costs the figures: random (LLM.int8()'s
+    outliers understated, where one of reports is LLM.int8(); no perplexity), or
+    pretrained but converted (not the original release)."""
     if work.weights == "synthetic":
-        return ["  weights    synthetic (random weights: INT8's outlier cost is understated, no "
-                "perplexity)"]  # fmt: skip
+        outliers = any(_outlier_decomposition(r) for r in reports)
+        caveat = "LLM.int8()'s outlier cost is understated, " if outliers else ""
+        return [f"  weights    synthetic (random weights: {caveat}no perplexity)"]
     if work.weights == "pretrained":
         caveat = " (converted from GGUF: not the original weights; workload.weights_note)"
         return [f"  weights    pretrained{caveat if work.weights_converted else ''}"]
@@ -112,14 +134,14 @@ def context_lines(report: Report, session: Sequence[Report] = ()) -> list[str]:
     return lines
 
 
-def closing_lines(report: Report) -> list[str]:
+def closing_lines(report: Report, reports: Sequence[Report] = ()) -> list[str]:
     """The arch class's note (where it was not detected), the weights, the software and
-    the scope: a session's are its first report's."""
+    the scope: a session's are its first report's, the weights' caveat its formats'."""
     source = report.system_under_test.gpu_arch_source or ""
     sw = report.software
     return [
         *([f"  note       {source}"] if "pass --gpu_arch" in source else []),
-        *weights_lines(report.workload),
+        *weights_lines(report.workload, reports or [report]),
         *([f"  software   {software_words(sw)}"] if sw is not None else []),
         SCOPE,
     ]
@@ -174,13 +196,11 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
     report = as_report(document)
     work, res = report.workload, report.results
     lines = ["EcoCompute energy estimate", *opening_lines([report])]
-    fp16_alone = work.precision == "FP16"
-    lines.append(
-        "  format     FP16 alone" if fp16_alone else f"  format     {work.precision} vs FP16"
-    )
+    fp16_alone, label = work.precision == "FP16", format_label(report)
+    lines.append("  format     FP16 alone" if fp16_alone else f"  format     {label} vs FP16")
     lines.append(f"  FP16       {_mj(res.fp16_energy_per_token_mj)}")
     if not fp16_alone:
-        lines.append(f"  {work.precision:<10} {_mj(res.energy_per_token_mj)}")
+        lines.append(f"  {label:<10} {_mj(res.energy_per_token_mj)}")
         if res.vs_fp16_energy_pct is None:
             lines.append("  delta      n/a (no figure is claimed)")
         else:

@@ -16,6 +16,7 @@ from ecocompute.summary.report import (
     basis_words,
     closing_lines,
     context_lines,
+    format_label,
     freed_words,
     opening_lines,
     phase_lines,
@@ -40,7 +41,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     lines = [
         "EcoCompute energy estimate: a session of several formats",
         *opening_lines(reports, session=True),
-        f"  formats    {', '.join(r.workload.precision for r in reports)}, each vs the same "
+        f"  formats    {', '.join(format_label(r) for r in reports)}, each vs the same "
         "FP16 baseline",
         f"  FP16       {_mj(res.fp16_energy_per_token_mj, '')} mJ/token" + _fp16_throughput(res),
         *session_basis_lines(reports),
@@ -75,7 +76,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     if throttle:
         lines.append(f"  throttle   {throttle}")
     lines.extend(context_lines(first, reports))
-    lines.extend(closing_lines(first))
+    lines.extend(closing_lines(first, reports))
     lines.extend(f"  report     {path}" for path in paths)
     return "\n".join(lines)
 

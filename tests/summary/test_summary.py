@@ -130,10 +130,21 @@ def test_weights_lines_carry_their_caveats():
     from ecocompute.report.model import Workload
     from ecocompute.summary.report import weights_lines
 
-    def one(**fields: object) -> list[str]:
-        return weights_lines(Workload.model_validate({**measured()["workload"], **fields}))
+    def one(reports=(), **fields: object) -> list[str]:
+        return weights_lines(Workload.model_validate({**measured()["workload"], **fields}), reports)
 
-    assert "INT8's outlier cost is understated" in one(weights="synthetic")[0]
+    # the outliers' caveat only where LLM.int8() is among the formats (a review: an NF4 or
+    # a torchao INT8 run was told it too)
+    from ecocompute.summary.report import as_report
+
+    int8, nf4 = as_report(measured(precision="INT8")), as_report(measured())
+    assert one([nf4, int8], weights="synthetic") == [
+        "  weights    synthetic (random weights: LLM.int8()'s outlier cost is understated, "
+        "no perplexity)"
+    ]
+    assert one([nf4], weights="synthetic") == [
+        "  weights    synthetic (random weights: no perplexity)"
+    ]
     gguf = "pretrained, converted from GGUF: file x.gguf; Q4_1 round trip: not the original."
     assert "not the original weights" in one(weights="pretrained", weights_note=gguf)[0]
     assert one(weights="pretrained", weights_note=None) == ["  weights    pretrained"]
@@ -156,3 +167,18 @@ def test_committed_sessions_say_whose_thermal_line_and_which_compile():
     compile_line = _line(render(json.loads(two.read_text()), "x"), "compile ")
     assert compile_line.split(None, 1)[1].startswith("the first of 2 compiles: FP16 ")
     assert "s of compiling over all of them" in compile_line
+
+
+def test_a_single_format_summary_names_the_format_as_tables_do():
+    """A review: an INT8 run on torchao, or LLM.int8() at threshold 0, printed a bare
+    `format INT8 vs FP16`, while its session, sweep and aggregate said which."""
+    from ecocompute.summary.report import render
+
+    torchao = measured(precision="INT8")
+    torchao["workload"]["quantization"] = {"library": "torchao"}
+    text = render(torchao, "x/energy.json")
+    assert "  format     INT8-torchao vs FP16" in text
+    assert "  INT8-torchao " in text and "outlier" not in text
+    zero = measured(precision="INT8")
+    zero["workload"]["llm_int8_threshold"] = 0.0
+    assert "  format     INT8 (threshold 0) vs FP16" in render(zero, "x/energy.json")
