@@ -6,9 +6,9 @@ two points. Reports are the same when their content is: the same document, compa
 in a canonical form (keys sorted, no whitespace), so a reformatted copy is the same
 report too. A measured report is also the same as any other holding the same
 measurement, whatever else differs (an `upgrade`d copy in another format, a timestamp
-edited): the same format measured on the same GPUs in trials of the same readings. The
-same file named twice never reaches this far (boundary/finding.py finds each file
-once)."""
+edited, its trials listed in another order): the same format measured on the same GPUs
+in trials of the same readings. The same file named twice never reaches this far
+(boundary/finding.py finds each file once)."""
 
 from __future__ import annotations
 
@@ -28,20 +28,23 @@ def content_key(doc: Mapping[str, Any]) -> str:
 
 def measurement_key(doc: Mapping[str, Any], unit: str | None, what: str) -> str | None:
     """A digest of what a measured report measured: what it measured (its format and
-    protocol, as its record names them), its GPUs and each trial's readings (energy to
-    0.01 J and duration to 1 ms, the coarsest any of this tool's formats stores: a copy
-    in an older format rounds them), the same for every copy of one measurement. None
-    without trials to tell it by."""
+    protocol, as its record names them), its GPUs and its trials' readings in any order
+    (energy to 0.01 J and duration to 1 ms, the coarsest any of this tool's formats
+    stores: a copy in an older format rounds them), the same for every copy of one
+    measurement. None without trials to tell it by."""
     results = doc.get("results")
     trials = results.get("trials") if isinstance(results, Mapping) else None
     if not trials or not isinstance(trials, list):
         return None
-    readings = [
-        (t.get("format"), t.get("pair"), t.get("tokens"), _rounded(t.get("energy_joules"), 2),
-         _rounded(t.get("duration_s"), 3))
-        for t in trials
-        if isinstance(t, Mapping)
-    ]  # fmt: skip
+    readings = sorted(
+        (
+            (t.get("format"), t.get("pair"), t.get("tokens"), _rounded(t.get("energy_joules"), 2),
+             _rounded(t.get("duration_s"), 3))
+            for t in trials
+            if isinstance(t, Mapping)
+        ),
+        key=str,
+    )  # fmt: skip
     return "measured:" + _digest([what, unit, readings])
 
 

@@ -199,3 +199,23 @@ def test_a_measurement_is_counted_once_whatever_else_its_copy_changed(tmp_path, 
     write(int8, tmp_path / "s" / "INT8")
     assert main(["aggregate", str(tmp_path / "s")]) == 0
     assert "counted once" not in capsys.readouterr().err
+
+
+def _aggregate_row(root, capsys) -> tuple[str, str]:
+    """aggregate's one CSV row over root, and its stderr."""
+    assert main(["aggregate", str(root), "-o", str(root / "t.csv")]) == 0
+    (row,) = (root / "t.csv").read_text().splitlines()[1:]
+    return row, capsys.readouterr().err
+
+
+def test_a_report_with_its_trials_reordered_is_the_same_measurement(tmp_path, capsys):
+    """The trials in another order (each keeps its pair) pooled as a second report:
+    n 1, 4 pairs, -0.5 .. +2.4% read as n 8 pairs, +0.2 .. +1.7%."""
+    source = REPO / "docs/validation/h200-map/map-7b/synthetic-llama-2-7b-b1/FP8/energy.json"
+    doc = json.loads(source.read_text())
+    write(doc, tmp_path / "a")
+    doc["results"]["trials"].reverse()
+    write(doc, tmp_path / "b")
+    row, err = _aggregate_row(tmp_path, capsys)
+    assert ",1,4," in row
+    assert "the same trials): counted once" in err
