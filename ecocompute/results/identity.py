@@ -6,9 +6,10 @@ two points. Reports are the same when their content is: the same document, compa
 in a canonical form (keys sorted, no whitespace), so a reformatted copy is the same
 report too. A measured report is also the same as any other holding the same
 measurement, whatever else differs (an `upgrade`d copy in another format, a timestamp
-edited, its trials listed in another order): the same format measured on the same GPUs
-in trials of the same readings. The same file named twice never reaches this far
-(boundary/finding.py finds each file once)."""
+edited, its trials listed in another order, the GPU's UUID edited): the same format of
+one model on one card model, in trials of the same readings (two GPUs never read the
+same: report/checks.py refuses repeated readings within one report). The same file
+named twice never reaches this far (boundary/finding.py finds each file once)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ def content_key(doc: Mapping[str, Any]) -> str:
     return _digest(doc)
 
 
-def measurement_key(doc: Mapping[str, Any], unit: str | None, what: str) -> str | None:
-    """A digest of what a measured report measured: what it measured (its format and
-    protocol, as its record names them), its GPUs and its trials' readings in any order
+def measurement_key(doc: Mapping[str, Any], what: str) -> str | None:
+    """A digest of what a measured report measured: what it measured (its card, model,
+    format and protocol, as its record names them) and its trials' readings in any order
     (energy to 0.01 J and duration to 1 ms, the coarsest any of this tool's formats
     stores: a copy in an older format rounds them), the same for every copy of one
     measurement. None without trials to tell it by."""
@@ -45,7 +46,7 @@ def measurement_key(doc: Mapping[str, Any], unit: str | None, what: str) -> str 
         ),
         key=str,
     )  # fmt: skip
-    return "measured:" + _digest([what, unit, readings])
+    return "measured:" + _digest([what, readings])
 
 
 def _rounded(value: object, places: int) -> object:
@@ -69,7 +70,7 @@ def repeats(items: Sequence[tuple[Path, str, str]]) -> dict[int, str]:
             how = (
                 "identical content"
                 if content == earlier_content
-                else "the same measurement: one format, the same GPUs, the same trials"
+                else "the same measurement: one format, the same trials"
             )
             found[k] = f"{REPEATED} {earlier} ({how}): counted once"
         else:
