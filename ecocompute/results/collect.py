@@ -71,8 +71,7 @@ def _read_keyed(path: Path) -> tuple[Report | Invalid, str, str]:
         return one, "", ""
     content = content_key(document)
     what = f"{one.card}, {one.model}, {one.format_label}, {one.protocol}"
-    measured = measurement_key(document, what) if one.measured else None
-    return one, measured or content, content
+    return one, measurement_key(document, what) if one.measured else content, content
 
 
 def read_reports(

@@ -25,6 +25,7 @@ from ecocompute.cli import main
 
 from ..conftest import REPO
 from ..made_reports import measured, write
+from ..published_reports import measured_report
 
 
 @pytest.fixture
@@ -234,3 +235,18 @@ def test_a_measured_report_with_another_gpu_uuid_is_the_same_measurement(tmp_pat
     row, err = _aggregate_row(tmp_path, capsys)
     assert ",2,11," in row  # two units, 5 and 6 pairs
     assert "edited/energy.json: the same report as" in err and "the same trials" in err
+
+
+def test_copies_of_a_published_run_are_one_report_and_draw_no_interval(tmp_path, capsys):
+    """The published container's run (one run, no trials) copied with its timestamp
+    edited pooled as n 3, sd 0.0, +0.8 .. +0.8%. Its figures tell it; two runs whose
+    deltas agree to the digit are two reports, but a spread of zero is no interval."""
+    for k in range(3):
+        doc = measured_report()
+        doc["timestamp_utc"] = f"2026-07-1{k}T09:26:40.1Z"
+        write(doc, tmp_path / f"copy{k}")
+    row, err = _aggregate_row(tmp_path, capsys)
+    assert ",1,," in row and "(the same measurement: one format, the same figures)" in err
+    write(measured_report(throughput_tokens_per_s=80.0, avg_power_watts=271.6), tmp_path / "run2")
+    row, err = _aggregate_row(tmp_path, capsys)
+    assert ",2,," in row and ",0.8,0.8," not in row
