@@ -218,8 +218,9 @@ class Group:
         if len(self.independent) == 1:
             return self.reports[0].ci95_pct
         d = self.delta()
-        # over reports only where each is its own unit: a unit's sessions replicate no card
-        return None if d is None or self.n < len(self.independent) else t_interval(d)
+        # over reports only where each is its own unit: a unit's sessions replicate no card;
+        # never from deltas that agree to the last digit (a spread of zero is rounding)
+        return None if d is None or self.n < len(self.independent) or d.sd == 0 else t_interval(d)
 
     def pooled_delta(self) -> float | None:
         """The delta the row gives: over units, the random-effects mean; else the mean

@@ -70,12 +70,8 @@ def _read_keyed(path: Path) -> tuple[Report | Invalid, str, str]:
     if isinstance(one, Invalid) or document is None:
         return one, "", ""
     content = content_key(document)
-    measured = (
-        measurement_key(document, one.unit, f"{one.format_label}, {one.protocol}")
-        if one.measured
-        else None
-    )
-    return one, measured or content, content
+    what = f"{one.card}, {one.model}, {one.format_label}, {one.protocol}"
+    return one, measurement_key(document, what) if one.measured else content, content
 
 
 def read_reports(

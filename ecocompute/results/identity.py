@@ -6,9 +6,11 @@ two points. Reports are the same when their content is: the same document, compa
 in a canonical form (keys sorted, no whitespace), so a reformatted copy is the same
 report too. A measured report is also the same as any other holding the same
 measurement, whatever else differs (an `upgrade`d copy in another format, a timestamp
-edited): the same format measured on the same GPUs in trials of the same readings. The
-same file named twice never reaches this far (boundary/finding.py finds each file
-once)."""
+edited, its trials listed in another order, the GPU's UUID edited): the same format of
+one model on one card model, in trials of the same readings (two GPUs never read the
+same: report/checks.py refuses repeated readings within one report), or, for one run
+without trials (the published container's), the same figures. The same file named
+twice never reaches this far (boundary/finding.py finds each file once)."""
 
 from __future__ import annotations
 
@@ -26,23 +28,29 @@ def content_key(doc: Mapping[str, Any]) -> str:
     return _digest(doc)
 
 
-def measurement_key(doc: Mapping[str, Any], unit: str | None, what: str) -> str | None:
-    """A digest of what a measured report measured: what it measured (its format and
-    protocol, as its record names them), its GPUs and each trial's readings (energy to
-    0.01 J and duration to 1 ms, the coarsest any of this tool's formats stores: a copy
-    in an older format rounds them), the same for every copy of one measurement. None
-    without trials to tell it by."""
+def measurement_key(doc: Mapping[str, Any], what: str) -> str:
+    """A digest of what a measured report measured (what: its card, model, format and
+    protocol, as its record names them), the same for every copy of one measurement:
+    its trials' readings in any order (energy to 0.01 J and duration to 1 ms, the
+    coarsest any of this tool's formats stores: a copy in an older format rounds them),
+    or, without trials, its results' figures (energies, totals, speeds; not its note).
+    Prefixed with what it compares ("trials:", "figures:")."""
     results = doc.get("results")
-    trials = results.get("trials") if isinstance(results, Mapping) else None
+    results = results if isinstance(results, Mapping) else {}
+    trials = results.get("trials")
     if not trials or not isinstance(trials, list):
-        return None
-    readings = [
-        (t.get("format"), t.get("pair"), t.get("tokens"), _rounded(t.get("energy_joules"), 2),
-         _rounded(t.get("duration_s"), 3))
-        for t in trials
-        if isinstance(t, Mapping)
-    ]  # fmt: skip
-    return "measured:" + _digest([what, unit, readings])
+        figures = {k: v for k, v in results.items() if isinstance(v, (int, float))}
+        return "figures:" + _digest([what, figures])
+    readings = sorted(
+        (
+            (t.get("format"), t.get("pair"), t.get("tokens"), _rounded(t.get("energy_joules"), 2),
+             _rounded(t.get("duration_s"), 3))
+            for t in trials
+            if isinstance(t, Mapping)
+        ),
+        key=str,
+    )  # fmt: skip
+    return "trials:" + _digest([what, readings])
 
 
 def _rounded(value: object, places: int) -> object:
@@ -66,7 +74,7 @@ def repeats(items: Sequence[tuple[Path, str, str]]) -> dict[int, str]:
             how = (
                 "identical content"
                 if content == earlier_content
-                else "the same measurement: one format, the same GPUs, the same trials"
+                else f"the same measurement: one format, the same {key.split(':')[0]}"
             )
             found[k] = f"{REPEATED} {earlier} ({how}): counted once"
         else:

@@ -25,6 +25,7 @@ from ecocompute.cli import main
 
 from ..conftest import REPO
 from ..made_reports import measured, write
+from ..published_reports import measured_report
 
 
 @pytest.fixture
@@ -191,7 +192,7 @@ def test_a_measurement_is_counted_once_whatever_else_its_copy_changed(tmp_path, 
     err = capsys.readouterr().err
     (row,) = (tmp_path / "t.csv").read_text().splitlines()[1:]
     assert ",1,5," in row  # one report of 5 pairs, as the original alone
-    assert err.count("the same measurement: one format, the same GPUs, the same trials") == 2
+    assert err.count("the same measurement: one format, the same trials") == 2
     # two measurements of one GPU in one session's formats stay two formats' reports
     nf4 = measured(precision="NF4", delta=10.0, unit="u9")
     int8 = measured(precision="INT8", delta=90.0, unit="u9")
@@ -199,3 +200,53 @@ def test_a_measurement_is_counted_once_whatever_else_its_copy_changed(tmp_path, 
     write(int8, tmp_path / "s" / "INT8")
     assert main(["aggregate", str(tmp_path / "s")]) == 0
     assert "counted once" not in capsys.readouterr().err
+
+
+def _aggregate_row(root, capsys) -> tuple[str, str]:
+    """aggregate's one CSV row over root, and its stderr."""
+    assert main(["aggregate", str(root), "-o", str(root / "t.csv")]) == 0
+    (row,) = (root / "t.csv").read_text().splitlines()[1:]
+    return row, capsys.readouterr().err
+
+
+def test_a_report_with_its_trials_reordered_is_the_same_measurement(tmp_path, capsys):
+    """The trials in another order (each keeps its pair) pooled as a second report:
+    n 1, 4 pairs, -0.5 .. +2.4% read as n 8 pairs, +0.2 .. +1.7%."""
+    source = REPO / "docs/validation/h200-map/map-7b/synthetic-llama-2-7b-b1/FP8/energy.json"
+    doc = json.loads(source.read_text())
+    write(doc, tmp_path / "a")
+    doc["results"]["trials"].reverse()
+    write(doc, tmp_path / "b")
+    row, err = _aggregate_row(tmp_path, capsys)
+    assert ",1,4," in row
+    assert "the same trials): counted once" in err
+
+
+def test_a_measured_report_with_another_gpu_uuid_is_the_same_measurement(tmp_path, capsys):
+    """The same readings under another UUID were a unit more (--units listed three and
+    drew a prediction interval from two): no two GPUs read the same to the joule. Two
+    units' own reports stay two."""
+    units = REPO / "docs/validation/h100-units"
+    for tail in ("976cb2cb4a26", "f6c8f6a86b79"):
+        shutil.copytree(units / tail / "session/NF4", tmp_path / tail)
+    doc = json.loads((tmp_path / "976cb2cb4a26" / "energy.json").read_text())
+    doc["system_under_test"]["gpus"][0]["uuid"] = "GPU-11111111-2222-3333-4444-555555555555"
+    write(doc, tmp_path / "edited")
+    row, err = _aggregate_row(tmp_path, capsys)
+    assert ",2,11," in row  # two units, 5 and 6 pairs
+    assert "edited/energy.json: the same report as" in err and "the same trials" in err
+
+
+def test_copies_of_a_published_run_are_one_report_and_draw_no_interval(tmp_path, capsys):
+    """The published container's run (one run, no trials) copied with its timestamp
+    edited pooled as n 3, sd 0.0, +0.8 .. +0.8%. Its figures tell it; two runs whose
+    deltas agree to the digit are two reports, but a spread of zero is no interval."""
+    for k in range(3):
+        doc = measured_report()
+        doc["timestamp_utc"] = f"2026-07-1{k}T09:26:40.1Z"
+        write(doc, tmp_path / f"copy{k}")
+    row, err = _aggregate_row(tmp_path, capsys)
+    assert ",1,," in row and "(the same measurement: one format, the same figures)" in err
+    write(measured_report(throughput_tokens_per_s=80.0, avg_power_watts=271.6), tmp_path / "run2")
+    row, err = _aggregate_row(tmp_path, capsys)
+    assert ",2,," in row and ",0.8,0.8," not in row
