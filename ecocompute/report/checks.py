@@ -7,10 +7,10 @@ figure must be the same float. A report of an older format of this tool holds fi
 rounded to 3-4 decimals, so each figure must lie within its own rounding (and a relative
 1e-4 for the rounding of what it derives from) of the figure derived again from its
 rounded trials. A report without trials (derived, or the published container's one
-run) is checked in report/derived_checks.py. The rules that derive nothing: the GPUs it names (each
-once, their arch class), its timestamp (real, not in the future), one protocol (tokens,
-batch), its trials' tokens, energies, sources and per-GPU energies, no round copied from
-another, powers no GPU can draw.
+run) is checked in report/derived_checks.py. The rules that derive nothing: the GPUs it
+names (each once, their arch class), its timestamp (real, not in the future), one protocol
+(tokens, batch), a decode record of the regime it names, its trials' tokens, energies,
+sources and per-GPU energies, no round copied from another, powers no GPU can draw.
 """
 
 from __future__ import annotations
@@ -398,10 +398,37 @@ def timestamp_problems(stamp: str | None, now: dt.datetime | None = None) -> lis
 
 def protocol_problems(report: Report) -> list[str]:
     """One protocol: tokens per run and batch size, as the workload, the measurement and
-    its decode record them."""
+    its decode record them, and a decode record of its regime (report/decode_model.py):
+    eager captures and replays no step, graphs and compiled say whether theirs was
+    captured, and only compiled names a compiler."""
     work, meas = report.workload, report.measurement
-    tokens = work.max_new_tokens
+    tokens, d = work.max_new_tokens, meas.decode
+    replayed = [
+        f"{k} {v!r}"
+        for k, v in (
+            ("graph_captured", d.graph_captured),
+            ("graph_replays_per_decode", d.graph_replays_per_decode or None),
+            ("cache", d.cache if (d.cache or "").startswith("static") else None),
+            ("compiler", d.compiler and d.compiler.backend),
+        )
+        if v is not None
+    ]
     problems = []
+    if d.regime == "eager" and replayed:
+        problems.append(
+            f"$.measurement.decode.regime: 'eager', but its record is of a captured step "
+            f"replayed per token ({', '.join(replayed)})"
+        )
+    if d.regime != "eager" and d.graph_captured is None:
+        problems.append(
+            f"$.measurement.decode.graph_captured: absent, but the {d.regime} regime records "
+            "whether its step was captured"
+        )
+    if d.regime != "eager" and (d.regime == "compiled") != (d.compiler is not None):
+        problems.append(
+            f"$.measurement.decode.compiler: {'absent' if d.compiler is None else 'present'}, "
+            f"but the regime is {d.regime}"
+        )
     for where, value in (
         ("measurement.tokens_per_run", meas.tokens_per_run),
         ("measurement.decode.tokens_per_row", meas.decode.tokens_per_row),
