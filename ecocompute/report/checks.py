@@ -8,9 +8,10 @@ rounded to 3-4 decimals, so each figure must lie within its own rounding (and a 
 1e-4 for the rounding of what it derives from) of the figure derived again from its
 rounded trials. A report without trials (derived, or the published container's one
 run) is checked in report/derived_checks.py. The rules that derive nothing: the GPUs it
-names (each once, their arch class), its timestamp (real, not in the future), one protocol
-(tokens, batch), a decode record of the regime it names, its trials' tokens, energies,
-sources and per-GPU energies, no round copied from another, powers no GPU can draw.
+names (each once, their arch class), its timestamp (real, not in the future), its size
+(the model name's where it says so), one protocol (tokens, batch), a decode record of
+the regime it names, its trials' tokens, energies, sources and per-GPU energies, no
+round copied from another, powers no GPU can draw.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from ecocompute.params.model_size import params_b_from_model_name
 from ecocompute.published.archs import UNKNOWN, arch_from_product_name
 from ecocompute.report import derive
 from ecocompute.report.compare import compare, compare_rounded
@@ -42,7 +44,7 @@ def report_problems(report: Report, *, exact: bool | None = None) -> list[str]:
     """Every way a report contradicts itself, as "$.json.path: why"; empty when none.
     exact: derived figures must be the same floats (default: for format 2.0)."""
     exact = report.ecocompute_format is not None if exact is None else exact
-    problems = timestamp_problems(report.timestamp_utc)
+    problems = timestamp_problems(report.timestamp_utc) + size_problems(report)
     if report.measured:
         if not report.ours:  # the published container's: one run, no trials
             return (
@@ -394,6 +396,21 @@ def timestamp_problems(stamp: str | None, now: dt.datetime | None = None) -> lis
     if when.replace(tzinfo=dt.UTC) > (now or dt.datetime.now(dt.UTC)) + FUTURE_SLACK:
         return [f"$.timestamp_utc: {stamp!r} is in the future: no run has taken place then"]
     return []
+
+
+def size_problems(report: Report) -> list[str]:
+    """A size whose source is the model's name (or its preset's, which the name is) is the
+    size that name states (params/model_size.py), as the writer took it."""
+    work = report.workload
+    if work.params_b_source not in ("model name", "preset"):
+        return []
+    named = params_b_from_model_name(work.model_name)
+    if work.params_b == named:
+        return []
+    return [
+        f"$.workload.params_b: {work.params_b!r}, but its source, the {work.params_b_source} "
+        f"{work.model_name!r}, states {'no size' if named is None else f'{named:g}'}"
+    ]
 
 
 def protocol_problems(report: Report) -> list[str]:

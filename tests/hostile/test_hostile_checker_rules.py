@@ -64,6 +64,15 @@ def _no_graph_captured(doc):
     del doc["measurement"]["decode"]["graph_captured"]
 
 
+def _params_b(size):
+    """A size its stated source (the model name) does not give: plotted and graded at it."""
+
+    def edit(doc):
+        doc["workload"]["params_b"] = size
+
+    return edit
+
+
 @pytest.mark.parametrize(
     ("path", "edit", "says"),
     [
@@ -77,11 +86,27 @@ def _no_graph_captured(doc):
         (COMPILED, _regime("graphs"), "$.measurement.decode.compiler: present, but the regime"),
         (GRAPHS, _regime("compiled"), "$.measurement.decode.compiler: absent, but the regime"),
         (GRAPHS, _no_graph_captured, "$.measurement.decode.graph_captured: absent, but"),
+        (GRAPHS, _params_b(70.0), "params_b: 70.0, but its source, the model name 'synthetic:"),
+        (EAGER, _params_b(1.35), "params_b: 1.35, but its source, the model name '/tmp/Smol"),
     ],
 )
 def test_each_rule_refuses_its_forgery(path, edit, says):
     problems = _forged(path, edit)
     assert any(says in p for p in problems), problems
+
+
+def test_a_derived_reports_size_is_the_one_its_model_name_states():
+    import ecocompute
+
+    doc = ecocompute.estimate("synthetic:llama-2-7b", dry_run=True, gpu_arch="hopper").report
+    doc = doc.model_dump(mode="json")
+    assert doc["workload"]["params_b_source"] == "model name"
+    assert energy_report_problems(doc) == []
+    doc["workload"]["params_b"] = 7.1
+    assert (
+        "$.workload.params_b: 7.1, but its source, the model name 'synthetic:llama-2-7b', "
+        "states 7" in energy_report_problems(doc)
+    )
 
 
 def test_the_writer_refuses_a_report_whose_arithmetic_its_own_check_refuses(tmp_path):
