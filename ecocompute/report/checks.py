@@ -390,9 +390,11 @@ def timestamp_problems(stamp: str | None, now: dt.datetime | None = None) -> lis
     if stamp is None:
         return []
     try:
-        when = dt.datetime.strptime(stamp.split(".")[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S")
+        when = dt.datetime.fromisoformat(stamp)  # any ISO 8601 form: Z, +00:00, a fraction
     except ValueError:
         return [f"$.timestamp_utc: {stamp!r} is no real date and time"]
+    if when.utcoffset():
+        return [f"$.timestamp_utc: {stamp!r} is not UTC (offset {when:%z}), as its name says"]
     if when.replace(tzinfo=dt.UTC) > (now or dt.datetime.now(dt.UTC)) + FUTURE_SLACK:
         return [f"$.timestamp_utc: {stamp!r} is in the future: no run has taken place then"]
     return []
