@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ecocompute.core.stats import t_quantile, verdict_for
+from ecocompute.params.model_size import params_b_from_model_name
 from ecocompute.published.figures import delta_pct
 from ecocompute.report.thermal import thermal_of
 
@@ -156,6 +157,8 @@ def measured(
     ]
     sut["gpu"], sut["gpu_arch"], sut["accelerator_count"] = gpu, arch, gpus
     work["model_name"] = model or f"synthetic:made-{params_b:g}b"
+    if params_b_from_model_name(work["model_name"]) != params_b:  # a size its name does not state
+        work["params_b_source"] = "flag or parameters file"
     work["params_b"], work["precision"], work["max_new_tokens"] = params_b, precision, tokens
     meas["tokens_per_run"] = tokens
     meas["decode"]["min_new_tokens"] = meas["decode"]["max_new_tokens"] = tokens

@@ -7,10 +7,11 @@ figure must be the same float. A report of an older format of this tool holds fi
 rounded to 3-4 decimals, so each figure must lie within its own rounding (and a relative
 1e-4 for the rounding of what it derives from) of the figure derived again from its
 rounded trials. A report without trials (derived, or the published container's one
-run) is checked in report/derived_checks.py. The rules that derive nothing: the GPUs it names (each
-once, their arch class), its timestamp (real, not in the future), one protocol (tokens,
-batch), its trials' tokens, energies, sources and per-GPU energies, no round copied from
-another, powers no GPU can draw.
+run) is checked in report/derived_checks.py. The rules that derive nothing: the GPUs it
+names (each once, their arch class), its timestamp (real, not in the future), its size
+(the model name's where it says so), one protocol (tokens, batch), a decode record of
+the regime it names, its trials' tokens, energies, sources and per-GPU energies, no
+round copied from another, powers no GPU can draw.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from ecocompute.params.model_size import params_b_from_model_name
 from ecocompute.published.archs import UNKNOWN, arch_from_product_name
 from ecocompute.report import derive
 from ecocompute.report.compare import compare, compare_rounded
@@ -42,7 +44,7 @@ def report_problems(report: Report, *, exact: bool | None = None) -> list[str]:
     """Every way a report contradicts itself, as "$.json.path: why"; empty when none.
     exact: derived figures must be the same floats (default: for format 2.0)."""
     exact = report.ecocompute_format is not None if exact is None else exact
-    problems = timestamp_problems(report.timestamp_utc)
+    problems = timestamp_problems(report.timestamp_utc) + size_problems(report)
     if report.measured:
         if not report.ours:  # the published container's: one run, no trials
             return (
@@ -388,20 +390,64 @@ def timestamp_problems(stamp: str | None, now: dt.datetime | None = None) -> lis
     if stamp is None:
         return []
     try:
-        when = dt.datetime.strptime(stamp.split(".")[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S")
+        when = dt.datetime.fromisoformat(stamp)  # any ISO 8601 form: Z, +00:00, a fraction
     except ValueError:
         return [f"$.timestamp_utc: {stamp!r} is no real date and time"]
+    if when.utcoffset():
+        return [f"$.timestamp_utc: {stamp!r} is not UTC (offset {when:%z}), as its name says"]
     if when.replace(tzinfo=dt.UTC) > (now or dt.datetime.now(dt.UTC)) + FUTURE_SLACK:
         return [f"$.timestamp_utc: {stamp!r} is in the future: no run has taken place then"]
     return []
 
 
+def size_problems(report: Report) -> list[str]:
+    """A size whose source is the model's name (or its preset's, which the name is) is the
+    size that name states (params/model_size.py), as the writer took it."""
+    work = report.workload
+    if work.params_b_source not in ("model name", "preset"):
+        return []
+    named = params_b_from_model_name(work.model_name)
+    if work.params_b == named:
+        return []
+    return [
+        f"$.workload.params_b: {work.params_b!r}, but its source, the {work.params_b_source} "
+        f"{work.model_name!r}, states {'no size' if named is None else f'{named:g}'}"
+    ]
+
+
 def protocol_problems(report: Report) -> list[str]:
     """One protocol: tokens per run and batch size, as the workload, the measurement and
-    its decode record them."""
+    its decode record them, and a decode record of its regime (report/decode_model.py):
+    eager captures and replays no step, graphs and compiled say whether theirs was
+    captured, and only compiled names a compiler."""
     work, meas = report.workload, report.measurement
-    tokens = work.max_new_tokens
+    tokens, d = work.max_new_tokens, meas.decode
+    replayed = [
+        f"{k} {v!r}"
+        for k, v in (
+            ("graph_captured", d.graph_captured),
+            ("graph_replays_per_decode", d.graph_replays_per_decode or None),
+            ("cache", d.cache if (d.cache or "").startswith("static") else None),
+            ("compiler", d.compiler and d.compiler.backend),
+        )
+        if v is not None
+    ]
     problems = []
+    if d.regime == "eager" and replayed:
+        problems.append(
+            f"$.measurement.decode.regime: 'eager', but its record is of a captured step "
+            f"replayed per token ({', '.join(replayed)})"
+        )
+    if d.regime != "eager" and d.graph_captured is None:
+        problems.append(
+            f"$.measurement.decode.graph_captured: absent, but the {d.regime} regime records "
+            "whether its step was captured"
+        )
+    if d.regime != "eager" and (d.regime == "compiled") != (d.compiler is not None):
+        problems.append(
+            f"$.measurement.decode.compiler: {'absent' if d.compiler is None else 'present'}, "
+            f"but the regime is {d.regime}"
+        )
     for where, value in (
         ("measurement.tokens_per_run", meas.tokens_per_run),
         ("measurement.decode.tokens_per_row", meas.decode.tokens_per_row),

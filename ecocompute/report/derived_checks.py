@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from decimal import Decimal
 
 from ecocompute.published.curves import delta_pct
 from ecocompute.published.project import at_units_size, model_token
@@ -21,10 +22,9 @@ def close(a: float, b: float, absolute: float, relative: float) -> bool:
 
 
 def decimals_of(value: float) -> int:
-    text = repr(float(value))
-    if "e" in text or "." not in text:
-        return 0
-    return len(text.split(".", 1)[1])
+    """The decimal places a figure is written to, in exponent form too (1e-05: 5)."""
+    exponent = Decimal(repr(float(value))).as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
 # -- a derived report ---------------------------------------------------------------------

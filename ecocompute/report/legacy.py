@@ -24,7 +24,8 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticCustomError
 
 from ecocompute.core.json_types import json_copy
 from ecocompute.params import nominal_params_b
@@ -124,7 +125,9 @@ def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
     GPUs (a format on one GPU names that GPU's; one over several, their sum), else the
     report's idle power on its first GPU."""
     held = res.get("held_gpus") or {}
-    by_gpu = {int(i): float(w) for i, w in (held.get("idle_window_watts_by_gpu") or {}).items()}
+    by_gpu = {
+        _gpu_index(i): float(w) for i, w in (held.get("idle_window_watts_by_gpu") or {}).items()
+    }
     per = [
         s for s in (res.get("per_format") or {}).values() if s.get("idle_power_watts") is not None
     ]
@@ -153,6 +156,16 @@ def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
         "nvml_indices": [i for i, _ in pairs],
         "energy_joules_by_gpu": [max(0.0, w) for _, w in pairs],
     }
+
+
+def _gpu_index(key: str) -> int:
+    """An idle_window_watts_by_gpu key as the NVML index it names (1.4's schema takes any
+    string). Raises pydantic.ValidationError, naming it, for a key that names none."""
+    if key.isascii() and key.isdigit():
+        return int(key)
+    why = PydanticCustomError("gpu_index", f"key {key!r} is no GPU's NVML index (0, 1, ...)")
+    loc = ("results", "held_gpus", "idle_window_watts_by_gpu")
+    raise ValidationError.from_exception_data("Report", [{"type": why, "loc": loc, "input": key}])
 
 
 def _published(doc: dict[str, Any], version: str) -> None:

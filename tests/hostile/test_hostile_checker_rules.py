@@ -19,6 +19,8 @@ from ..made_reports import _v2_base
 VALIDATION = REPO / "docs" / "validation"
 EAGER = VALIDATION / "h200-real-weights" / "nf4" / "energy.json"
 PHASES = VALIDATION / "h200-map-whole/phases-b1/p1024/synthetic-llama-2-7b-b1/NF4/energy.json"
+GRAPHS = VALIDATION / "h100-units" / "12540358f057" / "session" / "FP8" / "energy.json"  # 2.0
+COMPILED = VALIDATION / "h200-compiled" / "7b-b1" / "compiled-7b" / "INT4" / "energy.json"  # 1.4
 
 
 def _forged(path, edit):
@@ -49,6 +51,28 @@ def _prefill_on_a_together_run(doc):
     doc["measurement"]["decode"]["phases"] = "together"
 
 
+def _regime(regime):
+    """Another regime's label on a report's decode record (its units would pool there)."""
+
+    def edit(doc):
+        doc["measurement"]["decode"]["regime"] = regime
+
+    return edit
+
+
+def _no_graph_captured(doc):
+    del doc["measurement"]["decode"]["graph_captured"]
+
+
+def _params_b(size):
+    """A size its stated source (the model name) does not give: plotted and graded at it."""
+
+    def edit(doc):
+        doc["workload"]["params_b"] = size
+
+    return edit
+
+
 @pytest.mark.parametrize(
     ("path", "edit", "says"),
     [
@@ -57,11 +81,32 @@ def _prefill_on_a_together_run(doc):
         (PHASES, _prefill_prompt, ".prefill.prompt_tokens: "),
         (PHASES, _prefill_gpus, ".prefill.energy_joules: "),
         (PHASES, _prefill_on_a_together_run, "present, but measurement.decode.phases is not"),
+        (GRAPHS, _regime("eager"), "$.measurement.decode.regime: 'eager', but its record is"),
+        (COMPILED, _regime("eager"), "$.measurement.decode.regime: 'eager', but its record is"),
+        (COMPILED, _regime("graphs"), "$.measurement.decode.compiler: present, but the regime"),
+        (GRAPHS, _regime("compiled"), "$.measurement.decode.compiler: absent, but the regime"),
+        (GRAPHS, _no_graph_captured, "$.measurement.decode.graph_captured: absent, but"),
+        (GRAPHS, _params_b(70.0), "params_b: 70.0, but its source, the model name 'synthetic:"),
+        (EAGER, _params_b(1.35), "params_b: 1.35, but its source, the model name '/tmp/Smol"),
     ],
 )
 def test_each_rule_refuses_its_forgery(path, edit, says):
     problems = _forged(path, edit)
     assert any(says in p for p in problems), problems
+
+
+def test_a_derived_reports_size_is_the_one_its_model_name_states():
+    import ecocompute
+
+    doc = ecocompute.estimate("synthetic:llama-2-7b", dry_run=True, gpu_arch="hopper").report
+    doc = doc.model_dump(mode="json")
+    assert doc["workload"]["params_b_source"] == "model name"
+    assert energy_report_problems(doc) == []
+    doc["workload"]["params_b"] = 7.1
+    assert (
+        "$.workload.params_b: 7.1, but its source, the model name 'synthetic:llama-2-7b', "
+        "states 7" in energy_report_problems(doc)
+    )
 
 
 def test_the_writer_refuses_a_report_whose_arithmetic_its_own_check_refuses(tmp_path):

@@ -201,6 +201,41 @@ def test_a_measured_report_only_a_day_ahead_of_this_clock_stands():
     assert timestamp_problems(soon) == []
 
 
+@pytest.mark.parametrize(
+    ("stamp", "says"),
+    [
+        ("2026-07-13T09:26:40+00:00", None),  # refused as "no real date" without a fraction
+        ("2026-07-13T09:26:40.987304+00:00", None),
+        ("2026-07-13T09:26:40.9Z", None),
+        ("2026-07-13T09:26:40+05:00", "is not UTC (offset +0500), as its name says"),
+        ("2026-07-13T09:26:40.987304+05:00", "is not UTC (offset +0500)"),  # was taken as UTC
+    ],
+)
+def test_a_timestamp_reads_in_any_iso_8601_form_and_must_be_utc(stamp, says):
+    """Format 2.0 (and the published formats) take any text; 1.2-1.4's schemas take Z."""
+    doc = json.loads((VALIDATION / "h100-units/12540358f057/session/FP8/energy.json").read_text())
+    doc["timestamp_utc"] = stamp
+    problems = consistency_problems(doc)
+    said = [] if says is None else [f"$.timestamp_utc: {stamp!r} {says}"]
+    assert [p[: len(said[0])] for p in problems] == said if said else problems == [], problems
+
+
+def test_a_figure_in_exponent_form_stands_for_its_own_last_digit():
+    """A review: 1e-05 was read as a whole number, within +-0.5, so a 1.4 report's
+    interval end of -0.486 rewritten as 1e-05 stood; it stands for 1e-05 +- 5e-06."""
+    from ecocompute.report.derived_checks import decimals_of
+
+    assert [decimals_of(x) for x in (1e-05, 1.5e-05, -0.486, 100.0, 1e16)] == [5, 6, 3, 1, 0]
+    doc = json.loads(
+        (VALIDATION / "h200-map/map-7b/synthetic-llama-2-7b-b1/FP8/energy.json").read_text()
+    )
+    assert consistency_problems(doc) == [] and doc["results"]["vs_fp16_ci95_pct"][0] == -0.486
+    doc["results"]["vs_fp16_ci95_pct"][0] = 1e-05
+    assert consistency_problems(doc) == [
+        "$.results.vs_fp16_ci95_pct[0]: 1e-05, but its trials give -0.485804"
+    ]
+
+
 # --- the writer's own reports: a round copied, and any figures ------------------------
 
 

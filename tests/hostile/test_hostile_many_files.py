@@ -22,6 +22,22 @@ from ecocompute.cli import main
 from ..conftest import REPO
 from ..made_reports import measured, write
 
+HELD_14 = "synthetic-llama-2-7b-b1/FP8/energy.json"
+
+
+def _idle_gpu_named_by_a_word() -> bytes:
+    """A 1.4 report whose held GPUs' idle powers name a GPU "zero": its schema takes any
+    key, and the upgrade's int() of it was an internal error of every reader."""
+    doc = json.loads((REPO / "docs/validation/h200-map/map-7b" / HELD_14).read_text())
+    doc["results"]["held_gpus"] = {
+        "nvml_indices": [0, 1], "definition": "x", "summary_leads_with": "used_gpus",
+        "summary_lead_reason": "x", "idle_window_watts_by_gpu": {"zero": 100.0},
+        "per_format": {}, "energy_per_token_mj": 1.0, "fp16_energy_per_token_mj": 1.0,
+        "vs_fp16_energy_pct": None, "vs_fp16_ci95_pct": None, "ci_method": None,
+        "n_pairs": None, "verdict": None, "pairs": [],
+    }  # fmt: skip
+    return json.dumps(doc).encode()
+
 
 def _bad_files(root: Path) -> dict[str, Path]:
     """name -> a file (named energy.json, in a folder of its own) a reader must refuse."""
@@ -39,6 +55,7 @@ def _bad_files(root: Path) -> dict[str, Path]:
         "lone-surrogate": good_text.replace('"synthetic:made-1.1b"', '"\\ud800"').encode(),
         "not-an-object": b"[1, 2, 3]",
         "empty": b"",
+        "idle-gpu-a-word": _idle_gpu_named_by_a_word(),
     }
     files = {}
     for name, data in contents.items():
@@ -70,6 +87,8 @@ def test_validate_reports_every_file_once(tree, capsys):
     for name, bad in bads.items():  # a link loop too: found, and it cannot be read
         mine = [ln for ln in lines if ln.startswith(f"{bad}: ")]
         assert len(mine) == 1 and mine[0].startswith(f"{bad}: INVALID "), (name, mine)
+    word = f"{bads['idle-gpu-a-word']}: INVALID $.results.held_gpus.idle_window_watts_by_gpu: "
+    assert f"{word}key 'zero' is no GPU's NVML index (0, 1, ...)" in lines
     assert main(["validate", str(bads["link-loop"])]) == 1
     assert "INVALID cannot read" in capsys.readouterr().out
 

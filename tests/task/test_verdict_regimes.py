@@ -168,6 +168,7 @@ def test_aggregate_never_pools_regimes(tmp_path):
     graphs["measurement"]["decode"] = {
         **graphs["measurement"].get("decode", {}),
         "regime": "graphs",
+        "graph_captured": True,  # a graphs record says whether its step was captured
     }
     write(eager, tmp_path / "e")
     write(graphs, tmp_path / "g")
