@@ -543,7 +543,10 @@ def run_check(tmp_path: Path, report: dict[str, Any] | Path, k: str = "2") -> in
 
 
 def int8_report(delta: float) -> dict[str, Any]:
-    return measured(params_b=1.1, precision="INT8", delta=delta, **ADA_4090)
+    """LLM.int8() on pretrained weights: check grades no random-weight INT8 run."""
+    doc = measured(params_b=1.1, precision="INT8", delta=delta, **ADA_4090)
+    doc["workload"]["weights"] = "pretrained"
+    return doc
 
 
 def test_regression_check_passes_inside_the_band(tmp_path, capsys):
@@ -569,6 +572,7 @@ def test_regression_check_refuses_to_grade_a_derived_report(tmp_path, capsys):
 
 def test_regression_check_skips_an_architecture_without_a_curve(tmp_path, capsys):
     other = measured(params_b=1.1, precision="INT8", delta=137.9, gpu="Tesla T4", arch="turing")
+    other["workload"]["weights"] = "pretrained"
     assert run_check(tmp_path, other) == 2
     out = capsys.readouterr().out
     assert "no INT8 curve for arch class 'turing'" in out and "NOT GRADEABLE" in out

@@ -176,7 +176,7 @@ def test_aggregate_never_pools_regimes(tmp_path):
     assert invalid == []
     groups = group_reports(reports)
     assert len(groups) == 2
-    assert {g.protocol for g in groups} == {"256 tok, batch 1", "256 tok, batch 1, graphs"}
+    assert {g.protocol for g in groups} == {"256 tok, batch 1, eager", "256 tok, batch 1, graphs"}
 
 
 def test_the_schema_knows_the_regimes():
