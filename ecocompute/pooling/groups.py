@@ -11,6 +11,7 @@ never counted as two units. The statistics: core/meta.py."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -143,10 +144,20 @@ class Group:
         """A measured group's units (reports of one unit combined) from the reports that
         name their GPUs' UUIDs and give an interval (the others: left_out); None where
         no report can be placed so."""
+        return self._units
+
+    @functools.cached_property
+    def _units(self) -> list[UnitEstimate] | None:  # worked out once: every column reads it
         if self.kind != "measured" or self.precision == "FP16":
             return None
         units, _ = unit_estimates(self.reports)
         return units or None
+
+    @functools.cached_property
+    def _pool(self) -> RandomEffects | None:
+        """The random-effects pool over two units or more, worked out once."""
+        units = self._units
+        return None if units is None or len(units) < 2 else pool_estimates(units)
 
     @property
     def left_out(self) -> int:
@@ -212,9 +223,7 @@ class Group:
         """The 95% interval of the delta (see the module's docstring)."""
         units = self.unit_estimates()
         if units is not None:
-            if len(units) == 1:
-                return units[0].ci95_pct
-            return pool_estimates(units).ci95
+            return units[0].ci95_pct if self._pool is None else self._pool.ci95
         if len(self.independent) == 1:
             return self.reports[0].ci95_pct
         d = self.delta()
@@ -227,14 +236,14 @@ class Group:
         of the reports."""
         units = self.unit_estimates()
         if units is not None:
-            return units[0].delta_pct if len(units) == 1 else pool_estimates(units).mu
+            return units[0].delta_pct if self._pool is None else self._pool.mu
         d = self.delta()
         return None if d is None else d.mean
 
     def prediction_interval(self) -> tuple[float, float] | None:
         """For a unit not yet measured (three units or more)."""
         units = self.unit_estimates()
-        return None if units is None or len(units) < 3 else pool_estimates(units).pi95
+        return None if units is None or len(units) < 3 or self._pool is None else self._pool.pi95
 
     @property
     def trials(self) -> int | None:
