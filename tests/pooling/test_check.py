@@ -343,3 +343,16 @@ def test_a_curves_url_with_a_password_is_refused_without_echoing_it(tmp_path, ca
     assert main(["check", str(doc), "--curves", "https://alice:s3cret@example.com/c.json"]) == 2
     err = capsys.readouterr().err
     assert "https://***@example.com/c.json" in err and "alice" not in err and "s3cret" not in err
+
+
+def test_a_published_container_report_of_another_length_is_refused(tmp_path, capsys):
+    """The published container writes its length only as measurement.tokens_per_run: a
+    32-token run of its was graded WITHIN as if it were of the protocol's 256 (a review)."""
+    from ..published_reports import measured_report
+
+    doc = measured_report()
+    doc["measurement"]["tokens_per_run"] = 32
+    assert _check(tmp_path, doc) == 2
+    out = capsys.readouterr().out
+    assert "REFUSED (exit 2): the report generated 32 new tokens per run" in out
+    assert _check(tmp_path, measured_report()) == 0  # its 256: graded
