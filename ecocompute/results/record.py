@@ -24,7 +24,6 @@ from ecocompute.core.precision import Precision
 from ecocompute.core.printable import printable
 from ecocompute.core.stats import se_of_t_interval
 from ecocompute.formats.table import format_key
-from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
 from ecocompute.published.figures import is_project_card
 from ecocompute.report.decode_model import Compiler, Decode
@@ -194,11 +193,8 @@ def to_record(
         # would otherwise redraw a terminal's line as a row with other figures
         card=printable(_card(report, published, kind)),
         model=printable(work.model_name),
-        # where the report gives no size, the one its model's name states ("TinyLlama-1.1B"
-        # 1.1), as the site reads a name
-        params_b=params_b_from_model_name(work.model_name)
-        if work.params_b is None
-        else work.params_b,
+        # where the report gives no size, the one its figure is of (report/model.py)
+        params_b=report.figure_params_b,
         precision=work.precision,
         protocol=_protocol(report, published, kind),
         fingerprint=printable(
