@@ -273,7 +273,7 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         help="grade a measured report against the published figures (exit 0/1/2)",
         description="Grade one measured report: its FP16 energy against the published FP16 "
         "anchor of the same size (within 5%), only when that anchor was measured on the "
-        "report's own arch class (tolerance k x the published CV bound, 2%); and its delta "
+        "report's own card (tolerance k x the published CV bound, 2%); and its delta "
         "vs FP16 against the site's anchors of the same size where there are any, else the "
         "published fitted curve of its own arch class (tolerance k x "
         "the curve's residual spread: RMS of the published single-card points where there "
