@@ -264,8 +264,15 @@ def anchor_problems(report: Report) -> list[str]:
 
 
 def delta_from_energies(res: Results, exact: bool) -> list[str]:
-    """Without trials, the delta follows from the two energies."""
+    """Without trials, the delta follows from the two energies; none from an FP16 energy
+    of 0 or less."""
     e, f = res.energy_per_token_mj, res.fp16_energy_per_token_mj
+    stated = res.vs_fp16_energy_pct is not None or res.vs_fp16_energy_pct_exact is not None
+    if f is not None and f <= 0 and stated:
+        return [
+            f"$.results.fp16_energy_per_token_mj: {f:g} mJ/token, but the report states a "
+            "delta vs FP16, which no FP16 energy of 0 or less gives"
+        ]
     if e is None or f is None or f <= 0:
         return []
     truth = (e / f - 1.0) * 100.0

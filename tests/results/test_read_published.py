@@ -180,3 +180,15 @@ def test_a_no_gpu_figure_without_a_size_is_of_the_size_the_container_took(tmp_pa
         energy_per_token_mj=2222.22, fp16_energy_per_token_mj=1600.58, vs_fp16_energy_pct=38.8
     )
     assert read_one(write(ada, tmp_path / "ada")).kind == "derived"  # valid
+
+
+@pytest.mark.parametrize("make", [measured_report, example_output])
+def test_a_delta_beside_an_fp16_energy_of_zero_is_refused(tmp_path, make):
+    """An FP16 energy of 0 gives no delta: the delta stated beside it was never checked,
+    and the report read as valid (a review)."""
+    doc = make()
+    doc["results"]["fp16_energy_per_token_mj"] = 0.0
+    assert read_one(write(doc, tmp_path)).problems[0] == (
+        "$.results.fp16_energy_per_token_mj: 0 mJ/token, but the report states a delta vs "
+        "FP16, which no FP16 energy of 0 or less gives"
+    )  # (a no-GPU figure's is also not its anchors')
