@@ -61,6 +61,12 @@ def _trace_of(report_path: Path) -> tuple[PowerTrace, Path, str]:
     report, problems = parse_report(document) if document is not None else (None, problems)
     if report is None:
         raise InputError("report", str(path), "not a valid report: " + "; ".join(problems[:3]))
+    if not report.measured:
+        raise InputError(
+            "report",
+            str(path),
+            "a derived figure has no power trace: only a measured run on a GPU records one",
+        )
     if report.power_trace is None or not report.power_trace.files:
         raise InputError("report", str(path), "holds no power_trace (run with --power_trace)")
     title = f"{report.system_under_test.gpu} - {report.workload.model_name}"
