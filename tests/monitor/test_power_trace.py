@@ -194,3 +194,19 @@ def test_plot_power_trace_of_a_report_without_one_is_bad_input(tmp_path, capsys)
     (tmp_path / "energy.json").write_text(json.dumps(doc))
     assert main(["plot", "--power_trace", str(tmp_path), "-o", str(tmp_path / "t.png")]) == 2
     assert "holds no power_trace (run with --power_trace)" in capsys.readouterr().err
+
+
+def test_plot_power_trace_of_a_container_report_shades_its_measured_window(tmp_path):
+    """The published container's 1.3 names no trial windows: its one measured window, from
+    its phases, is shaded (nothing was, under a title saying the windows are)."""
+    pytest.importorskip("matplotlib")
+    from ecocompute.plots.trace_plot import build_trace_figure
+
+    (tmp_path / "energy.json").write_text(UPSTREAM_13.read_text())
+    rows = "".join(f"{t / 10:.1f},{100 + t % 7}\n" for t in range(6570))
+    (tmp_path / "power_trace.csv").write_text("t_s,power_w\n" + rows)
+    ax = build_trace_figure(tmp_path).axes[0]
+    assert ax.get_title().endswith("whole-run power trace; shaded: the measured windows")
+    (window,) = [p for p in ax.patches if p.get_label() == "NF4 measured window"]
+    edges = (window.get_x(), window.get_x() + window.get_width())  # data seconds
+    assert edges == pytest.approx((561.559, 655.958))
