@@ -590,5 +590,5 @@ class Report(Strict):
             raise ValueError(f"a derived report's measurement_source is {NO_LOCAL_GPU!r}")
         if self.measurement_source_reason is None:
             raise ValueError("a derived report says why in measurement_source_reason")
-        if self.software is not None and self.software.matches_reference_pins is not None:
+        if self.software is not None and self.software.matches_reference_pins:
             raise ValueError("a derived report ran no measurement stack to match pins")

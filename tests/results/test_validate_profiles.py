@@ -271,6 +271,24 @@ def test_our_reports_under_the_profile(tmp_path, capsys, precision):
     assert any("thermal block missing" in x for x in v.violations)
 
 
+def test_a_dry_run_lists_its_pin_differences_beside_matches_false(tmp_path, monkeypatch):
+    """A dry run lists how its stack differs from the image's pins: it wrote no
+    matches_reference_pins beside them, which §4.5.3 requires false (a review); it never
+    claims a match, no kernels having run."""
+    from ecocompute.report import software
+
+    monkeypatch.setattr(software, "image_pins", lambda: {"torch": "0.0.1"})
+    argv = ["energy_estimate", "--dry_run", "--quiet", "--output_dir", str(tmp_path)]
+    assert main(argv) == 0
+    doc = json.loads((tmp_path / "energy.json").read_text())
+    sw = doc["software"]
+    assert sw["differs_from_reference_pins"] and sw["matches_reference_pins"] is False
+    assert not any("4.5.3" in x for x in judge(doc, "v1.1-core").violations)
+    sw["matches_reference_pins"] = True
+    (tmp_path / "energy.json").write_text(json.dumps(doc))
+    assert main(["validate", str(tmp_path)]) == 1  # a derived figure claims no match
+
+
 def test_a_copy_is_judged_not_the_fixture():
     a = load(CONFORMANT)
     b = copy.deepcopy(a)
