@@ -101,8 +101,8 @@ def _validate_profile(args: argparse.Namespace) -> int:
         )
         if not args.json:
             print(_render_verdict(printable(path), verdict))
-    if args.json and answers:
-        print(json.dumps(answers[0] if len(answers) == 1 else answers, indent=2))
+    if args.json and (answers or len(args.paths) > 1):  # a list for several paths, always
+        print(json.dumps(answers[0] if len(args.paths) == 1 else answers, indent=2))
     return status
 
 

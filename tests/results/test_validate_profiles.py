@@ -228,6 +228,16 @@ def test_cli_exit_codes(tmp_path):
     assert main(["validate", "--profile", "dataset-eligible", str(tmp_path / "nt.json")]) == 1
 
 
+def test_json_is_a_list_whenever_several_paths_are_given(tmp_path, capsys):
+    """One path: its object; several: a list of those that could be read (one good and
+    one missing printed a lone object, a review)."""
+    good, missing = str(FIX / CONFORMANT), str(tmp_path / "none.json")
+    for paths, status, read in (([good], 0, None), ([good, missing], 3, 1), ([missing] * 2, 3, 0)):
+        assert main(["validate", "--profile", "v1.1-core", "--json", *paths]) == status
+        out = json.loads(capsys.readouterr().out)
+        assert isinstance(out, dict) if read is None else len(out) == read, paths
+
+
 def test_the_validate_subcommand_speaks_json_and_takes_a_schema(tmp_path):
     """The container's `entrypoint.py validate` is `ecocompute validate --profile` here."""
     r = _cli("--profile", "v1.1-core", "--json", str(FIX / RETEST))
