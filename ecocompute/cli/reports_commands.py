@@ -245,8 +245,8 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    """Skipped files on stderr, then the picture; exit 3 when it was written but the line
-    saying so could not be printed."""
+    """Skipped files and reports left out on stderr, then the picture; exit 3 when it was
+    written but the line saying so could not be printed."""
     from ecocompute.plots.files import require_matplotlib
     from ecocompute.plots.size_plot import plot_reports
 
@@ -258,8 +258,14 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             raise InputError("power_trace", " ".join(args.paths), "draws one report, no --card")
         path = plot_power_trace(args.paths[0], args.output)
     else:
+        from ecocompute.plots.size_plot import left_out
+
+        reports = _read_reports(args)
+        for r in reports:
+            if (why := left_out(r)) is not None:
+                print(f"{printable(str(r.path))}: left out of the plot: {why}", file=sys.stderr)
         try:
-            path = plot_reports(_read_reports(args), args.output, card=args.card)
+            path = plot_reports(reports, args.output, card=args.card)
         except InputError as exc:
             if exc.field != "PATH":
                 raise
