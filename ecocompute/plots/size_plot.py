@@ -31,10 +31,10 @@ from ecocompute.pooling.groups import DERIVED_WORDS, Group, group_reports
 from ecocompute.published.figures import (
     ORIGIN_PUBLISHED,
     DeltaCurve,
-    anchors_for,
     curve_for,
     delta_pct,
 )
+from ecocompute.published.site_curves import curve_cards
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Report
 
@@ -121,8 +121,8 @@ def _curve_label(curve: DeltaCurve, arch: str, gave: Sequence[float] = ()) -> st
             f"this project's own {curve.arch} {curve.precision} fit, {lo:g}-{hi:g}B "
             f"(not published): the curve of {points}"
         )
-    anchors = anchors_for(curve.arch)
-    card = f" ({anchors.card})" if anchors else ""
+    cards = curve_cards(curve)
+    card = f" ({cards})" if cards else ""
     text = f"published {curve.arch} {curve.precision} fit{card}, fitted {lo:g}-{hi:g}B"
     if curve.borrowed_from:
         text += f"; BORROWED for {arch}, not measured on {arch}: it gave {points}"

@@ -334,6 +334,24 @@ def test_reports_left_out_are_named_with_why_and_so_is_the_cause(tmp_path, capsy
     )
 
 
+def test_a_curve_is_labelled_with_the_cards_it_was_fitted_on(tmp_path):
+    """The Ada INT8 fit is the RTX 4090's alone: its label named the FP16 anchors' two
+    cards, RTX 4090 + RTX 4090D (a review); the NF4 fit's anchors are both cards'."""
+    write(measured(precision="INT8", delta=150.0, gpu="NVIDIA GeForce RTX 4090", arch="ada"),
+          tmp_path / "i")  # fmt: skip
+    write(measured(precision="NF4", delta=20.0, gpu="NVIDIA GeForce RTX 4090", arch="ada"),
+          tmp_path / "n")  # fmt: skip
+    axes = build_figure(read_reports([tmp_path])[0]).axes
+    labels = [
+        ln.get_label()
+        for ax in axes
+        for ln in _lines(ax, "published-ada-")
+        if ln.get_label()[0] != "_"
+    ]
+    assert any(t.startswith("published ada INT8 fit (RTX 4090), fitted") for t in labels), labels
+    assert any(t.startswith("published ada NF4 fit (RTX 4090 + RTX 4090D)") for t in labels)
+
+
 def _int8(folder, delta, *, threshold=None, library=None):
     doc = measured(precision="INT8", delta=delta)
     if threshold is not None:
