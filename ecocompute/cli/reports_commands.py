@@ -101,8 +101,8 @@ def _validate_profile(args: argparse.Namespace) -> int:
         )
         if not args.json:
             print(_render_verdict(printable(path), verdict))
-    if args.json and answers:
-        print(json.dumps(answers[0] if len(answers) == 1 else answers, indent=2))
+    if args.json and (answers or len(args.paths) > 1):  # a list for several paths, always
+        print(json.dumps(answers[0] if len(args.paths) == 1 else answers, indent=2))
     return status
 
 
@@ -245,8 +245,8 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    """Skipped files on stderr, then the picture; exit 3 when it was written but the line
-    saying so could not be printed."""
+    """Skipped files and reports left out on stderr, then the picture; exit 3 when it was
+    written but the line saying so could not be printed."""
     from ecocompute.plots.files import require_matplotlib
     from ecocompute.plots.size_plot import plot_reports
 
@@ -258,8 +258,14 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             raise InputError("power_trace", " ".join(args.paths), "draws one report, no --card")
         path = plot_power_trace(args.paths[0], args.output)
     else:
+        from ecocompute.plots.size_plot import left_out
+
+        reports = _read_reports(args)
+        for r in reports:
+            if (why := left_out(r)) is not None:
+                print(f"{printable(str(r.path))}: left out of the plot: {why}", file=sys.stderr)
         try:
-            path = plot_reports(_read_reports(args), args.output, card=args.card)
+            path = plot_reports(reports, args.output, card=args.card)
         except InputError as exc:
             if exc.field != "PATH":
                 raise
@@ -273,7 +279,7 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         help="grade a measured report against the published figures (exit 0/1/2)",
         description="Grade one measured report: its FP16 energy against the published FP16 "
         "anchor of the same size (within 5%), only when that anchor was measured on the "
-        "report's own arch class (tolerance k x the published CV bound, 2%); and its delta "
+        "report's own card (tolerance k x the published CV bound, 2%); and its delta "
         "vs FP16 against the site's anchors of the same size where there are any, else the "
         "published fitted curve of its own arch class (tolerance k x "
         "the curve's residual spread: RMS of the published single-card points where there "

@@ -45,6 +45,21 @@ def params_b_from_model_name(model_name: str) -> float | None:
     return float(number) / (1000.0 if unit in "mM" else 1.0)
 
 
+# The published container derives a no-GPU figure at the size its run was given, else the
+# first size in billions its model's name holds ("...B", never millions), else 1.1.
+CONTAINER_DEFAULT_PARAMS_B = 1.1
+_CONTAINER_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*[bB](?!\w)")
+
+
+def container_params_b(model_name: str) -> float | None:
+    """The size the published container took for a figure its report gives no size for:
+    "Qwen2.5-3B" 3, "SmolLM2-135M" 1.1 (not 0.135: it reads billions only); None where
+    the name's size is no model's (its figure could not have been derived)."""
+    found = _CONTAINER_SIZE.search(model_name)
+    size = float(found.group(1)) if found else CONTAINER_DEFAULT_PARAMS_B
+    return size if params_b_problem(size) is None else None
+
+
 def name_size_b(model_name: str) -> float | None:
     """The size a model's name states, checked as --params_b is; None when it states
     none. Raises InputError (naming the model and --params_b) for a size no model has."""

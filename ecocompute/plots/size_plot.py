@@ -31,10 +31,10 @@ from ecocompute.pooling.groups import DERIVED_WORDS, Group, group_reports
 from ecocompute.published.figures import (
     ORIGIN_PUBLISHED,
     DeltaCurve,
-    anchors_for,
     curve_for,
     delta_pct,
 )
+from ecocompute.published.site_curves import curve_cards
 from ecocompute.report.labels import card_with_arch
 from ecocompute.results.collect import Report
 
@@ -67,10 +67,19 @@ PANEL_HEIGHT_IN = 6.0  # the panel, its title and the figure's title
 LEGEND_LINE_IN = 0.17  # one legend line at fontsize 7, with its spacing
 
 
+def left_out(r: Report) -> str | None:
+    """Why a report is no point of the plot (FP16, no figure, no size), or None."""
+    if not r.quantized:
+        return "FP16 has no delta vs FP16 to plot"
+    if r.delta_pct is None:
+        return f"no delta vs FP16 (basis {r.basis}: no figure)"
+    return None if r.params_b else "no model size"
+
+
 def plottable(reports: Sequence[Report], card: str | None = None) -> list[Report]:
     """The quantized reports with a size and a delta, of one card (InputError if the
-    reports span several cards and none was chosen)."""
-    points = [r for r in reports if r.quantized and r.delta_pct is not None and r.params_b]
+    reports span several cards and none was chosen, or there is none, saying why)."""
+    points = [r for r in reports if left_out(r) is None]
     if card is not None:
         # a card named exactly is that card; else a measured card whose name holds it
         # ("RTX 5090": NVIDIA GeForce RTX 5090, not also the no-GPU label that names the
@@ -90,11 +99,13 @@ def plottable(reports: Sequence[Report], card: str | None = None) -> list[Report
             "with one of them, as written here",
         )
     if not points:
+        whys = "; ".join(sorted({why for r in reports if (why := left_out(r)) is not None}))
         raise InputError(
             "PATH",
             None,
             "no plottable report: needs quantized reports (NF4, INT8, INT4 or FP8) with a "
-            "size and a delta vs FP16",
+            "size and a delta vs FP16"
+            + (f"; every report read was left out: {whys}" if whys else ""),
         )
     return points
 
@@ -110,8 +121,8 @@ def _curve_label(curve: DeltaCurve, arch: str, gave: Sequence[float] = ()) -> st
             f"this project's own {curve.arch} {curve.precision} fit, {lo:g}-{hi:g}B "
             f"(not published): the curve of {points}"
         )
-    anchors = anchors_for(curve.arch)
-    card = f" ({anchors.card})" if anchors else ""
+    cards = curve_cards(curve)
+    card = f" ({cards})" if cards else ""
     text = f"published {curve.arch} {curve.precision} fit{card}, fitted {lo:g}-{hi:g}B"
     if curve.borrowed_from:
         text += f"; BORROWED for {arch}, not measured on {arch}: it gave {points}"

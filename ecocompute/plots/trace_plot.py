@@ -61,6 +61,12 @@ def _trace_of(report_path: Path) -> tuple[PowerTrace, Path, str]:
     report, problems = parse_report(document) if document is not None else (None, problems)
     if report is None:
         raise InputError("report", str(path), "not a valid report: " + "; ".join(problems[:3]))
+    if not report.measured:
+        raise InputError(
+            "report",
+            str(path),
+            "a derived figure has no power trace: only a measured run on a GPU records one",
+        )
     if report.power_trace is None or not report.power_trace.files:
         raise InputError("report", str(path), "holds no power_trace (run with --power_trace)")
     title = f"{report.system_under_test.gpu} - {report.workload.model_name}"
@@ -96,13 +102,19 @@ def build_trace_figure(report_path: str | os.PathLike[str]) -> Any:
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     ax.plot(series.times_s, series.powers_w, color="#333333", linewidth=0.8, label="power")
+    windows = [(f"{w.format} trial windows", w.start_s, w.end_s) for w in block.windows or []]
+    edges = first.phases or {}
+    if not windows and "measure_start_s" in edges and "measure_end_s" in edges:
+        # the published container's 1.3 names no trial windows: its one measured window
+        what = f"{first.precision or 'the'} measured window"
+        windows = [(what, edges["measure_start_s"], edges["measure_end_s"])]
     colors: dict[str, str] = {}
-    for w in block.windows or []:
-        new = w.format not in colors
-        color = colors.setdefault(w.format, series_color(len(colors)))
-        label = f"{w.format} trial windows" if new else None
-        ax.axvspan(w.start_s, w.end_s, color=color, alpha=0.25, linewidth=0, label=label)
-    for t, names in _edges(first.phases or {}, series):
+    for what, start_s, end_s in windows:
+        new = what not in colors
+        color = colors.setdefault(what, series_color(len(colors)))
+        label = what if new else None
+        ax.axvspan(start_s, end_s, color=color, alpha=0.25, linewidth=0, label=label)
+    for t, names in _edges(edges, series):
         ax.axvline(t, color="#888888", linestyle=":", linewidth=0.8)
         ax.annotate(
             ", ".join(names), (t, 1.0), xycoords=("data", "axes fraction"),
@@ -110,7 +122,8 @@ def build_trace_figure(report_path: str | os.PathLike[str]) -> Any:
         )  # fmt: skip
     ax.set_xlabel("seconds since the trace started")
     ax.set_ylabel("GPU-package power, W (NVML)")
-    ax.set_title(title + "\nwhole-run power trace; shaded: the measured windows", fontsize=10)
+    shaded = "; shaded: the measured windows" if windows else "; no measured window recorded"
+    ax.set_title(title + "\nwhole-run power trace" + shaded, fontsize=10)
     ax.legend(loc="lower right", fontsize=8, framealpha=0.9)  # inside the axes
     return fig
 

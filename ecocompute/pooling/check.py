@@ -2,14 +2,13 @@
 
 What is graded, and against what:
 - FP16 energy per token against the site's FP16 anchor of the same size (within 5% in
-  parameters), only when the anchor was measured on the report's own arch class.
-  Tolerance: k times the published run-to-run spread (CV < 2%, main dataset v1.1.0).
-  The anchor comes from the card the site names for it (RTX 4090 for ada at 7B): another
-  card of the same class is compared with it, and the output says so. Where the site's
-  anchor is a mean over two cards (RTX 4090 + RTX 4090D for ada at 0.5-3B), whose own
-  figures differ by up to ~12% from that mean, a report of a card with its own published
-  figure there (the main dataset's RTX 4090D) is graded against that figure; any other
-  card is not graded against the mean.
+  parameters), only when the anchor was measured on the report's own card (RTX 4090 for
+  ada at 7B). Tolerance: k times the published run-to-run spread (CV < 2%, main dataset
+  v1.1.0), one card's: it does not bound how far another card sits from it, so another
+  card, of the same class or not, is not graded. Where the site's anchor is a mean over
+  two cards (RTX 4090 + RTX 4090D for ada at 0.5-3B), whose own figures differ by up to
+  ~12% from that mean, a report of a card with its own published figure there (the main
+  dataset's RTX 4090D) is graded against that figure; any other card is not graded.
 - The delta vs FP16 (NF4/INT8) as the published container's check_regression grades it
   (tools/check_regression.py): against the mean of the site's anchors measured at the
   report's size, where the site has any, else against the site's fitted curve of the
@@ -158,22 +157,24 @@ def grade_anchor(r: Report, k: float, curves: CurvesFile | None = None) -> Grade
             f"bound how far a card sits from it{apart}; the published data holds no "
             f"{n_b:g}B figure of {r.card}'s own",
         )
+    elif not _names_card(r.card, card):
+        return Grade(
+            what,
+            None,
+            f"not graded: another card: the site's {n_b:g}B anchor ({anchor:,.1f} mJ/token) "
+            f"was measured on {card}, this report on {r.card}, and one card's run-to-run "
+            "spread does not bound how far another card sits from it",
+        )
     cv = float(published()["repeatability"]["cv_pct_max"])
     dev = 100.0 * (fp16 / anchor - 1.0)
     tol = k * cv
     within = abs(dev) <= tol
-    same_card = _names_card(r.card, card)
     return Grade(
         what,
         within,
         f"FP16 {fp16:,.1f} mJ/token vs {whose} "
         f"{anchor:,.1f} at {n_b:g}B: {dev:+.1f}%, tolerance +-{k:g} x {cv:g}% = +-{tol:.1f}% "
-        f"(spread: published CV < {cv:g}%) -> {'within' if within else 'OUTSIDE'}"
-        + (
-            ""
-            if same_card
-            else f"; note: the anchor was measured on {card}, this report on {r.card}"
-        ),
+        f"(spread: published CV < {cv:g}%) -> {'within' if within else 'OUTSIDE'}",
     )
 
 

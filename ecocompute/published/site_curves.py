@@ -171,6 +171,17 @@ def site_curve(arch: str, precision: str, curves: CurvesFile | None = None) -> D
     )
 
 
+def curve_cards(curve: DeltaCurve, curves: CurvesFile | None = None) -> str | None:
+    """The cards behind the anchors the site fitted this curve on ("RTX 4090" for Ada
+    INT8, not its FP16 anchors' two cards), where it is the site's curve; else None."""
+    site = site_curve(curve.arch, curve.precision, curves)
+    shape = (curve.a_pct, curve.s_pct, curve.nstar_b)
+    if site is None or (site.a_pct, site.s_pct, site.nstar_b) != shape:
+        return None
+    anchors = _data(curves)["curves"][curve.arch][curve.precision].get("anchors") or []
+    return _cards([str(a.get("gpu", "?")) for a in anchors]) or None
+
+
 @dataclass(frozen=True)
 class SiteAnchorPoint:
     """One measured delta of the site's curve: dE% at N billion, on a card, n sessions."""

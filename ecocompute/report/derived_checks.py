@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from decimal import Decimal
 
-from ecocompute.published.curves import delta_pct
+from ecocompute.published.curves import Anchors, delta_pct
 from ecocompute.published.project import at_units_size, model_token
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import ReferenceUnits, Results
@@ -102,6 +102,7 @@ def derived_problems(report: Report, exact: bool) -> list[str]:
         + delta_from_energies(res, exact)
         + curve_problems(report, exact)
         + unnamed_curve_problems(report)
+        + unnamed_fp16_problems(report)
         + (anchor_problems(report) if exact else [])
         + anchors_problems(report, exact)
         + units_problems(report)
@@ -263,8 +264,15 @@ def anchor_problems(report: Report) -> list[str]:
 
 
 def delta_from_energies(res: Results, exact: bool) -> list[str]:
-    """Without trials, the delta follows from the two energies."""
+    """Without trials, the delta follows from the two energies; none from an FP16 energy
+    of 0 or less."""
     e, f = res.energy_per_token_mj, res.fp16_energy_per_token_mj
+    stated = res.vs_fp16_energy_pct is not None or res.vs_fp16_energy_pct_exact is not None
+    if f is not None and f <= 0 and stated:
+        return [
+            f"$.results.fp16_energy_per_token_mj: {f:g} mJ/token, but the report states a "
+            "delta vs FP16, which no FP16 energy of 0 or less gives"
+        ]
     if e is None or f is None or f <= 0:
         return []
     truth = (e / f - 1.0) * 100.0
@@ -384,12 +392,12 @@ def unnamed_curve_problems(report: Report) -> list[str]:
     said = res.vs_fp16_energy_pct if said is None else said
     if res.reference_curve is not None or res.reference_anchors is not None:
         return []  # a named curve is checked against itself; the anchors' mean above
-    if said is None or work.params_b is None:
+    n = report.figure_params_b  # the container's own where it records none
+    if said is None or n is None:
         return []
     curves = known_curves(arch, work.precision)
     if not curves:
         return []
-    n = work.params_b
     figures = [figure(n) for figure, _ in curves]
     problems = []
     if not any(abs(said - f) <= UNNAMED_CURVE_TOLERANCE_PTS for f in figures):
@@ -406,6 +414,37 @@ def unnamed_curve_problems(report: Report) -> list[str]:
             f"published {arch} {work.precision} curves were fitted over ({ranges})"
         )
     return problems
+
+
+def unnamed_fp16_problems(report: Report) -> list[str]:
+    """The published container's derived figure: its FP16 energy is, within its rounding,
+    the FP16 anchors' at its size (log-log between them, as it derives it) of a set the
+    published figures have had for its arch class: the site's today, or the one card's
+    of the main dataset that its own copy holds (Ada's RTX 4090D)."""
+    from ecocompute.published.reference_data import published
+    from ecocompute.published.site_curves import site_anchors
+
+    f, n, arch = (
+        report.results.fp16_energy_per_token_mj,
+        report.figure_params_b,
+        report.system_under_test.gpu_arch,
+    )
+    if report.ours or f is None or n is None:
+        return []
+    sets = [site_anchors(arch)]
+    card = published()["card_fp16_anchors"].get(arch)
+    if card is not None:
+        points = tuple((float(size), float(e)) for size, e in card["points"])
+        sets.append(Anchors(arch, str(card["card"]), points))
+    figures = [a.energy_per_token_mj(n) for a in sets if a is not None]
+    lo, hi = _as_written(f)
+    if not figures or any(lo - 1e-9 * e <= e <= hi + 1e-9 * e for e in figures):
+        return []
+    shown = ", ".join(sorted({f"{e:.2f}" for e in figures}))
+    return [
+        f"$.results.fp16_energy_per_token_mj: {f:g} mJ/token, but the published {arch} FP16 "
+        f"anchors give {shown} at {n:g}B"
+    ]
 
 
 def known_curves(

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from ecocompute.llm.gguf_checkpoint import CONVERTED_LEAD
+from ecocompute.params.model_size import container_params_b, params_b_from_model_name
 from ecocompute.report.decode_model import (
     CompileBlock,
     Compiler,
@@ -546,6 +547,18 @@ class Report(Strict):
         """Written by this tool (format 2.0, or one of its older formats upgraded)."""
         return self.ecocompute_format is not None or self.benchmark == LEGACY_BENCHMARK
 
+    @property
+    def figure_params_b(self) -> float | None:
+        """The size its figures are of: the one it records; else, for a figure the
+        published container derived, the size that container took (its default 1.1
+        where the name states no "...B"); else the size the model's name states."""
+        work = self.workload
+        if work.params_b is not None:
+            return work.params_b
+        if not self.ours and not self.measured:
+            return container_params_b(work.model_name)
+        return params_b_from_model_name(work.model_name)
+
     @model_validator(mode="after")
     def _complete_and_sourced(self) -> Report:
         if self.ecocompute_format is not None:
@@ -577,5 +590,5 @@ class Report(Strict):
             raise ValueError(f"a derived report's measurement_source is {NO_LOCAL_GPU!r}")
         if self.measurement_source_reason is None:
             raise ValueError("a derived report says why in measurement_source_reason")
-        if self.software is not None and self.software.matches_reference_pins is not None:
+        if self.software is not None and self.software.matches_reference_pins:
             raise ValueError("a derived report ran no measurement stack to match pins")

@@ -103,7 +103,8 @@ def packaged_text(name: str) -> str | None:
 
 def generated_schema() -> JsonObject:
     """Format 2.0's schema: the model's, with the rules its validators hold as JSON
-    schema conditions (a measured report's source; what format 2.0 requires)."""
+    schema conditions (a measured report's source, a derived one's claiming no match with
+    the pins; what format 2.0 requires)."""
     schema = Report.model_json_schema()
     required_2 = [_required_at(path) for path in COMPLETE]
     return {
@@ -127,11 +128,14 @@ def generated_schema() -> JsonObject:
                         "measurement_source_reason": {"type": "null"},
                     }
                 },
-                "else": {
+                "else": {  # a derived figure ran no stack: it claims no match with the pins
                     "required": ["measurement_source_reason"],
                     "properties": {
                         "measurement_source": {"const": NO_LOCAL_GPU},
                         "measurement_source_reason": {"type": "string"},
+                        "software": {
+                            "properties": {"matches_reference_pins": {"not": {"const": True}}}
+                        },
                     },
                 },
             },

@@ -93,11 +93,14 @@ def pin_differences(installed: dict[str, str], pins: dict[str, str]) -> list[str
 def software_block(
     *, torch_cuda: str | None, nvidia_driver: str | None, measured: bool
 ) -> dict[str, Any]:
-    """The report's software section. matches_reference_pins is written for measured runs
-    only: a published-path report ran no measurement stack (as in 1.1's dry runs)."""
+    """The report's software section. matches_reference_pins is true only of a measured
+    run on the pins: a published-path report ran no measurement stack (as in 1.1's dry
+    runs), so it claims no match, and says false beside the differences it lists (the
+    published Protocol v1.1, 4.5.3: a difference listed, matches_reference_pins false)."""
     installed = package_versions()
     pins = image_pins()
     differs = pin_differences(installed, pins) if pins else ["no reference lock shipped"]
+    matches = bool(pins) and not differs
     return {
         "python": platform.python_version(),
         "packages": installed,
@@ -105,7 +108,7 @@ def software_block(
         "nvidia_driver": nvidia_driver or DRIVER_UNAVAILABLE,
         "comparability_note": COMPARABILITY_NOTE,
         "reference_pins": pins,
-        **({"matches_reference_pins": bool(pins) and not differs} if measured else {}),
+        **({"matches_reference_pins": matches} if measured or differs else {}),
         "differs_from_reference_pins": differs,
     }
 

@@ -6,12 +6,12 @@ result: upgraded (the copy passes the published container's strict 1.3 schema), 
 but not a strict 1.3 report for a reason its own figures state (a precision that schema
 does not name, INT4 or FP8; a rate below Protocol v1.1's 10 Hz floor; that schema
 refuses it for that alone), already current (format 2.0, or a copy made before: copied
-byte for byte), or failed (unreadable, invalid, not a report of ours, or not written:
-nothing is written for it). A copy is checked before it is written atomically: read back
-by our reader, as its source's format (report/read.py), and against the published
-schemas where its precision allows. The copy's path beneath the output folder is the
-source's relative to the current folder, or, for a source outside it, its absolute path
-less the root (as tar names members).
+byte for byte, with the power-trace files it names), or failed (unreadable, invalid, not
+a report of ours, or not written: nothing is written for it). A copy is checked before
+it is written atomically: read back by our reader, as its source's format
+(report/read.py), and against the published schemas where its precision allows. The
+copy's path beneath the output folder is the source's relative to the current folder,
+or, for a source outside it, its absolute path less the root (as tar names members).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ecocompute.boundary.atomic import write_text_atomic
+from ecocompute.boundary.atomic import write_texts_atomic
 from ecocompute.boundary.user_paths import file_key
 from ecocompute.core.json_types import JsonObject
 from ecocompute.core.printable import printable
@@ -55,6 +55,7 @@ class Upgrade(BaseModel):
     target: str | None = None  # the copy written; None when it failed
     from_format: str | None = None  # the source's format, as provenance.upgraded_from names it
     why: tuple[str, ...] = ()  # failed: every reason; not strict 1.3: the reasons
+    not_copied: tuple[str, ...] = ()  # power-trace files it names, not copied beside it (why)
 
     @property
     def ok(self) -> bool:
@@ -70,6 +71,8 @@ class Upgrade(BaseModel):
             head += f"already current ({what}), copied unchanged"
         else:
             head += f"upgraded from {self.from_format}"
+        if self.not_copied:
+            head += f" (its power trace not copied: {', '.join(self.not_copied)})"
         if self.outcome == "not strict 1.3" or self.why:
             return printable(f"{head}; not a strict 1.3 report: {'; '.join(self.why)}")
         return printable(f"{head}; passes the published strict 1.3 schema")
@@ -138,13 +141,15 @@ def upgrade_file(source: Path, target: Path) -> Upgrade:
             text = dumps_strict(to_current(document), indent=2) + "\n"
         except NotReportJson as exc:
             return Upgrade(source=str(source), outcome="failed", why=(str(exc),))
-    problems, reasons = copy_problems(loads_strict(text))
+    copy = loads_strict(text)
+    problems, reasons = copy_problems(copy)
     if problems:
         return Upgrade(source=str(source), outcome="failed", why=tuple(problems))
     if reasons and outcome == "upgraded":
         outcome = "not strict 1.3"
+    traces, not_copied = _traces_beside(source, target, parse_report(copy)[0])
     try:
-        written = write_text_atomic(target, text)
+        written = write_texts_atomic([(target, text), *traces])[0]
     except RunError as exc:
         return Upgrade(source=str(source), outcome="failed", why=(str(exc),))
     return Upgrade(
@@ -153,7 +158,30 @@ def upgrade_file(source: Path, target: Path) -> Upgrade:
         target=str(written),
         from_format=from_format,
         why=tuple(reasons),
+        not_copied=tuple(not_copied),
     )
+
+
+def _traces_beside(
+    source: Path, target: Path, report: Report | None
+) -> tuple[list[tuple[Path, str]], list[str]]:
+    """The power-trace files the report names, read from beside it to go beside its copy,
+    and each one that cannot be, with why (a name that is not a file's beside it, too)."""
+    traces: list[tuple[Path, str]] = []
+    not_copied: list[str] = []
+    block = None if report is None else report.power_trace
+    for name in dict.fromkeys(f.file for f in (block.files if block else [])):
+        path = source.parent / name
+        if Path(name).name != name or name in (".", ".."):
+            not_copied.append(f"{name} (not a file's name beside the report)")
+        elif not path.is_file():  # nothing there, or what would block when read (a FIFO)
+            not_copied.append(f"{name} (no such file beside the report)")
+        else:
+            try:
+                traces.append((target.parent / name, path.read_text("utf-8")))
+            except (OSError, UnicodeDecodeError) as exc:
+                not_copied.append(f"{name} ({getattr(exc, 'strerror', None) or exc})")
+    return traces, not_copied
 
 
 def copy_problems(document: JsonObject) -> tuple[list[str], list[str]]:

@@ -24,7 +24,6 @@ from ecocompute.core.precision import Precision
 from ecocompute.core.printable import printable
 from ecocompute.core.stats import se_of_t_interval
 from ecocompute.formats.table import format_key
-from ecocompute.params import params_b_from_model_name
 from ecocompute.published.curves import DeltaCurve
 from ecocompute.published.figures import is_project_card
 from ecocompute.report.decode_model import Compiler, Decode
@@ -119,12 +118,12 @@ class Report:
     # interval pools compiles, else pairs - 1
     interval_df: int | None = None
     throttled_windows: int | None = None
-    # what sweeps read of the report beyond the figures (ours only): its phases, its
-    # decode record and its tokens per run; never the whole model, which a large folder's
-    # worker processes would otherwise pickle back, trials and all, for every report
+    # what sweeps read of the report beyond the figures (ours only): its phases and its
+    # decode record; never the whole model, which a large folder's worker processes would
+    # otherwise pickle back, trials and all, for every report
     phases: Phases | None = None
     decode: Decode | None = None
-    max_new_tokens: int | None = None
+    max_new_tokens: int | None = None  # new tokens per run (any format's: check refuses 4)
     prompt_tokens: int | None = None  # a prompt length chosen (--prompt_tokens), else None
 
     @property
@@ -194,11 +193,8 @@ def to_record(
         # would otherwise redraw a terminal's line as a row with other figures
         card=printable(_card(report, published, kind)),
         model=printable(work.model_name),
-        # where the report gives no size, the one its model's name states ("TinyLlama-1.1B"
-        # 1.1), as the site reads a name
-        params_b=params_b_from_model_name(work.model_name)
-        if work.params_b is None
-        else work.params_b,
+        # where the report gives no size, the one its figure is of (report/model.py)
+        params_b=report.figure_params_b,
         precision=work.precision,
         protocol=_protocol(report, published, kind),
         fingerprint=printable(
@@ -210,6 +206,7 @@ def to_record(
         fp16_energy_per_token_mj=res.fp16_energy_per_token_mj,
         delta_pct=delta if work.precision != Precision.FP16 else None,
         batch_size=work.batch_size,
+        max_new_tokens=_tokens_per_run(report, published),
         **({} if published else _ours_only(report)),
     )
     return record, []
@@ -235,9 +232,7 @@ def _protocol(report: ReportModel, published: bool, kind: str) -> str:
     """New tokens per run, batch size, the decode regime of a measurement, and for a
     measurement over several GPUs their number."""
     work, meas = report.workload, report.measurement
-    tokens = None if published else work.max_new_tokens
-    if tokens is None:
-        tokens = meas.tokens_per_run
+    tokens = _tokens_per_run(report, published)
     text = f"{'?' if tokens is None else tokens} tok, batch {work.batch_size}"
     if kind != MEASURED:
         return text
@@ -251,6 +246,13 @@ def _protocol(report: ReportModel, published: bool, kind: str) -> str:
             text += ", phases apart"
     gpus = report.system_under_test.accelerator_count
     return f"{text}, {gpus} GPUs" if gpus > 1 else text
+
+
+def _tokens_per_run(report: ReportModel, published: bool) -> int | None:
+    """New tokens per run: the workload's (ours), else the measurement's (the published
+    container's formats say it there only)."""
+    tokens = None if published else report.workload.max_new_tokens
+    return report.measurement.tokens_per_run if tokens is None else tokens
 
 
 def _compile_notes(compiler: Compiler | None) -> tuple[str, ...]:
@@ -285,7 +287,6 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         "session_s": report.measurement.timing.session_s if report.measurement.timing else None,
         "phases": res.phases,
         "decode": report.measurement.decode,
-        "max_new_tokens": work.max_new_tokens,
         "prompt_tokens": work.prompt_tokens if work.prompt_source == "prompt_tokens" else None,
     }
     if res.basis == "measured":

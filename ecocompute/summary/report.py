@@ -142,7 +142,7 @@ def closing_lines(report: Report, reports: Sequence[Report] = ()) -> list[str]:
     return [
         *([f"  note       {source}"] if "pass --gpu_arch" in source else []),
         *weights_lines(report.workload, reports or [report]),
-        *([f"  software   {software_words(sw)}"] if sw is not None else []),
+        *([f"  software   {software_words(sw, report.measured)}"] if sw is not None else []),
         SCOPE,
     ]
 
@@ -453,10 +453,12 @@ def verdict_words(precision: str, res: Results) -> str:
     return f"inconclusive: the 95% interval includes 0 ({n} pairs); more trials may decide"
 
 
-def software_words(sw: Software) -> str:
+def software_words(sw: Software, measured: bool) -> str:
+    """The stack in words, and where a measurement's differs from the image's pins, so;
+    a derived figure ran no kernels: its stack's pins change nothing in it."""
     python = [f"python {sw.python}"] if sw.python else []
     text = ", ".join([*python, *stack_in_words(sw.packages or {}, sw.nvidia_driver)])
-    if sw.matches_reference_pins is False:
+    if measured and sw.matches_reference_pins is False:
         text += " (differs from the container image's pins: see software in the report)"
     return text
 

@@ -6,6 +6,7 @@ reported energy never comes from it, and it never reads inside a measured window
 from __future__ import annotations
 
 import csv
+import json
 import threading
 import time
 
@@ -18,8 +19,10 @@ from ecocompute.report.read import validation_errors
 from ecocompute.report.schema import published_13_errors
 from ecocompute.results.conformance import judge
 
-from ..conftest import read_report
+from ..conftest import REPO, read_report
 from ..fakes import CpuAccelerator, FakeTelemetry, install_fakes
+
+UPSTREAM_13 = REPO / "tests" / "data" / "upstream" / "conformant-v1.1@8778c42.json"
 
 
 def test_a_paused_trace_reads_nothing_until_resumed():
@@ -176,7 +179,34 @@ def test_traces_and_report_are_written_as_one(
 
 
 def test_plot_power_trace_of_a_report_without_one_is_bad_input(tmp_path, capsys):
+    """A derived figure says why it has none (it said "run with --power_trace" to a run
+    made with it: a review); a measured report without one, to run with it."""
     pytest.importorskip("matplotlib")
-    assert main(["run", "--dry_run", "-q", "--output_dir", str(tmp_path)]) == 0
+    argv = ["run", "--dry_run", "--power_trace", "-q", "--output_dir", str(tmp_path)]
+    assert main(argv) == 0
     assert main(["plot", "--power_trace", str(tmp_path), "-o", str(tmp_path / "t.png")]) == 2
-    assert "holds no power_trace" in capsys.readouterr().err
+    assert (
+        "a derived figure has no power trace: only a measured run on a GPU records one"
+        in capsys.readouterr().err
+    )
+    doc = json.loads(UPSTREAM_13.read_text())
+    del doc["power_trace"]
+    (tmp_path / "energy.json").write_text(json.dumps(doc))
+    assert main(["plot", "--power_trace", str(tmp_path), "-o", str(tmp_path / "t.png")]) == 2
+    assert "holds no power_trace (run with --power_trace)" in capsys.readouterr().err
+
+
+def test_plot_power_trace_of_a_container_report_shades_its_measured_window(tmp_path):
+    """The published container's 1.3 names no trial windows: its one measured window, from
+    its phases, is shaded (nothing was, under a title saying the windows are)."""
+    pytest.importorskip("matplotlib")
+    from ecocompute.plots.trace_plot import build_trace_figure
+
+    (tmp_path / "energy.json").write_text(UPSTREAM_13.read_text())
+    rows = "".join(f"{t / 10:.1f},{100 + t % 7}\n" for t in range(6570))
+    (tmp_path / "power_trace.csv").write_text("t_s,power_w\n" + rows)
+    ax = build_trace_figure(tmp_path).axes[0]
+    assert ax.get_title().endswith("whole-run power trace; shaded: the measured windows")
+    (window,) = [p for p in ax.patches if p.get_label() == "NF4 measured window"]
+    edges = (window.get_x(), window.get_x() + window.get_width())  # data seconds
+    assert edges == pytest.approx((561.559, 655.958))

@@ -164,6 +164,22 @@ def test_params_b_from_model_name(name, size):
     assert params_b_from_model_name(name) == size
 
 
+@pytest.mark.parametrize(
+    ("name", "size"),
+    [
+        ("Qwen/Qwen2.5-3B-Instruct", 3.0),
+        ("meta-llama/Llama-2-7b-hf", 7.0),
+        ("HuggingFaceTB/SmolLM2-135M", 1.1),  # no millions: the container's default
+        ("gpt2", 1.1),
+        ("gpt-0b", None),  # no model's size: the container could derive no figure at it
+    ],
+)
+def test_the_size_the_published_container_took(name, size):
+    from ecocompute.params.model_size import container_params_b
+
+    assert container_params_b(name) == size
+
+
 # --- the typed model (issue 28, item 2) -------------------------------------------------
 
 

@@ -311,6 +311,47 @@ def test_nothing_plottable_names_the_paths_given(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "p.png").exists()
 
 
+def test_reports_left_out_are_named_with_why_and_so_is_the_cause(tmp_path, capsys):
+    """INT4 and FP8 dry runs have no figure (basis unavailable): they were dropped without
+    a word, then 'needs quantized reports (... INT4 or FP8)' blamed reports that are INT4
+    and FP8 (a review). Each report left out is one stderr line, and the error says why."""
+    for fmt in ("INT4", "FP8"):
+        argv = ["run", "--dry_run", "-q", "--precision", fmt, "--output_dir", str(tmp_path / fmt)]
+        assert main(argv) == 0
+    write(measured(precision="FP16"), tmp_path / "fp16")
+    capsys.readouterr()
+    assert main(["plot", str(tmp_path), "-o", str(tmp_path / "p.png")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    unavailable = "no delta vs FP16 (basis unavailable: no figure)"
+    assert err[:3] == [
+        f"{tmp_path / 'FP8' / 'energy.json'}: left out of the plot: {unavailable}",
+        f"{tmp_path / 'INT4' / 'energy.json'}: left out of the plot: {unavailable}",
+        f"{tmp_path / 'fp16' / 'energy.json'}: left out of the plot: FP16 has no delta vs FP16 "
+        "to plot",
+    ]
+    assert err[3].endswith(
+        "; every report read was left out: FP16 has no delta vs FP16 to plot; " + unavailable
+    )
+
+
+def test_a_curve_is_labelled_with_the_cards_it_was_fitted_on(tmp_path):
+    """The Ada INT8 fit is the RTX 4090's alone: its label named the FP16 anchors' two
+    cards, RTX 4090 + RTX 4090D (a review); the NF4 fit's anchors are both cards'."""
+    write(measured(precision="INT8", delta=150.0, gpu="NVIDIA GeForce RTX 4090", arch="ada"),
+          tmp_path / "i")  # fmt: skip
+    write(measured(precision="NF4", delta=20.0, gpu="NVIDIA GeForce RTX 4090", arch="ada"),
+          tmp_path / "n")  # fmt: skip
+    axes = build_figure(read_reports([tmp_path])[0]).axes
+    labels = [
+        ln.get_label()
+        for ax in axes
+        for ln in _lines(ax, "published-ada-")
+        if ln.get_label()[0] != "_"
+    ]
+    assert any(t.startswith("published ada INT8 fit (RTX 4090), fitted") for t in labels), labels
+    assert any(t.startswith("published ada NF4 fit (RTX 4090 + RTX 4090D)") for t in labels)
+
+
 def _int8(folder, delta, *, threshold=None, library=None):
     doc = measured(precision="INT8", delta=delta)
     if threshold is not None:

@@ -58,15 +58,24 @@ def test_a_two_card_mean_grades_no_card_and_the_4090d_its_own_published_figures(
     assert "is a mean over RTX 4090 + RTX 4090D" in capsys.readouterr().out
 
 
-def test_the_7b_anchor_of_the_rtx_4090_alone_names_another_card_for_a_4090_d(tmp_path, capsys):
-    """The site's 7B Ada anchor was measured on the RTX 4090 alone: an RTX 4090 D report
-    ("NVIDIA GeForce RTX 4090 D", whose name holds "RTX 4090") is graded with a note."""
-    for gpu, note in (("NVIDIA GeForce RTX 4090 D", True), ("NVIDIA GeForce RTX 4090", False)):
-        doc = measured(params_b=7.0, precision="FP16", fp16_mj=5467.88, gpu=gpu, arch="ada")
-        assert _check(tmp_path, doc) == 0
+def test_another_cards_fp16_is_not_graded_against_one_cards_anchor(tmp_path, capsys):
+    """The site's 7B Ada anchor was measured on the RTX 4090 alone: an RTX 4090 report is
+    graded against it; an RTX 4090 D ("NVIDIA GeForce RTX 4090 D", whose name holds "RTX
+    4090") or a B200 against the RTX 5090's is not, as no card is against the two-card
+    mean: one card's spread does not bound another card (a B200 was OUTSIDE, a review)."""
+    for gpu, arch, fp16, status in (
+        ("NVIDIA GeForce RTX 4090", "ada", 5467.88, 0),
+        ("NVIDIA GeForce RTX 4090 D", "ada", 5467.88, 2),
+        ("NVIDIA B200", "blackwell", 4000.0, 2),
+    ):
+        doc = measured(params_b=7.0, precision="FP16", fp16_mj=fp16, gpu=gpu, arch=arch)
+        assert _check(tmp_path, doc) == status, gpu
         out = capsys.readouterr().out
-        assert "the site's RTX 4090 anchor" in out
-        assert ("the anchor was measured on RTX 4090, this report on " + gpu in out) is note
+        assert ("the site's RTX 4090 anchor 5,467.9 at 7B: +0.0%" in out) is (status == 0)
+        assert ("not graded: another card: the site's 7B anchor" in out) is (status == 2)
+    b200 = measured(params_b=7.0, delta=-11.4, fp16_mj=4000.0, gpu="NVIDIA B200", arch="blackwell")
+    assert _check(tmp_path, b200) == 0  # its delta is still graded
+    assert "this report on NVIDIA B200" in capsys.readouterr().out
 
 
 def test_outside_the_curve_is_exit_1_and_k_widens_it(tmp_path, capsys):
@@ -343,3 +352,16 @@ def test_a_curves_url_with_a_password_is_refused_without_echoing_it(tmp_path, ca
     assert main(["check", str(doc), "--curves", "https://alice:s3cret@example.com/c.json"]) == 2
     err = capsys.readouterr().err
     assert "https://***@example.com/c.json" in err and "alice" not in err and "s3cret" not in err
+
+
+def test_a_published_container_report_of_another_length_is_refused(tmp_path, capsys):
+    """The published container writes its length only as measurement.tokens_per_run: a
+    32-token run of its was graded WITHIN as if it were of the protocol's 256 (a review)."""
+    from ..published_reports import measured_report
+
+    doc = measured_report()
+    doc["measurement"]["tokens_per_run"] = 32
+    assert _check(tmp_path, doc) == 2
+    out = capsys.readouterr().out
+    assert "REFUSED (exit 2): the report generated 32 new tokens per run" in out
+    assert _check(tmp_path, measured_report()) == 0  # its 256: graded

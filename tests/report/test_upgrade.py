@@ -208,3 +208,34 @@ def test_a_12_report_of_ours_reads_and_is_not_upgraded(tmp_path):
     assert report.provenance.code == "ecocompute 0.2.0: an independent implementation"
     (done,) = upgrade_reports([source], tmp_path)
     assert done.outcome == "failed" and "NOT UPGRADED" in done.line()
+
+
+def test_a_current_report_is_copied_with_the_power_traces_it_names(tmp_path):
+    """An already-current report's power_trace block names CSV files beside it: they were
+    left behind, the copy naming files not beside it (a review); one that is missing is
+    said so on its line."""
+    source = next(
+        p for p in SOURCES if "ecocompute_format" in _doc(p) and _doc(p)["results"].get("trials")
+    )
+    doc = _doc(source)
+    files = [
+        {"role": "primary", "precision": doc["workload"]["precision"], "file": "power_trace.csv",
+         "samples": 2},
+        {"role": "fp16_baseline", "precision": "FP16", "file": "power_trace_fp16.csv",
+         "samples": 2},
+    ]  # fmt: skip
+    doc["power_trace"] = {"format": "csv", "sample_rate_hz": 10, "window": "generation",
+                          "files": files}  # fmt: skip
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "energy.json").write_text(json.dumps(doc, indent=2))
+    (folder / "power_trace.csv").write_text("t_s,power_w\n0.0,100.0\n0.1,101.0\n")
+    result = upgrade_reports([folder], tmp_path / "out")[0]
+    assert result.outcome == "already current", result.line()
+    copied = Path(result.target).parent
+    assert (copied / "power_trace.csv").read_text() == (folder / "power_trace.csv").read_text()
+    assert not (copied / "power_trace_fp16.csv").exists()
+    assert (
+        "(its power trace not copied: power_trace_fp16.csv (no such file beside the report))"
+        in result.line()
+    )

@@ -71,7 +71,7 @@ def test_the_reader_makes_one_typed_record_of_each(folder):
     assert not by_name["illustrative-1.1"].measured
     assert by_name["measured-1.1"].measured
     least = by_name["minimal-1.1"]
-    # no params_b, but its model's name states 1.1B, which is read as the site reads it
+    # no params_b, but its model's name states 1.1B, the size the container took
     assert (least.params_b, least.delta_pct, least.energy_per_token_mj) == (1.1, None, None)
     assert least.protocol == "? tok, batch 1"
 
@@ -150,3 +150,45 @@ def test_aggregate_never_lists_the_illustrative_example_as_measured(folder, caps
         line.rstrip().endswith("illustrative (not a real measurement)") for line in rows
     )
     assert not any(line.rstrip().endswith("measured") for line in rows)
+
+
+def test_a_no_gpu_figure_without_a_size_is_of_the_size_the_container_took(tmp_path):
+    """The container derives a figure whose run gave no size at the first "...B" its model
+    name holds, else at 1.1 (it reads no millions): a SmolLM2-135M figure is its 1.1B one,
+    listed at 1.1B (it was listed at 0.135B), and a made-up delta or FP16 energy beside no
+    size is refused as beside one (both were valid: a review)."""
+    doc = example_output()
+    doc["workload"].update(params_b=None, model_name="HuggingFaceTB/SmolLM2-135M")
+    one = read_one(write(doc, tmp_path / "135m"))
+    assert one.params_b == 1.1 and one.delta_pct == 29.8
+    edited = example_output()
+    edited["workload"]["params_b"] = None
+    edited["results"].update(energy_per_token_mj=829.5, vs_fp16_energy_pct=-50.0)
+    assert read_one(write(edited, tmp_path / "delta")).problems == [
+        "$.results.vs_fp16_energy_pct: -50%, but the published blackwell NF4 curves give "
+        "+29.8% at 1.1B"
+    ]
+    fp16 = example_output()
+    fp16["results"].update(fp16_energy_per_token_mj=100.0, energy_per_token_mj=129.8)
+    assert read_one(write(fp16, tmp_path / "fp16")).problems == [
+        "$.results.fp16_energy_per_token_mj: 100 mJ/token, but the published blackwell FP16 "
+        "anchors give 1659.00 at 1.1B"
+    ]
+    ada = example_output()  # the container's own Ada anchors and curve: the RTX 4090D's
+    ada["system_under_test"].update(gpu="RTX 4090D", gpu_arch="ada")
+    ada["results"].update(
+        energy_per_token_mj=2222.22, fp16_energy_per_token_mj=1600.58, vs_fp16_energy_pct=38.8
+    )
+    assert read_one(write(ada, tmp_path / "ada")).kind == "derived"  # valid
+
+
+@pytest.mark.parametrize("make", [measured_report, example_output])
+def test_a_delta_beside_an_fp16_energy_of_zero_is_refused(tmp_path, make):
+    """An FP16 energy of 0 gives no delta: the delta stated beside it was never checked,
+    and the report read as valid (a review)."""
+    doc = make()
+    doc["results"]["fp16_energy_per_token_mj"] = 0.0
+    assert read_one(write(doc, tmp_path)).problems[0] == (
+        "$.results.fp16_energy_per_token_mj: 0 mJ/token, but the report states a delta vs "
+        "FP16, which no FP16 energy of 0 or less gives"
+    )  # (a no-GPU figure's is also not its anchors')

@@ -228,6 +228,16 @@ def test_cli_exit_codes(tmp_path):
     assert main(["validate", "--profile", "dataset-eligible", str(tmp_path / "nt.json")]) == 1
 
 
+def test_json_is_a_list_whenever_several_paths_are_given(tmp_path, capsys):
+    """One path: its object; several: a list of those that could be read (one good and
+    one missing printed a lone object, a review)."""
+    good, missing = str(FIX / CONFORMANT), str(tmp_path / "none.json")
+    for paths, status, read in (([good], 0, None), ([good, missing], 3, 1), ([missing] * 2, 3, 0)):
+        assert main(["validate", "--profile", "v1.1-core", "--json", *paths]) == status
+        out = json.loads(capsys.readouterr().out)
+        assert isinstance(out, dict) if read is None else len(out) == read, paths
+
+
 def test_the_validate_subcommand_speaks_json_and_takes_a_schema(tmp_path):
     """The container's `entrypoint.py validate` is `ecocompute validate --profile` here."""
     r = _cli("--profile", "v1.1-core", "--json", str(FIX / RETEST))
@@ -269,6 +279,24 @@ def test_our_reports_under_the_profile(tmp_path, capsys, precision):
     assert v.verdict == "schema-valid"
     assert not any("1.2 or later" in x for x in v.violations)
     assert any("thermal block missing" in x for x in v.violations)
+
+
+def test_a_dry_run_lists_its_pin_differences_beside_matches_false(tmp_path, monkeypatch):
+    """A dry run lists how its stack differs from the image's pins: it wrote no
+    matches_reference_pins beside them, which §4.5.3 requires false (a review); it never
+    claims a match, no kernels having run."""
+    from ecocompute.report import software
+
+    monkeypatch.setattr(software, "image_pins", lambda: {"torch": "0.0.1"})
+    argv = ["energy_estimate", "--dry_run", "--quiet", "--output_dir", str(tmp_path)]
+    assert main(argv) == 0
+    doc = json.loads((tmp_path / "energy.json").read_text())
+    sw = doc["software"]
+    assert sw["differs_from_reference_pins"] and sw["matches_reference_pins"] is False
+    assert not any("4.5.3" in x for x in judge(doc, "v1.1-core").violations)
+    sw["matches_reference_pins"] = True
+    (tmp_path / "energy.json").write_text(json.dumps(doc))
+    assert main(["validate", str(tmp_path)]) == 1  # a derived figure claims no match
 
 
 def test_a_copy_is_judged_not_the_fixture():
