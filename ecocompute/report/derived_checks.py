@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from decimal import Decimal
 
+from ecocompute.formats.table import format_key
 from ecocompute.published.curves import delta_pct
 from ecocompute.published.project import at_units_size, model_token
 from ecocompute.report.model import Report
@@ -146,10 +147,13 @@ def units_problems(report: Report) -> list[str]:
 def measured_units_problems(report: Report) -> list[str]:
     """Beside a measured unit, the card model's units are of its card model (one card,
     one GPU a format), its regime, size, batch size and tokens per run, and of its
-    format."""
+    format as tables name it (INT8-torchao, or LLM.int8() at another threshold, is not
+    the units' INT8)."""
     u, work = report.results.reference_units, report.workload
     if u is None:
         return []
+    library = work.quantization.library if work.quantization else None
+    label = format_key(work.precision, library, work.llm_int8_threshold)
     where = "$.results.reference_units"
     problems = []
     names = {g.name for g in report.system_under_test.gpus}
@@ -174,7 +178,7 @@ def measured_units_problems(report: Report) -> list[str]:
             f"{where}.tokens_per_run: {u.tokens_per_run}, but the run decoded "
             f"{work.max_new_tokens} tokens a run"
         )
-    return problems + _size_problems(u, where, report) + _spread_problems(u, where, work.precision)
+    return problems + _size_problems(u, where, report) + _spread_problems(u, where, label)
 
 
 def _size_problems(u: ReferenceUnits, where: str, report: Report) -> list[str]:

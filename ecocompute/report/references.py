@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ecocompute.formats.table import format_key
 from ecocompute.params import RunParams
 from ecocompute.published.curves import ORIGIN_PUBLISHED
 from ecocompute.published.project import UnitSpread, at_units_size, card_model_spread
@@ -70,17 +71,18 @@ def reference_units(run: PublishedRun) -> ReferenceUnits | None:
 
 
 def card_model_units(run: MeasuredRun, params_b: float | None) -> ReferenceUnits | None:
-    """Beside a measured unit: how the same format's delta varied between this project's
-    units of its card model in its regime, at its size, batch size and tokens per run,
-    where the project measured that; None otherwise, for FP16 alone, and for a run that
-    sums several GPUs or mixes card models (the units were one GPU each)."""
-    p, hw = run.params, run.hardware
+    """Beside a measured unit: how the same format's delta (as tables name it: INT8 is
+    LLM.int8() at threshold 6) varied between this project's units of its card model in
+    its regime, at its size, batch size and tokens per run, where the project measured
+    that; None otherwise, for FP16 alone, and for a run that sums several GPUs or mixes
+    card models (the units were one GPU each)."""
+    p, hw, spec = run.params, run.hardware, run.params.spec()
     one_gpu = all(len(g) == 1 for g in run.format_gpus.values())
     if p.precision == "FP16" or hw.gpu_name is None or hw.names != hw.gpu_name or not one_gpu:
         return None
     u = card_model_spread(
         run.arch,
-        str(p.precision),
+        format_key(spec.precision, spec.library, spec.llm_int8_threshold),  # not INT8-torchao
         str(run.decode.get("regime")),
         hw.gpu_name,
         params_b,

@@ -4,10 +4,13 @@ in the run's regime, at its size and batch size, the report holds their spread
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from collections.abc import Iterator
 
 import pytest
 
+from ecocompute.published import project
 from ecocompute.published.project import card_model_spread
 from ecocompute.report.checks import report_problems
 from ecocompute.report.model import Report
@@ -22,11 +25,31 @@ def _measured(name: str = "NVIDIA H200", **flags: str) -> dict:
     return small_nf4_report(open_telemetry=lambda: FakeTelemetry(fake_devices(1, name)), **flags)
 
 
+@contextlib.contextmanager
+def _tiny_as_units() -> Iterator[None]:
+    """The committed units are of synthetic:llama-2-7b, more than the CPU stand-ins can
+    run: here the tiny model's runs stand for it, the units' blocks renamed to it."""
+    real = project.project_measurements
+
+    def renamed(arch: str) -> dict | None:
+        own = copy.deepcopy(real(arch))
+        blocks = [own["unit_spread_pct"]] if own else []
+        blocks += [b for bs in (own or {}).get("regime_unit_spread_pct", {}).values() for b in bs]
+        for b in blocks:
+            b["model_name"] = "synthetic:tiny-test"
+        return own
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(project, "project_measurements", renamed)
+        yield
+
+
 @pytest.fixture(scope="module")
 def at_7b() -> dict:
     """An eager NF4 run on a fake H200 that says it is of 7B, 256 tokens a run (the
     units' size and length)."""
-    return _measured(params_b="7", tokens="256")
+    with _tiny_as_units():
+        return _measured(params_b="7", tokens="256")
 
 
 def test_a_unit_at_the_units_size_states_their_spread_and_where_it_lies(at_7b):
@@ -64,6 +87,28 @@ def test_no_units_stand_beside_another_size_another_card_or_a_card_never_measure
     assert card_model_spread("hopper", "NF4", "graphs", "NVIDIA H20", 7.0, 1, 256) is None
     a100 = "NVIDIA A100-SXM4-80GB"
     assert card_model_spread("ampere", "NF4", "eager", a100, 7.0, 1, 256) is None
+
+
+@pytest.mark.parametrize(
+    ("flags", "units"),
+    [
+        ({}, True),  # LLM.int8() at its default threshold 6: the units' INT8
+        ({"llm_int8_threshold": "0"}, False),  # pure INT8: another kernel path
+        ({"backend": "torchao"}, False),  # torchao's weight-only INT8
+    ],
+)
+def test_int8_units_stand_only_beside_their_own_int8(flags, units):
+    """A review (2026-12-06): a threshold-0 run was set beside the threshold-6 units
+    (+159%) and told that something of its unit sets it apart."""
+    with _tiny_as_units():
+        doc = _measured(params_b="7", tokens="256", precision="INT8", **flags)
+    assert ("reference_units" in doc["results"]) is units
+    if units:  # the same block is refused beside another INT8
+        assert report_problems(Report.model_validate(doc)) == []
+        doc["workload"]["llm_int8_threshold"] = 0.0
+        problems = report_problems(Report.model_validate(doc))
+        said = "reference_units.precision: 'INT8', but the report is of INT8 (threshold 0)"
+        assert any(said in p for p in problems), problems
 
 
 @pytest.mark.parametrize(
