@@ -195,16 +195,14 @@ def card_model_spread(
     compile_notes: tuple[str, ...] = (),
 ) -> UnitSpread | None:
     """The between-unit spread this project measured on the card model a measured run
-    ran on (the same model token: 'h200' in 'NVIDIA H200'), in the run's regime and
-    compile (its notes), at its size, batch size and tokens per run; None where no units
-    of that card were measured there. A measured report states it beside its own unit's
-    figure."""
-    named = model_token(card)
+    ran on (the NVML product name the units gave: an 'NVIDIA H200 NVL' or 'NVIDIA H100
+    PCIe' is another card, of other power and memory), in the run's regime and compile
+    (its notes), at its size, batch size and tokens per run; None where no units of that
+    card were measured there. A measured report states it beside its own unit's figure."""
     found = (
         b.spread(precision)
         for b in _spread_blocks(arch, regime)
-        if named is not None
-        and model_token(b.card) == named
+        if b.card == card
         and (b.regime, b.batch_size, b.tokens_per_run) == (regime, batch_size, tokens_per_run)
         and b.compile_notes == compile_notes
         and at_units_size(b.params_b, params_b)

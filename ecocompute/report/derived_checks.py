@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from ecocompute.formats.table import format_key
 from ecocompute.published.curves import delta_pct
-from ecocompute.published.project import at_units_size, model_token
+from ecocompute.published.project import at_units_size
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import ReferenceUnits, Results
 
@@ -158,7 +158,7 @@ def measured_units_problems(report: Report) -> list[str]:
     problems = []
     names = {g.name for g in report.system_under_test.gpus}
     card = names.pop() if len(names) == 1 else None
-    if card is None or model_token(card) != model_token(u.card):
+    if card != u.card:  # an H200 NVL is not the units' H200
         problems.append(
             f"{where}.card: {u.card!r}, but the run measured {report.system_under_test.gpu!r}"
         )

@@ -85,6 +85,10 @@ def test_no_units_stand_beside_another_size_another_card_or_a_card_never_measure
     assert h100_graphs is not None and h100_graphs.card == "NVIDIA H100 80GB HBM3"
     assert h200_graphs is not None and h200_graphs.card == "NVIDIA H200"
     assert card_model_spread("hopper", "NF4", "graphs", "NVIDIA H20", 7.0, 1, 256) is None
+    # another card of the model's name: other power and memory, not the units' SXM boards
+    for other in ("NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL"):
+        assert card_model_spread("hopper", "NF4", "graphs", other, 7.0, 1, 256) is None
+    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200 NVL", 7.0, 1, 256) is None
     a100 = "NVIDIA A100-SXM4-80GB"
     assert card_model_spread("ampere", "NF4", "eager", a100, 7.0, 1, 256) is None
 
@@ -128,6 +132,15 @@ def test_a_units_block_that_does_not_fit_the_run_is_refused(at_7b, edit, says):
     doc["results"]["reference_units"].update(edit)
     problems = report_problems(Report.model_validate(doc))
     assert any(says in p for p in problems), problems
+
+
+def test_units_of_another_card_of_the_model_name_are_refused(at_7b):
+    doc = copy.deepcopy(at_7b)
+    sut = doc["system_under_test"]
+    sut["gpu"] = sut["gpus"][0]["name"] = "NVIDIA H200 NVL"
+    problems = report_problems(Report.model_validate(doc))
+    said = "reference_units.card: 'NVIDIA H200', but the run measured 'NVIDIA H200 NVL'"
+    assert any(said in p for p in problems), problems
 
 
 def _units(**over: object) -> ReferenceUnits:
