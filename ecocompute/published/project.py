@@ -189,6 +189,7 @@ def card_model_spread(
     precision: str,
     regime: str,
     card: str,
+    model_name: str,
     params_b: float | None,
     batch_size: int,
     tokens_per_run: int,
@@ -197,12 +198,14 @@ def card_model_spread(
     """The between-unit spread this project measured on the card model a measured run
     ran on (the NVML product name the units gave: an 'NVIDIA H200 NVL' or 'NVIDIA H100
     PCIe' is another card, of other power and memory), in the run's regime and compile
-    (its notes), at its size, batch size and tokens per run; None where no units of that
-    card were measured there. A measured report states it beside its own unit's figure."""
+    (its notes), of its model (synthetic:llama-2-7b: no other model of the size, nor
+    its pretrained weights), at its size, batch size and tokens per run; None where no
+    units of that card were measured there. A measured report states it beside its own
+    unit's figure."""
     found = (
         b.spread(precision)
         for b in _spread_blocks(arch, regime)
-        if b.card == card
+        if (b.card, b.model_name) == (card, model_name)
         and (b.regime, b.batch_size, b.tokens_per_run) == (regime, batch_size, tokens_per_run)
         and b.compile_notes == compile_notes
         and at_units_size(b.params_b, params_b)

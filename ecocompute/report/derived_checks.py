@@ -173,6 +173,15 @@ def measured_units_problems(report: Report) -> list[str]:
             f"{where}.compile_notes: {list(u.compile_notes or ())}, but the run's compile "
             f"departed from the regime's own by {list(compiled)}"
         )
+    if u.model_name != work.model_name:
+        problems.append(
+            f"{where}.model_name: {u.model_name!r}, but the run measured {work.model_name!r}"
+        )
+    if work.prompt_source == "prompt_tokens" or decode.phases == "apart":
+        problems.append(
+            f"{where}: units of the published prompt in whole windows, but the run chose "
+            f"its prompt's length or measured its phases apart"
+        )
     if u.tokens_per_run != work.max_new_tokens:  # a run's delta moves with its length
         problems.append(
             f"{where}.tokens_per_run: {u.tokens_per_run}, but the run decoded "

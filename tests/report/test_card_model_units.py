@@ -20,6 +20,8 @@ from ecocompute.summary.report import render
 
 from ..fakes import FakeTelemetry, fake_devices, small_nf4_report
 
+L7 = "synthetic:llama-2-7b"  # the model of every unit this project measured
+
 
 def _measured(name: str = "NVIDIA H200", **flags: str) -> dict:
     return small_nf4_report(open_telemetry=lambda: FakeTelemetry(fake_devices(1, name)), **flags)
@@ -55,7 +57,7 @@ def at_7b() -> dict:
 def test_a_unit_at_the_units_size_states_their_spread_and_where_it_lies(at_7b):
     res = at_7b["results"]
     units = res["reference_units"]
-    eager = card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 7.0, 1, 256)
+    eager = card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", L7, 7.0, 1, 256)
     assert (
         eager is not None and units["source"] == eager.source == "docs/validation/h200-eager-units"
     )
@@ -67,30 +69,51 @@ def test_a_unit_at_the_units_size_states_their_spread_and_where_it_lies(at_7b):
     assert "  units      NF4 over 6 NVIDIA H200 units (eager" in text
     assert "  caution    this unit's" in text
     assert "below their FP16 range [4,594, 5,938]" in text
-    assert "something of this unit or its host sets it apart" in text
+    # the fakes' stack is not the units': said as a cause beside the unit and its host
+    assert "; its software (" in text and "nvidia_driver 580.00.00-fake" in text
+    assert ": not the units') or something of this unit or its host sets it apart" in text
     assert report_problems(Report.model_validate(at_7b)) == []
 
 
 def test_no_units_stand_beside_another_size_another_card_or_a_card_never_measured():
-    assert "reference_units" not in _measured()["results"]  # tiny-test: not 7B
-    assert "reference_units" not in _measured(params_b="7")["results"]  # 4 tokens a run
-    h100 = _measured("NVIDIA H100 80GB HBM3", params_b="7", tokens="256")  # no eager H100 units
+    with _tiny_as_units():
+        assert "reference_units" not in _measured()["results"]  # tiny-test: not 7B
+        assert "reference_units" not in _measured(params_b="7")["results"]  # 4 tokens a run
+        h100 = _measured("NVIDIA H100 80GB HBM3", params_b="7", tokens="256")  # no eager units
     assert "reference_units" not in h100["results"]
-    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 7.0, 4, 256) is None
-    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 13.0, 1, 256) is None
-    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", 7.0, 1, 64) is None
+    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", L7, 7.0, 4, 256) is None
+    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", L7, 13.0, 1, 256) is None
+    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200", L7, 7.0, 1, 64) is None
     h100 = "NVIDIA H100 80GB HBM3"
-    h100_graphs = card_model_spread("hopper", "NF4", "graphs", h100, 7.0, 1, 256)
-    h200_graphs = card_model_spread("hopper", "NF4", "graphs", "NVIDIA H200", 7.0, 1, 256)
+    h100_graphs = card_model_spread("hopper", "NF4", "graphs", h100, L7, 7.0, 1, 256)
+    h200_graphs = card_model_spread("hopper", "NF4", "graphs", "NVIDIA H200", L7, 7.0, 1, 256)
     assert h100_graphs is not None and h100_graphs.card == "NVIDIA H100 80GB HBM3"
     assert h200_graphs is not None and h200_graphs.card == "NVIDIA H200"
-    assert card_model_spread("hopper", "NF4", "graphs", "NVIDIA H20", 7.0, 1, 256) is None
+    assert card_model_spread("hopper", "NF4", "graphs", "NVIDIA H20", L7, 7.0, 1, 256) is None
     # another card of the model's name: other power and memory, not the units' SXM boards
     for other in ("NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL"):
-        assert card_model_spread("hopper", "NF4", "graphs", other, 7.0, 1, 256) is None
-    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200 NVL", 7.0, 1, 256) is None
+        assert card_model_spread("hopper", "NF4", "graphs", other, L7, 7.0, 1, 256) is None
+    assert card_model_spread("hopper", "NF4", "eager", "NVIDIA H200 NVL", L7, 7.0, 1, 256) is None
     a100 = "NVIDIA A100-SXM4-80GB"
-    assert card_model_spread("ampere", "NF4", "eager", a100, 7.0, 1, 256) is None
+    assert card_model_spread("ampere", "NF4", "eager", a100, L7, 7.0, 1, 256) is None
+
+
+def test_no_units_stand_beside_another_model_prompt_or_phases(at_7b):
+    """A review (2026-12-06): a run of another model said to be of 7B, and one with its
+    own prompt length or its phases apart, was set beside the units of synthetic
+    Llama-2-7B's 12-token prompt in whole windows."""
+    assert "reference_units" not in _measured(params_b="7", tokens="256")["results"]  # tiny-test
+    with _tiny_as_units():
+        for flags in ({"prompt_tokens": "16"}, {"decode": "graphs", "phases": "apart"}):
+            doc = _measured(params_b="7", tokens="256", **flags)
+            assert "reference_units" not in doc["results"], flags
+        assert (
+            "reference_units" in _measured(params_b="7", tokens="256", decode="graphs")["results"]
+        )
+    chose = copy.deepcopy(at_7b)
+    chose["workload"]["prompt_source"] = "prompt_tokens"
+    problems = report_problems(Report.model_validate(chose))
+    assert any("units of the published prompt in whole windows" in p for p in problems), problems
 
 
 @pytest.mark.parametrize(
@@ -124,6 +147,7 @@ def test_int8_units_stand_only_beside_their_own_int8(flags, units):
         ({"batch_size": 4}, "measured at 7B batch 4"),
         ({"tokens_per_run": 64}, "tokens_per_run: 64, but the run decoded 256 tokens a run"),
         ({"precision": "INT8"}, "reference_units.precision: 'INT8', but the report is of NF4"),
+        ({"model_name": L7}, f"model_name: '{L7}', but the run measured 'synthetic:tiny-test'"),
         ({"pooled_pct": 30.0}, "reference_units.ci95_pct: [7.948, 19.204] does not hold"),
     ],
 )
@@ -207,7 +231,8 @@ def compiled_at_7b(request) -> tuple[str, dict]:
     """A compiled NF4 run on a fake H200 at the units' size and length, in each of
     inductor's two modes."""
     mode = request.param
-    return mode, _measured(params_b="7", tokens="256", decode="compiled", compile_mode=mode)
+    with _tiny_as_units():
+        return mode, _measured(params_b="7", tokens="256", decode="compiled", compile_mode=mode)
 
 
 def test_units_beside_a_compiled_run_are_of_its_compile_mode(compiled_at_7b):
@@ -219,11 +244,11 @@ def test_units_beside_a_compiled_run_are_of_its_compile_mode(compiled_at_7b):
     notes = ["mode default"] if mode == "default" else None
     assert units.get("compile_notes") == notes
     spread = card_model_spread(
-        "hopper", "NF4", "compiled", "NVIDIA H200", 7.0, 1, 256, tuple(notes or ())
+        "hopper", "NF4", "compiled", "NVIDIA H200", L7, 7.0, 1, 256, tuple(notes or ())
     )
     assert spread is not None and units["n_units"] == spread.n_units
     assert units["pooled_pct"] == spread.pooled_pct
-    said = "(compiled, mode default, " if notes else "(compiled, synthetic:llama-2-7b"
+    said = "(compiled, mode default, " if notes else "(compiled, synthetic:tiny-test"
     assert f"NF4 over {spread.n_units} NVIDIA H200 units {said}" in doc["results"]["note"]
     assert report_problems(Report.model_validate(doc)) == []
     # one compile's summary names what makes max-autotune's kernels a draw, only there
@@ -239,6 +264,6 @@ def test_units_beside_a_compiled_run_are_of_its_compile_mode(compiled_at_7b):
 def test_no_units_stand_beside_a_compile_none_were_measured_in():
     for notes in (("dynamic batch",), ("layers compiled",), ("dynamic batch", "mode default")):
         assert (
-            card_model_spread("hopper", "NF4", "compiled", "NVIDIA H200", 7.0, 1, 256, notes)
+            card_model_spread("hopper", "NF4", "compiled", "NVIDIA H200", L7, 7.0, 1, 256, notes)
             is None
         )
