@@ -169,9 +169,8 @@ def beside_unit(
     outside = False
     if side != "inside":
         words += f" [{lo:+.1f}, {hi:+.1f}]"
-        if own_ci95 is None:
-            outside = True
-            words += " (it has no interval of its own)"
+        if own_ci95 is None:  # one pair: nothing to judge its point by
+            words += ", with no interval of its own: it cannot be placed at this run's precision"
         else:
             outside = _side(own_ci95[0], lo, hi) == _side(own_ci95[1], lo, hi) == side
             reach = "wholly" if outside else "reaching into it:"

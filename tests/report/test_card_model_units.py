@@ -204,10 +204,21 @@ def test_where_a_unit_lies_among_the_units_in_words():
     assert "something of this unit, its host or its compile sets it apart" in words
     # fewer than three units: their pooled interval; no FP16 range: the delta alone
     two = _units(n_units=2, pi95_pct=None, fp16_energy_per_token_mj_range=None, regime="graphs")
-    words, outside = beside_unit(two, -20.0, None, 2600.0)
-    assert outside and words.startswith("this unit's -20.0% lies above their pooled interval")
-    assert "(it has no interval of its own)" in words
+    words, outside = beside_unit(two, -41.0, [-41.8, -40.2], 2600.0)
+    assert outside and words.startswith("this unit's -41.0% lies below their pooled interval")
     assert "FP16" not in words and "this unit or its host" in words
+
+
+def test_a_unit_with_no_interval_of_its_own_is_not_set_apart():
+    """A review (2026-12-06): a run of one pair, whose point lay outside the units' band,
+    was told that something sets it apart, though only an own interval wholly outside
+    theirs does."""
+    words, outside = beside_unit(_units(), -10.0, None, None)
+    assert not outside and "sets it apart" not in words
+    assert words == (
+        "this unit's -10.0% lies above their prediction interval [-39.2, -15.8], with no "
+        "interval of its own: it cannot be placed at this run's precision"
+    )
 
 
 def test_a_unit_whose_own_interval_reaches_into_the_units_band_is_not_set_apart():
