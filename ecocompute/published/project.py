@@ -113,6 +113,8 @@ class _FormatSpread(BaseModel):
     pi95_pct: tuple[float, float] | None = None
     # the lowest and highest FP16 energy per token of the units' reports
     fp16_energy_per_token_mj_range: tuple[float, float] | None = None
+    # a 95% prediction interval for another unit's FP16, on the log scale (from 3 units)
+    fp16_energy_per_token_mj_pi95: tuple[float, float] | None = None
 
 
 class _SpreadScope(BaseModel):

@@ -206,9 +206,10 @@ def _spread_problems(u: ReferenceUnits, where: str, precision: str) -> list[str]
     problems = []
     if u.precision != precision:
         problems.append(f"{where}.precision: {u.precision!r}, but the report is of {precision}")
-    fp16 = u.fp16_energy_per_token_mj_range
-    if fp16 is not None and not 0 < fp16[0] <= fp16[1]:
-        problems.append(f"{where}.fp16_energy_per_token_mj_range: {fp16} is no range of energies")
+    for name in ("fp16_energy_per_token_mj_range", "fp16_energy_per_token_mj_pi95"):
+        fp16 = getattr(u, name)
+        if fp16 is not None and not 0 < fp16[0] <= fp16[1]:
+            problems.append(f"{where}.{name}: {fp16} is no range of energies")
     intervals = {"ci95_pct": u.ci95_pct, "pi95_pct": u.pi95_pct}
     for name, interval in intervals.items():
         if interval is None:

@@ -159,7 +159,8 @@ def beside_unit(
 ) -> tuple[str, bool]:
     """Where a measured unit's own delta and FP16 energy lie among the units': the
     words, and whether either sets it apart from what the units gave (their prediction
-    interval, else their pooled one; their FP16 range). The delta sets it apart only
+    interval, else their pooled one; their FP16 prediction interval, where the block
+    gives one: their FP16 range is stated, never a cause). The delta sets it apart only
     where its own 95% interval lies wholly outside theirs: the band is for a unit's true
     delta, and one session's eager interval can be +-10-30 points wide. Software: where
     the run's stack departs from the units' (software_departures), named as a cause."""
@@ -179,13 +180,16 @@ def beside_unit(
                 words += " not apart at this run's precision"
             else:
                 words += f" {side}"
-    fp16 = units.fp16_energy_per_token_mj_range
+    pi = units.fp16_energy_per_token_mj_pi95
+    fp16 = pi or units.fp16_energy_per_token_mj_range
     if fp16 is not None and fp16_mj is not None:
         place = _side(fp16_mj, *fp16)
-        words += f", its FP16 ({fp16_mj:,.0f} mJ/token) {place} their FP16 range"
+        words += f", its FP16 ({fp16_mj:,.0f} mJ/token) {place} their FP16 "
+        words += "prediction interval" if pi else "range"
         if place != "inside":
             words += f" [{fp16[0]:,.0f}, {fp16[1]:,.0f}]"
-        outside = outside or place != "inside"
+        # n units' bare range leaves out about 2 in n + 1 ordinary units: no cause by it
+        outside = outside or (pi is not None and place != "inside")
     if outside:
         what = ", its host or its compile" if units.regime == "compiled" else " or its host"
         cause = f"something of this unit{what}"

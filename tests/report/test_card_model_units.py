@@ -68,7 +68,7 @@ def test_a_unit_at_the_units_size_states_their_spread_and_where_it_lies(at_7b):
     text = render(at_7b, "x/energy.json")
     assert "  units      NF4 over 6 NVIDIA H200 units (eager" in text
     assert "  caution    this unit's" in text
-    assert "below their FP16 range [4,594, 5,938]" in text
+    assert "below their FP16 prediction interval [4,153, 6,894]" in text
     # the fakes' stack is not the units': said as a cause beside the unit and its host
     assert "; its software (" in text and "nvidia_driver 580.00.00-fake" in text
     assert ": not the units') or something of this unit or its host sets it apart" in text
@@ -207,6 +207,23 @@ def test_where_a_unit_lies_among_the_units_in_words():
     words, outside = beside_unit(two, -41.0, [-41.8, -40.2], 2600.0)
     assert outside and words.startswith("this unit's -41.0% lies below their pooled interval")
     assert "FP16" not in words and "this unit or its host" in words
+
+
+def test_a_units_fp16_sets_it_apart_only_outside_their_fp16_prediction_interval():
+    """A review (2026-12-06): a unit's FP16 outside the bare range of n units' FP16 told
+    about 2 of every n + 1 ordinary units that something sets them apart (each of the
+    committed units judged against the others: 2 of 6 eager, 2 of 13 graphs, 2 of 16
+    compiled). Their prediction interval for another unit does now; the range is
+    stated, never a cause."""
+    pi = _units(fp16_energy_per_token_mj_pi95=[2429.9, 3142.0])
+    words, outside = beside_unit(pi, -24.2, [-25.0, -23.4], 3100.0)  # above the range
+    assert not outside and words.endswith(
+        "its FP16 (3,100 mJ/token) inside their FP16 prediction interval"
+    )
+    words, outside = beside_unit(pi, -24.2, [-25.0, -23.4], 3300.0)
+    assert outside and "above their FP16 prediction interval [2,430, 3,142]; some" in words
+    words, outside = beside_unit(_units(), -24.2, [-25.0, -23.4], 3300.0)  # a range alone
+    assert not outside and words.endswith("above their FP16 range [2,463, 3,043]")
 
 
 def test_a_unit_with_no_interval_of_its_own_is_not_set_apart():
