@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import statistics
 import sys
@@ -351,8 +352,26 @@ def unit_spread(
             "pi95_pct": None if r.pi95 is None else [round(x, 3) for x in r.pi95],
             # the absolute figure moves with the unit and its host even where the delta holds
             "fp16_energy_per_token_mj_range": [round(min(fp16), 1), round(max(fp16), 1)],
+            "fp16_energy_per_token_mj_pi95": _fp16_pi95(
+                [u.fp16_energy_per_token_mj for u in pool.units]
+            ),
         }
     return {**scope, "formats": dict(sorted(formats.items()))}
+
+
+def _fp16_pi95(units_mj: list[float | None]) -> list[float] | None:
+    """A 95% prediction interval for another unit's FP16 energy per token, on the log
+    scale (t on n - 1, sd * sqrt(1 + 1/n)), from three units; None below. Their bare
+    range would set apart about 2 of every n + 1 ordinary units."""
+    from ecocompute.core.stats import t_quantile
+
+    logs = [math.log(x) for x in units_mj if x]
+    n = len(logs)
+    if n < 3:
+        return None
+    half = t_quantile(0.975, n - 1) * statistics.stdev(logs) * math.sqrt(1 + 1 / n)
+    mean = statistics.fmean(logs)
+    return [round(math.exp(mean - half), 1), round(math.exp(mean + half), 1)]
 
 
 def _compact_number_lists(text: str) -> str:

@@ -113,6 +113,8 @@ class _FormatSpread(BaseModel):
     pi95_pct: tuple[float, float] | None = None
     # the lowest and highest FP16 energy per token of the units' reports
     fp16_energy_per_token_mj_range: tuple[float, float] | None = None
+    # a 95% prediction interval for another unit's FP16, on the log scale (from 3 units)
+    fp16_energy_per_token_mj_pi95: tuple[float, float] | None = None
 
 
 class _SpreadScope(BaseModel):
@@ -189,22 +191,23 @@ def card_model_spread(
     precision: str,
     regime: str,
     card: str,
+    model_name: str,
     params_b: float | None,
     batch_size: int,
     tokens_per_run: int,
     compile_notes: tuple[str, ...] = (),
 ) -> UnitSpread | None:
     """The between-unit spread this project measured on the card model a measured run
-    ran on (the same model token: 'h200' in 'NVIDIA H200'), in the run's regime and
-    compile (its notes), at its size, batch size and tokens per run; None where no units
-    of that card were measured there. A measured report states it beside its own unit's
-    figure."""
-    named = model_token(card)
+    ran on (the NVML product name the units gave: an 'NVIDIA H200 NVL' or 'NVIDIA H100
+    PCIe' is another card, of other power and memory), in the run's regime and compile
+    (its notes), of its model (synthetic:llama-2-7b: no other model of the size, nor
+    its pretrained weights), at its size, batch size and tokens per run; None where no
+    units of that card were measured there. A measured report states it beside its own
+    unit's figure."""
     found = (
         b.spread(precision)
         for b in _spread_blocks(arch, regime)
-        if named is not None
-        and model_token(b.card) == named
+        if (b.card, b.model_name) == (card, model_name)
         and (b.regime, b.batch_size, b.tokens_per_run) == (regime, batch_size, tokens_per_run)
         and b.compile_notes == compile_notes
         and at_units_size(b.params_b, params_b)

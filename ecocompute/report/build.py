@@ -60,6 +60,7 @@ from ecocompute.report.references import (
     reference_anchors,
     reference_curve,
     reference_units,
+    software_departures,
     units_disagreement,
     units_model,
 )
@@ -190,6 +191,11 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
     }
     quantization = run.quantization.get(p.precision)
     results = results_of(run)
+    software = Software(
+        **software_block(
+            torch_cuda=run.versions.get("cuda"), nvidia_driver=hw.nvidia_driver, measured=True
+        )
+    )
     units = card_model_units(run, nominal)
     if units is not None and results.vs_fp16_energy_pct_exact is not None:
         beside, _ = beside_unit(
@@ -197,6 +203,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             results.vs_fp16_energy_pct_exact,
             results.vs_fp16_ci95_pct,
             results.fp16_energy_per_token_mj,
+            software_departures(run.arch, software),
         )
         note = f"{results.note} Between units of this card model: {units.words()}; {beside}."
         results = results.model_copy(update={"reference_units": units, "note": note})
@@ -225,11 +232,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             decoding=DECODING,
         ),
         measurement=_measurement(run),
-        software=Software(
-            **software_block(
-                torch_cuda=run.versions.get("cuda"), nvidia_driver=hw.nvidia_driver, measured=True
-            )
-        ),
+        software=software,
         measurement_source=MEASURED_SOURCE,
         results=results,
         provenance=provenance(command),

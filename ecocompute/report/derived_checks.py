@@ -11,8 +11,9 @@ import math
 from collections.abc import Callable
 from decimal import Decimal
 
+from ecocompute.formats.table import format_key
 from ecocompute.published.curves import Anchors, delta_pct
-from ecocompute.published.project import at_units_size, model_token
+from ecocompute.published.project import at_units_size
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import ReferenceUnits, Results
 
@@ -147,15 +148,18 @@ def units_problems(report: Report) -> list[str]:
 def measured_units_problems(report: Report) -> list[str]:
     """Beside a measured unit, the card model's units are of its card model (one card,
     one GPU a format), its regime, size, batch size and tokens per run, and of its
-    format."""
+    format as tables name it (INT8-torchao, or LLM.int8() at another threshold, is not
+    the units' INT8)."""
     u, work = report.results.reference_units, report.workload
     if u is None:
         return []
+    library = work.quantization.library if work.quantization else None
+    label = format_key(work.precision, library, work.llm_int8_threshold)
     where = "$.results.reference_units"
     problems = []
     names = {g.name for g in report.system_under_test.gpus}
     card = names.pop() if len(names) == 1 else None
-    if card is None or model_token(card) != model_token(u.card):
+    if card != u.card:  # an H200 NVL is not the units' H200
         problems.append(
             f"{where}.card: {u.card!r}, but the run measured {report.system_under_test.gpu!r}"
         )
@@ -170,12 +174,21 @@ def measured_units_problems(report: Report) -> list[str]:
             f"{where}.compile_notes: {list(u.compile_notes or ())}, but the run's compile "
             f"departed from the regime's own by {list(compiled)}"
         )
+    if u.model_name != work.model_name:
+        problems.append(
+            f"{where}.model_name: {u.model_name!r}, but the run measured {work.model_name!r}"
+        )
+    if work.prompt_source == "prompt_tokens" or decode.phases == "apart":
+        problems.append(
+            f"{where}: units of the published prompt in whole windows, but the run chose "
+            f"its prompt's length or measured its phases apart"
+        )
     if u.tokens_per_run != work.max_new_tokens:  # a run's delta moves with its length
         problems.append(
             f"{where}.tokens_per_run: {u.tokens_per_run}, but the run decoded "
             f"{work.max_new_tokens} tokens a run"
         )
-    return problems + _size_problems(u, where, report) + _spread_problems(u, where, work.precision)
+    return problems + _size_problems(u, where, report) + _spread_problems(u, where, label)
 
 
 def _size_problems(u: ReferenceUnits, where: str, report: Report) -> list[str]:
@@ -194,9 +207,10 @@ def _spread_problems(u: ReferenceUnits, where: str, precision: str) -> list[str]
     problems = []
     if u.precision != precision:
         problems.append(f"{where}.precision: {u.precision!r}, but the report is of {precision}")
-    fp16 = u.fp16_energy_per_token_mj_range
-    if fp16 is not None and not 0 < fp16[0] <= fp16[1]:
-        problems.append(f"{where}.fp16_energy_per_token_mj_range: {fp16} is no range of energies")
+    for name in ("fp16_energy_per_token_mj_range", "fp16_energy_per_token_mj_pi95"):
+        fp16 = getattr(u, name)
+        if fp16 is not None and not 0 < fp16[0] <= fp16[1]:
+            problems.append(f"{where}.{name}: {fp16} is no range of energies")
     intervals = {"ci95_pct": u.ci95_pct, "pi95_pct": u.pi95_pct}
     for name, interval in intervals.items():
         if interval is None:

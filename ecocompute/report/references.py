@@ -6,10 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ecocompute.formats.table import format_key
 from ecocompute.params import RunParams
 from ecocompute.published.curves import ORIGIN_PUBLISHED
-from ecocompute.published.project import UnitSpread, at_units_size, card_model_spread
+from ecocompute.published.project import (
+    UnitSpread,
+    at_units_size,
+    card_model_spread,
+    project_measurements,
+)
 from ecocompute.published.site_curves import SITE_CURVES
+from ecocompute.report.model import Software
 from ecocompute.report.results_model import (
     ReferenceAnchorPoint,
     ReferenceAnchors,
@@ -70,19 +77,25 @@ def reference_units(run: PublishedRun) -> ReferenceUnits | None:
 
 
 def card_model_units(run: MeasuredRun, params_b: float | None) -> ReferenceUnits | None:
-    """Beside a measured unit: how the same format's delta varied between this project's
-    units of its card model in its regime, at its size, batch size and tokens per run,
-    where the project measured that; None otherwise, for FP16 alone, and for a run that
-    sums several GPUs or mixes card models (the units were one GPU each)."""
-    p, hw = run.params, run.hardware
+    """Beside a measured unit: how the same format's delta (as tables name it: INT8 is
+    LLM.int8() at threshold 6) varied between this project's units of its card model in
+    its regime, of its model, at its size, batch size and tokens per run, where the
+    project measured that; None otherwise, for FP16 alone, for a run that sums several
+    GPUs or mixes card models (the units were one GPU each), and for one that chose its
+    prompt's length or measured its phases apart (the units' are the published prompt's
+    whole windows)."""
+    p, hw, spec = run.params, run.hardware, run.params.spec()
     one_gpu = all(len(g) == 1 for g in run.format_gpus.values())
     if p.precision == "FP16" or hw.gpu_name is None or hw.names != hw.gpu_name or not one_gpu:
         return None
+    if p.prompt_tokens is not None or p.phases == "apart":
+        return None
     u = card_model_spread(
         run.arch,
-        str(p.precision),
+        format_key(spec.precision, spec.library, spec.llm_int8_threshold),  # not INT8-torchao
         str(run.decode.get("regime")),
         hw.gpu_name,
+        p.model_name,
         params_b,
         p.batch_size,
         p.tokens,
@@ -121,26 +134,44 @@ def reference_curve(run: PublishedRun) -> ReferenceCurve | None:
     )
 
 
+def software_departures(arch: str, software: Software | None) -> list[str]:
+    """Where a run's stack is not the one this project's units of the arch were measured
+    with (project_measurements.software; every units' report ran it), each as the run's
+    version: 'torch 2.13.0'; none where the run names no stack."""
+    theirs = (project_measurements(arch) or {}).get("software") or {}
+    if software is None:
+        return []
+    ours = {**(software.packages or {}), "python": software.python}
+    ours |= {"torch_cuda": software.torch_cuda, "nvidia_driver": software.nvidia_driver}
+    return [
+        f"{name} {ours.get(name)}"
+        for name, version in theirs.items()
+        if str(ours.get(name)) not in map(str, version if isinstance(version, list) else [version])
+    ]
+
+
 def beside_unit(
     units: ReferenceUnits,
     delta_pct: float,
     own_ci95: Sequence[float] | None,
     fp16_mj: float | None,
+    software: Sequence[str] = (),
 ) -> tuple[str, bool]:
     """Where a measured unit's own delta and FP16 energy lie among the units': the
     words, and whether either sets it apart from what the units gave (their prediction
-    interval, else their pooled one; their FP16 range). The delta sets it apart only
+    interval, else their pooled one; their FP16 prediction interval, where the block
+    gives one: their FP16 range is stated, never a cause). The delta sets it apart only
     where its own 95% interval lies wholly outside theirs: the band is for a unit's true
-    delta, and one session's eager interval can be +-10-30 points wide."""
+    delta, and one session's eager interval can be +-10-30 points wide. Software: where
+    the run's stack departs from the units' (software_departures), named as a cause."""
     where, (lo, hi) = units.band()
     side = _side(delta_pct, lo, hi)
     words = f"this unit's {delta_pct:+.1f}% lies {side} their {where}"
     outside = False
     if side != "inside":
         words += f" [{lo:+.1f}, {hi:+.1f}]"
-        if own_ci95 is None:
-            outside = True
-            words += " (it has no interval of its own)"
+        if own_ci95 is None:  # one pair: nothing to judge its point by
+            words += ", with no interval of its own: it cannot be placed at this run's precision"
         else:
             outside = _side(own_ci95[0], lo, hi) == _side(own_ci95[1], lo, hi) == side
             reach = "wholly" if outside else "reaching into it:"
@@ -149,16 +180,22 @@ def beside_unit(
                 words += " not apart at this run's precision"
             else:
                 words += f" {side}"
-    fp16 = units.fp16_energy_per_token_mj_range
+    pi = units.fp16_energy_per_token_mj_pi95
+    fp16 = pi or units.fp16_energy_per_token_mj_range
     if fp16 is not None and fp16_mj is not None:
         place = _side(fp16_mj, *fp16)
-        words += f", its FP16 ({fp16_mj:,.0f} mJ/token) {place} their FP16 range"
+        words += f", its FP16 ({fp16_mj:,.0f} mJ/token) {place} their FP16 "
+        words += "prediction interval" if pi else "range"
         if place != "inside":
             words += f" [{fp16[0]:,.0f}, {fp16[1]:,.0f}]"
-        outside = outside or place != "inside"
+        # n units' bare range leaves out about 2 in n + 1 ordinary units: no cause by it
+        outside = outside or (pi is not None and place != "inside")
     if outside:
         what = ", its host or its compile" if units.regime == "compiled" else " or its host"
-        words += f"; something of this unit{what} sets it apart from them (docs/units.md)"
+        cause = f"something of this unit{what}"
+        if software:
+            cause = f"its software ({', '.join(software)}: not the units') or {cause}"
+        words += f"; {cause} sets it apart from them (docs/units.md)"
     return words, outside
 
 

@@ -391,7 +391,7 @@ class ReferenceUnits(Strict):
     the units' size, batch size, tokens per run and regime. Neither figure is a unit's
     promise: a unit not yet measured may lie anywhere in pi95_pct there."""
 
-    OMIT_NULL = ("compile_notes",)
+    OMIT_NULL = ("compile_notes", "fp16_energy_per_token_mj_pi95")
     source: str = Field(description="the reports' folder in the EcoCompute repository")
     card: str
     regime: str
@@ -417,6 +417,11 @@ class ReferenceUnits(Strict):
         None,
         description="the lowest and highest FP16 energy per token of the units' reports: "
         "the absolute figure moves with the unit and its host even where the delta holds",
+    )
+    fp16_energy_per_token_mj_pi95: Interval | None = Field(
+        None,
+        description="95% prediction interval for a unit not yet measured's FP16 energy per "
+        "token, on the log scale (t on n_units - 1; from three units)",
     )
 
     def words(self) -> str:

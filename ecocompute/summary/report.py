@@ -21,7 +21,7 @@ from ecocompute.report.labels import (
     uuid_tail,
 )
 from ecocompute.report.model import Measurement, Report, Software, Workload
-from ecocompute.report.references import beside_unit, units_disagreement
+from ecocompute.report.references import beside_unit, software_departures, units_disagreement
 from ecocompute.report.results_model import (
     BetweenCompiles,
     Format,
@@ -258,7 +258,8 @@ def reference_units_lines(report: Report, label: str = "") -> list[str]:
         if delta is None:
             return lines
         own = res.vs_fp16_ci95_pct
-        beside, outside = beside_unit(units, delta, own, res.fp16_energy_per_token_mj)
+        stack = software_departures(report.system_under_test.gpu_arch, report.software)
+        beside, outside = beside_unit(units, delta, own, res.fp16_energy_per_token_mj, stack)
         key = "caution" if outside else "this unit"
         lines.append(f"  {key:<10} {lead}{beside}")
         return lines
