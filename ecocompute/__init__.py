@@ -6,7 +6,7 @@ thin layer over the same code. They are imported on first use, so that importing
 package (the command line's first step, before its signals are held) costs nothing.
 """
 
-__version__ = "0.6.1"
+__version__ = "0.6.2"
 
 __all__ = [
     "Estimate",

@@ -47,6 +47,7 @@ from ecocompute.published.figures import (
     Anchors,
     DeltaCurve,
     curve_for,
+    is_project_card,
     project_measurements,
     published,
 )
@@ -297,9 +298,8 @@ def check(r: Report, k: float = DEFAULT_K, curves: CurvesFile | None = None) -> 
         return Checked(
             r,
             k,
-            refused=f"the report is derived from the published dataset ({r.source}), not "
-            "measured; grading it against the published figures would compare them with "
-            "themselves",
+            refused=f"the report is derived from {_whose(r)} ({r.source}), not measured; "
+            "grading it against the published figures would compare them with themselves",
         )
     unlike = _unlike_the_published_protocol(r)
     if unlike is not None:
@@ -308,6 +308,12 @@ def check(r: Report, k: float = DEFAULT_K, curves: CurvesFile | None = None) -> 
     if r.quantized:
         grades.append(grade_curve(r, k, curves))
     return Checked(r, k, tuple(grades), curves_from=None if curves is None else curves.where)
+
+
+def _whose(r: Report) -> str:
+    """Whose figures a derived report's come from: this project's (Hopper) or published."""
+    own = is_project_card(r.reference_card)
+    return "this project's own measurements" if own else "the published dataset"
 
 
 PUBLISHED_BATCH = 1  # the published protocol decodes one sequence at a time

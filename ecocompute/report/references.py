@@ -143,10 +143,15 @@ def software_departures(arch: str, software: Software | None) -> list[str]:
         return []
     ours = {**(software.packages or {}), "python": software.python}
     ours |= {"torch_cuda": software.torch_cuda, "nvidia_driver": software.nvidia_driver}
+
+    def release(v: object) -> str:  # 2.11.0+cu130 is release 2.11.0, as pin_differences reads it
+        return str(v).split("+")[0]
+
     return [
         f"{name} {ours.get(name)}"
         for name, version in theirs.items()
-        if str(ours.get(name)) not in map(str, version if isinstance(version, list) else [version])
+        if release(ours.get(name))
+        not in map(release, version if isinstance(version, list) else [version])
     ]
 
 

@@ -98,6 +98,7 @@ class Report:
     verdict: str | None = None
     trial_cv_pct: float | None = None  # within-report trial CV of its format's energy
     curve: DeltaCurve | None = None  # a derived figure: the curve that gave it
+    reference_card: str | None = None  # a derived figure: the card whose figures gave it
     batch_size: int = 1  # sequences decoded at once
     regime: str = "eager"  # the decode regime of a measurement
     compile_notes: tuple[str, ...] = ()  # how its compile departs from the regime's own
@@ -207,6 +208,7 @@ def to_record(
         delta_pct=delta if work.precision != Precision.FP16 else None,
         batch_size=work.batch_size,
         max_new_tokens=_tokens_per_run(report, published),
+        reference_card=res.reference_card,
         **({} if published else _ours_only(report)),
     )
     return record, []

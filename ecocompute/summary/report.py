@@ -116,7 +116,11 @@ def context_lines(report: Report, session: Sequence[Report] = ()) -> list[str]:
     every format's, FP16's once)."""
     why = report.measurement_source or ""
     if report.measured:
-        per = {p: s for r in (session or [report]) for p, s in r.results.per_format.items()}
+        per = {
+            format_label(r) if p == r.workload.precision else p: s
+            for r in (session or [report])
+            for p, s in r.results.per_format.items()
+        }
         trials = ", ".join(f"{p} n={s.n_trials}" for p, s in per.items())
         why = f"{why}: NVML read this machine's GPU during the run ({trials})"
     elif report.measurement_source_reason:
@@ -224,7 +228,7 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
             )
     lines.extend(reference_units_lines(report))
     if res.verdict:
-        lines.append(f"  verdict    {verdict_words(work.precision, res)}")
+        lines.append(f"  verdict    {verdict_words(label, res)}")
     lines.append(f"  basis      {res.basis}: {basis_words(res)}")
     no_figure = why_no_figure(report)
     if no_figure:
@@ -232,7 +236,7 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
     lines.extend(context_lines(report))
     if report.measured and res.trials:
         lines.extend(phase_lines(work.precision, res))
-        lines.extend(energy_lines(work.precision, res))
+        lines.extend(energy_lines(work.precision, res, label))
         lines.extend(run_lines([report]))
         lines.append(f"  check      {cross_check(res, report.measurement.sample_rate_hz)}")
         gpus = gpus_by_format(res)
@@ -318,11 +322,14 @@ def phase_lines(precision: str, res: Results, label: str = "") -> list[str]:
     return lines
 
 
-def energy_lines(precision: str, res: Results) -> list[str]:
+def energy_lines(precision: str, res: Results, label: str = "") -> list[str]:
     """Each format's idle share and energy above idle, and the delta above idle beside
-    the total delta: at batch 1 most of a token's energy can be the GPU idling."""
+    the total delta: at batch 1 most of a token's energy can be the GPU idling. label:
+    the format as tables name it (INT8-torchao), where not its precision."""
+    label = label or precision
     lines = [
-        f"  idle       {fmt}: {s.idle_share_pct:.0f}% of its energy is idle power; "
+        f"  idle       {label if fmt == precision else fmt}: {s.idle_share_pct:.0f}% of its "
+        "energy is idle power; "
         f"above idle {s.energy_above_idle_per_token_mj:,.1f} mJ/token"
         for fmt, s in res.per_format.items()
         if s.idle_share_pct is not None and s.energy_above_idle_per_token_mj is not None
@@ -330,7 +337,7 @@ def energy_lines(precision: str, res: Results) -> list[str]:
     above, total = res.vs_fp16_above_idle_pct, res.vs_fp16_energy_pct
     if precision != "FP16" and above is not None and total is not None:
         lines.append(
-            f"  above idle {precision} {above:+.1f}% vs FP16 in energy above idle "
+            f"  above idle {label} {above:+.1f}% vs FP16 in energy above idle "
             f"(total: {total:+.1f}%)"
         )
     return lines

@@ -48,13 +48,15 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
     ]
     if first.results.basis == "measured":
         lines.extend(run_lines(reports))
+    width = max([13, *(len(format_label(r)) for r in reports)])  # INT8 (threshold 0) whole
     header = (
-        f"  {'format':<13} {'mJ/token':>10} {'vs FP16':>8} {'95% CI':>17} {'verdict':<12} tok/s"
+        f"  {'format':<{width}} {'mJ/token':>10} {'vs FP16':>8} {'95% CI':>17} "
+        f"{'verdict':<12} tok/s"
     )
     if any(r.results.per_format for r in reports):
         header += " (of bandwidth limit)"
     lines.append(header)
-    lines.extend(_format_line(r) for r in reports)
+    lines.extend(_format_line(r, width) for r in reports)
     if any(r.results.phases is not None for r in reports):  # --phases apart
         lines.append("  window     the figures above are the decode window's; the phases below")
     session = first.measurement.session
@@ -63,7 +65,7 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         f"  refused    {fmt}: not measured, no report: {why}" for fmt, why in refused.items()
     )
     lines.extend(
-        f"  no figure  {r.workload.precision}: {why}"
+        f"  no figure  {format_label(r)}: {why}"
         for r in reports
         for why in [why_no_figure(r)]
         if why
@@ -92,17 +94,16 @@ def session_basis_lines(reports: Sequence[Report]) -> list[str]:
         return [f"  basis      {basis}: {words}"]
     lines = []
     for i, ((basis, words), group) in enumerate(by_basis.items()):
-        names = ", ".join(r.workload.precision for r in group)
+        names = ", ".join(format_label(r) for r in group)
         lines.append(f"  {'basis' if i == 0 else '':<10} {names} {basis}: {words}")
     return lines
 
 
-def _format_line(report: Report) -> str:
+def _format_line(report: Report, width: int = 13) -> str:
     work, res = report.workload, report.results
     stats = res.per_format.get(work.precision)
-    key = stats.format if stats else work.precision
     cells = [
-        f"  {key:<13}",
+        f"  {format_label(report):<{width}}",
         f"{_mj(res.energy_per_token_mj, ''):>10}",
         *_delta_cells(res.vs_fp16_energy_pct, res.vs_fp16_ci95_pct, res.verdict),
     ]

@@ -365,3 +365,17 @@ def test_a_published_container_report_of_another_length_is_refused(tmp_path, cap
     out = capsys.readouterr().out
     assert "REFUSED (exit 2): the report generated 32 new tokens per run" in out
     assert _check(tmp_path, measured_report()) == 0  # its 256: graded
+
+
+def test_a_derived_report_of_this_projects_figures_is_refused_in_their_name(tmp_path, capsys):
+    """A review: check called a Hopper dry run's figures 'the published dataset' while
+    its own report line and summary said this project's measurements."""
+    out = tmp_path / "d"
+    argv = ["energy_estimate", "--dry_run", "-q", "--model", "synthetic:llama-2-7b",
+            "--gpu_arch", "hopper", "--output_dir", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["check", str(out / "energy.json")]) == 2
+    text = capsys.readouterr().out
+    assert "derived from this project's own measurements" in text
+    assert "published dataset" not in text

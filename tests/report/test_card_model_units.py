@@ -295,3 +295,25 @@ def test_no_units_stand_beside_a_compile_none_were_measured_in():
             card_model_spread("hopper", "NF4", "compiled", "NVIDIA H200", L7, 7.0, 1, 256, notes)
             is None
         )
+
+
+def test_a_local_build_tag_is_the_units_own_release_not_another_stack():
+    """A review: torch 2.11.0+cu130 (the units' own build) was named as a departure from
+    their torch 2.11.0, as if another stack set the unit apart."""
+    from ecocompute.published.figures import project_measurements
+    from ecocompute.report.model import Software
+    from ecocompute.report.references import software_departures
+
+    theirs = project_measurements("hopper")["software"]
+    packages = {k: (v[0] if isinstance(v, list) else v) for k, v in theirs.items()}
+    software = Software.model_validate(
+        {
+            "python": packages.pop("python"),
+            "torch_cuda": packages.pop("torch_cuda", None),
+            "nvidia_driver": packages.pop("nvidia_driver", None),
+            "packages": {**packages, "torch": f"{packages['torch']}+cu130"},
+        }
+    )
+    assert software_departures("hopper", software) == []
+    other = software.model_copy(update={"packages": {**packages, "torch": "2.13.0+cu130"}})
+    assert software_departures("hopper", other) == ["torch 2.13.0+cu130"]

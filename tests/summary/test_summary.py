@@ -179,6 +179,15 @@ def test_a_single_format_summary_names_the_format_as_tables_do():
     text = render(torchao, "x/energy.json")
     assert "  format     INT8-torchao vs FP16" in text
     assert "  INT8-torchao " in text and "outlier" not in text
+    # and every later line that names it (a review of the first fix: verdict, why)
+    assert "verdict    costs: INT8-torchao spends more" in text
+    assert "(FP16 n=10, INT8-torchao n=10)" in text and "INT8 n=" not in text
+    from ecocompute.summary.session import render_session
+
+    session = render_session([torchao, measured()], ["a", "b"])
+    row = next(line for line in session.splitlines() if line.startswith("  INT8-torchao"))
+    header = next(line for line in session.splitlines() if line.startswith("  format "))
+    assert row.index("2,880.0") + len("2,880.0") == header.index("mJ/token") + len("mJ/token")
     zero = measured(precision="INT8")
     zero["workload"]["llm_int8_threshold"] = 0.0
     assert "  format     INT8 (threshold 0) vs FP16" in render(zero, "x/energy.json")
