@@ -23,6 +23,7 @@ from ecocompute.params.path_checks import quality_text_problem
 from ecocompute.published.figures import dataset_dois
 from ecocompute.published.site_curves import SITE_FILE
 from ecocompute.report import derive
+from ecocompute.report.decode_model import CompileBlock, Decode, FormatDecode
 from ecocompute.report.host import this_host
 from ecocompute.report.labels import NO_FIGURE_LEAD, format_gpus_note
 from ecocompute.report.model import (
@@ -34,11 +35,8 @@ from ecocompute.report.model import (
     SCHEMA_VERSION,
     WINDOW,
     BeforeSession,
-    CompileBlock,
     Corpus,
     CounterEdges,
-    Decode,
-    FormatDecode,
     Gpu,
     Measurement,
     Provenance,
@@ -52,6 +50,7 @@ from ecocompute.report.model import (
     Timing,
     Workload,
 )
+from ecocompute.report.pairing import CI_METHOD_COMPILES
 from ecocompute.report.references import (
     EAGER_NOTE,
     beside_unit,
@@ -64,7 +63,7 @@ from ecocompute.report.references import (
     units_disagreement,
     units_model,
 )
-from ecocompute.report.results_model import CI_METHOD_COMPILES, Format, IdleWindow, Results
+from ecocompute.report.results_model import Format, IdleWindow, Results
 from ecocompute.report.software import software_block
 from ecocompute.report.thermal import thermal_of
 from ecocompute.report.trace_block import trace_block

@@ -14,10 +14,11 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from ecocompute.core.stats import Summary, mean, summarise
+from ecocompute.core.stats import CI_METHOD, Summary, mean, summarise
 from ecocompute.core.units import energy_per_token_mj, pct_change
 from ecocompute.monitor.conditions import MIN_THROTTLED_S
 from ecocompute.report.conditions import conditions_of
@@ -31,7 +32,6 @@ from ecocompute.report.pairing import (
 )
 from ecocompute.report.phases import phases_of
 from ecocompute.report.results_model import (
-    CI_METHOD,
     Format,
     FormatStats,
     HeldFormatStats,
@@ -44,13 +44,7 @@ from ecocompute.report.results_model import (
     WindowConditions,
 )
 
-THROTTLE_ORDER: tuple[Throttle, ...] = (
-    "power_cap",
-    "hw_slowdown",
-    "sw_thermal",
-    "hw_thermal",
-    "hw_power_brake",
-)
+THROTTLE_ORDER: tuple[Throttle, ...] = typing.get_args(Throttle)
 HELD_DEFINITION = (
     "Energy per token of every GPU the session's models held (nvml_indices), over each "
     "trial's own window: the GPUs its format occupies plus those it left idle (held by "

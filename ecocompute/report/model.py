@@ -18,22 +18,8 @@ from pydantic import Field, model_validator
 
 from ecocompute.llm.gguf_checkpoint import CONVERTED_LEAD
 from ecocompute.params.model_size import container_params_b, params_b_from_model_name
-from ecocompute.report.decode_model import (
-    CompileBlock,
-    Compiler,
-    Decode,
-    FormatDecode,
-    KernelFingerprint,
-)
-from ecocompute.report.results_model import (
-    ClockEvent,
-    Format,
-    Index,
-    Interval,
-    NonNegative,
-    Results,
-    Strict,
-)
+from ecocompute.report.decode_model import Decode
+from ecocompute.report.results_model import Format, Index, Interval, NonNegative, Results, Strict
 
 FORMAT = "2.0"  # this tool's own format: never one of the published container's versions
 # What the published format's readers key on: the container's newest version and its
@@ -48,17 +34,6 @@ WINDOW = "generation"  # the window each energy figure integrates (load, warm-up
 MEASURED_SOURCE = "direct-nvml"
 NO_LOCAL_GPU = "ecocompute-dataset (no local GPU)"  # the published container's phrase
 ArchClass = Literal["turing", "ampere", "ada", "hopper", "blackwell", "volta", "unknown"]
-
-__all__ = [
-    "FORMAT",
-    "ClockEvent",
-    "CompileBlock",
-    "Compiler",
-    "Decode",
-    "FormatDecode",
-    "KernelFingerprint",
-    "Report",
-]
 
 
 class BeforeSession(Strict):

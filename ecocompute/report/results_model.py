@@ -464,22 +464,6 @@ class ReferenceUnits(Strict):
         return f"In the {self.regime} regime this project measured {self.words()}; {beside}"
 
 
-CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
-CI_METHOD_COMPILES = (
-    "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
-    "standard error, pooled by a random-effects model (REML between-compile variance, "
-    "modified Hartung-Knapp interval: the larger of the Hartung-Knapp-Sidik-Jonkman and "
-    "the classic standard error, Student t on compiles - 1 degrees of freedom)"
-)
-# what reports of compiles said before the floor (2026-12-05): read, never written
-CI_METHOD_COMPILES_HKSJ = (
-    "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
-    "standard error, pooled by a random-effects model (REML between-compile variance, "
-    "Hartung-Knapp-Sidik-Jonkman interval, Student t on compiles - 1 degrees of freedom)"
-)
-SE_FLOORED: Literal["max(hksj, classic)"] = "max(hksj, classic)"
-
-
 class CompileDelta(Strict):
     """One compile's paired delta vs FP16 (its rounds only)."""
 
