@@ -77,19 +77,18 @@ def run_totals_problems(res: Results, sample_rate_hz: int) -> list[str]:
 
 def derived_problems(report: Report, exact: bool) -> list[str]:
     res = report.results
-    problems = []
-    for name in ("vs_fp16_ci95_pct", "n_pairs", "total_energy_joules"):
-        if getattr(res, name) is not None:
-            problems.append(
-                f"$.results.{name}: {getattr(res, name)!r} in a report derived from the published "
-                "dataset, which ran no trials (expected null)"
-            )
-    for name in ("trials", "pairs", "per_format"):
-        if getattr(res, name):
-            problems.append(
-                f"$.results.{name}: present in a report derived from the published dataset, "
-                "which ran no trials"
-            )
+    problems = [
+        f"$.results.{name}: {getattr(res, name)!r} in a report derived from the published "
+        "dataset, which ran no trials (expected null)"
+        for name in ("vs_fp16_ci95_pct", "n_pairs", "total_energy_joules")
+        if getattr(res, name) is not None
+    ]
+    problems += [
+        f"$.results.{name}: present in a report derived from the published dataset, "
+        "which ran no trials"
+        for name in ("trials", "pairs", "per_format")
+        if getattr(res, name)
+    ]
     figures = ("vs_fp16_energy_pct", "vs_fp16_energy_pct_exact", "energy_per_token_mj")
     if res.basis == "unavailable":
         problems += [

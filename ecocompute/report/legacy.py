@@ -40,7 +40,6 @@ from ecocompute.report.schema import (
 )
 from ecocompute.report.software import COMPARABILITY_NOTE, DRIVER_UNAVAILABLE, NOT_INSTALLED
 
-OURS_LEGACY = ("ecocompute-energy/1.2", "ecocompute-energy/1.3", "ecocompute-energy/1.4")
 # What the published container's validator reads beyond its strict schema (Protocol
 # v1.1's records, tools/validate.py at 8778c42): kept when its 1.2/1.3 report has them.
 _PROTOCOL_RECORDS = {

@@ -54,10 +54,7 @@ def software_fingerprint(software: Software | Mapping[str, Any]) -> str:
     sw = software.model_dump() if isinstance(software, Software) else dict(software)
     installed = dict(sw.get("packages") or {})
     parts = [f"py{sw.get('python', '?')}"]
-    for name, short in STACK_PACKAGES:
-        version = version_of(installed, name)
-        if version:
-            parts.append(f"{short}{version}")
+    parts += [f"{short}{v}" for name, short in STACK_PACKAGES if (v := version_of(installed, name))]
     if sw.get("torch_cuda"):
         parts.append(f"cu{sw['torch_cuda']}")
     if sw.get("nvidia_driver") not in (None, DRIVER_UNAVAILABLE):
