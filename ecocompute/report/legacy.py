@@ -127,9 +127,8 @@ def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
     by_gpu = {
         _gpu_index(i): float(w) for i, w in (held.get("idle_window_watts_by_gpu") or {}).items()
     }
-    per = [
-        s for s in (res.get("per_format") or {}).values() if s.get("idle_power_watts") is not None
-    ]
+    formats = (res.get("per_format") or {}).values()
+    per = [s for s in formats if s.get("idle_power_watts") is not None]
     for stats in sorted(per, key=lambda s: len(s.get("nvml_indices") or [0])):
         gpus = [int(i) for i in stats.get("nvml_indices") or [0]]
         unknown = [g for g in gpus if g not in by_gpu]
@@ -138,14 +137,7 @@ def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
             for g in unknown:
                 by_gpu[g] = rest / len(unknown)
     if not by_gpu and res.get("idle_power_watts") is not None:
-        first = min(
-            (
-                int(i)
-                for s in (res.get("per_format") or {}).values()
-                for i in s.get("nvml_indices") or [0]
-            ),
-            default=0,
-        )
+        first = min((int(i) for s in formats for i in s.get("nvml_indices") or [0]), default=0)
         by_gpu[first] = float(res["idle_power_watts"])
     if not by_gpu:
         return None

@@ -38,10 +38,10 @@ MAX_LISTED = 20
 
 def validation_messages(exc: ValidationError) -> list[str]:
     """pydantic's errors as "$.json.path: message" lines."""
-    lines = []
-    for error in exc.errors()[:MAX_LISTED]:
-        lines.append(f"{json_path(error['loc']).removesuffix('.')}: {error['msg']}")
-    return lines
+    return [
+        f"{json_path(error['loc']).removesuffix('.')}: {error['msg']}"
+        for error in exc.errors()[:MAX_LISTED]
+    ]
 
 
 def parse_report(document: Any) -> tuple[Report | None, list[str]]:
