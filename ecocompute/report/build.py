@@ -513,15 +513,12 @@ def _corpus_if_readable(path: str | None) -> Corpus | None:
 
 def published_report(run: PublishedRun, command: list[str] | None) -> Report:
     p, fig, hw = run.params, run.figure, run.hardware
-    note = fig.note
-    if run.arch.headline_default and fig.basis != "unavailable":
-        note = f"{run.arch.source}. {note}"
     if fig.basis == "unavailable":  # nothing was derived: say why there is no figure
-        note = f"{NO_FIGURE_LEAD} ({run.reason.text}): {note}."
+        note = f"{NO_FIGURE_LEAD} ({run.reason.text}): {fig.note}."
     else:
-        note = (
-            f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). {note}."
-        )
+        arch = f"{run.arch.source}. " if run.arch.headline_default else ""
+        note = f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). "
+        note += f"{arch}{fig.note}."
     delta = fig.vs_fp16_energy_pct
     units = reference_units(run)
     if units is not None and delta is not None:  # a block stands only beside a delta
