@@ -23,7 +23,7 @@ from ecocompute.params.path_checks import quality_text_problem
 from ecocompute.published.figures import dataset_dois
 from ecocompute.published.site_curves import SITE_FILE
 from ecocompute.report import derive
-from ecocompute.report.decode_model import CompileBlock, Decode, FormatDecode
+from ecocompute.report.decode_model import Decode
 from ecocompute.report.host import this_host
 from ecocompute.report.labels import NO_FIGURE_LEAD, format_gpus_note
 from ecocompute.report.model import (
@@ -346,7 +346,7 @@ def _decode(run: MeasuredRun) -> Decode:
         )
     if per:
         order = sorted(per, key=lambda fmt: fmt is not Precision.FP16)  # FP16 first
-        fields["per_format"] = {str(f): FormatDecode(**per[f]) for f in order}
+        fields["per_format"] = {str(f): dict(per[f]) for f in order}
         blocks = run.decode_per_compile or (per,)
         seconds = [b[f].get("compile_s") for b in blocks for f in order]
         if all(isinstance(s, (int, float)) for s in seconds):
@@ -360,13 +360,11 @@ def _decode(run: MeasuredRun) -> Decode:
             )
         if run.decode_per_compile:
             fields["compiles"] = [
-                CompileBlock.model_validate(
-                    {
-                        "compile": k,
-                        "inductor_cache_dir": folder,
-                        "per_format": {str(f): dict(block[f]) for f in order},
-                    }
-                )
+                {
+                    "compile": k,
+                    "inductor_cache_dir": folder,
+                    "per_format": {str(f): dict(block[f]) for f in order},
+                }
                 for k, (block, folder) in enumerate(
                     zip(run.decode_per_compile, run.compile_cache_dirs, strict=True)
                 )
