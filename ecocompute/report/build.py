@@ -402,12 +402,9 @@ def results_of(run: MeasuredRun) -> Results:
             nvml_indices=list(run.idle.nvml_indices),
             energy_joules_by_gpu=list(run.idle.reading.per_gpu_j),
         )
-    facts = {
+    facts = {  # each format's key, library, GPUs and weights
         str(fmt): derive.FormatFacts(
-            format=p.spec(fmt).key,
-            library=p.spec(fmt).library,
-            nvml_indices=tuple(gpus),
-            weights_mib=run.weights_mib.get(fmt),
+            p.spec(fmt).key, p.spec(fmt).library, tuple(gpus), run.weights_mib.get(fmt)
         )
         for fmt, gpus in run.format_gpus.items()
     }

@@ -171,11 +171,9 @@ def to_record(
                 f"$.results.basis: 'measured', but measurement_source says {source!r}: a figure "
                 "no local GPU measured is not a measurement"
             ]
-    delta = (
-        res.vs_fp16_energy_pct_exact
-        if res.vs_fp16_energy_pct_exact is not None
-        else res.vs_fp16_energy_pct
-    )
+    delta = res.vs_fp16_energy_pct_exact
+    if delta is None:
+        delta = res.vs_fp16_energy_pct
     reason = report.measurement_source_reason
     software = report.software
     version = FORMAT if report.ecocompute_format else report.schema_version
