@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import functools
 import math
-import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, Unpack
 
 from ecocompute.core.stats import CI_METHOD, Summary, mean, summarise
 from ecocompute.core.units import energy_per_token_mj, pct_change
-from ecocompute.monitor.conditions import MIN_THROTTLED_S
+from ecocompute.monitor.conditions import throttles_met
 from ecocompute.report.conditions import conditions_of
 from ecocompute.report.inputs import FormatFacts, Measured, RawPrefill, RawTrial
 from ecocompute.report.pairing import (
@@ -38,12 +37,9 @@ from ecocompute.report.results_model import (
     IdleWindow,
     PrefillWindow,
     Results,
-    Throttle,
     Trial,
-    WindowConditions,
 )
 
-THROTTLE_ORDER: tuple[Throttle, ...] = typing.get_args(Throttle)
 HELD_DEFINITION = (
     "Energy per token of every GPU the session's models held (nvml_indices), over each "
     "trial's own window: the GPUs its format occupies plus those it left idle (held by "
@@ -64,12 +60,6 @@ HELD_LEAD_REASON = (
 # -- one trial ----------------------------------------------------------------------
 
 
-def window_throttles(c: WindowConditions) -> list[Throttle]:
-    """The throttle reasons a window met: a counter that moved, or a read that showed it."""
-    met = {r for r, s in c.throttled_s.items() if s >= MIN_THROTTLED_S} | set(c.clock_events_seen)
-    return [r for r in THROTTLE_ORDER if r in met]
-
-
 def trial(**r: Unpack[RawTrial]) -> Trial:
     """A trial from its readings, with the figures that derive from them."""
     idle, prefill = r.get("idle_gpus_energy_joules"), r.get("prefill")
@@ -78,7 +68,10 @@ def trial(**r: Unpack[RawTrial]) -> Trial:
         "per_gpu_energy_joules": list(r["per_gpu_energy_joules"]),
         "idle_gpus_energy_joules": None if idle is None else list(idle),
         "conditions": [
-            c.model_copy(update={"throttles": window_throttles(c)}) for c in r.get("conditions", ())
+            c.model_copy(
+                update={"throttles": list(throttles_met(c.throttled_s, c.clock_events_seen))}
+            )
+            for c in r.get("conditions", ())
         ],
         "prefill": None if prefill is None else prefill_window(**_readings(prefill, PREFILL)),
     }
