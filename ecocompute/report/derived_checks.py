@@ -348,7 +348,6 @@ def curve_problems(report: Report, exact: bool) -> list[str]:
         )
     # A curve of another version than those known here may be named (an older
     # curves.json: its own parameters); one known here is named with its own range.
-    lo, hi = c.fitted_range_b
     shape = (c.A, c.S, c.Nstar)
     known = [k for k in known_parameters(c.arch, c.precision) if _same(k[:3], shape)]
     if known and not any(_same(k[3], (lo, hi)) for k in known):
