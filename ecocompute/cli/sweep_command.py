@@ -154,7 +154,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     )
     # A sweep writes each point's report as it goes: a failure after the first one
     # must not say that nothing was written.
-    from ecocompute.report.files import sweep_leaves
+    from ecocompute.sweeps.document import sweep_leaves
 
     args.written_so_far = sweep_leaves(args.output_dir)
     if not args.fit_only:  # an interrupt says what stands, from the folder, as a failure

@@ -11,7 +11,7 @@ are computed after the window closes.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ecocompute.telemetry.base import (
@@ -46,11 +46,15 @@ class WindowConditions:
 
     @property
     def throttles(self) -> tuple[str, ...]:
-        """The throttle reasons this window met: a counter that moved, or a sample that
-        showed the reason; in THROTTLE_REASONS order."""
-        met = {r for r, s in self.throttled_s.items() if s >= MIN_THROTTLED_S}
-        met |= set(self.clock_events_seen)
-        return tuple(r for r in THROTTLE_REASONS if r in met)
+        """The throttle reasons this window met (throttles_met)."""
+        return throttles_met(self.throttled_s, self.clock_events_seen)
+
+
+def throttles_met(throttled_s: Mapping[str, float], seen: Iterable[str]) -> tuple[str, ...]:
+    """The throttle reasons a window met: a counter that moved (throttled_s, seconds by
+    reason), or a sample that showed the reason (seen); in THROTTLE_REASONS order."""
+    met = {r for r, s in throttled_s.items() if s >= MIN_THROTTLED_S} | set(seen)
+    return tuple(r for r in THROTTLE_REASONS if r in met)
 
 
 def window_conditions(

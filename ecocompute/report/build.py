@@ -23,6 +23,7 @@ from ecocompute.params.path_checks import quality_text_problem
 from ecocompute.published.figures import dataset_dois
 from ecocompute.published.site_curves import SITE_FILE
 from ecocompute.report import derive
+from ecocompute.report.decode_model import Decode
 from ecocompute.report.host import this_host
 from ecocompute.report.labels import NO_FIGURE_LEAD, format_gpus_note
 from ecocompute.report.model import (
@@ -34,11 +35,8 @@ from ecocompute.report.model import (
     SCHEMA_VERSION,
     WINDOW,
     BeforeSession,
-    CompileBlock,
     Corpus,
     CounterEdges,
-    Decode,
-    FormatDecode,
     Gpu,
     Measurement,
     Provenance,
@@ -52,6 +50,7 @@ from ecocompute.report.model import (
     Timing,
     Workload,
 )
+from ecocompute.report.pairing import CI_METHOD_COMPILES
 from ecocompute.report.references import (
     EAGER_NOTE,
     beside_unit,
@@ -64,7 +63,7 @@ from ecocompute.report.references import (
     units_disagreement,
     units_model,
 )
-from ecocompute.report.results_model import CI_METHOD_COMPILES, Format, IdleWindow, Results
+from ecocompute.report.results_model import Format, IdleWindow, Results
 from ecocompute.report.software import software_block
 from ecocompute.report.thermal import thermal_of
 from ecocompute.report.trace_block import trace_block
@@ -347,7 +346,7 @@ def _decode(run: MeasuredRun) -> Decode:
         )
     if per:
         order = sorted(per, key=lambda fmt: fmt is not Precision.FP16)  # FP16 first
-        fields["per_format"] = {str(f): FormatDecode(**per[f]) for f in order}
+        fields["per_format"] = {str(f): dict(per[f]) for f in order}
         blocks = run.decode_per_compile or (per,)
         seconds = [b[f].get("compile_s") for b in blocks for f in order]
         if all(isinstance(s, (int, float)) for s in seconds):
@@ -361,13 +360,11 @@ def _decode(run: MeasuredRun) -> Decode:
             )
         if run.decode_per_compile:
             fields["compiles"] = [
-                CompileBlock.model_validate(
-                    {
-                        "compile": k,
-                        "inductor_cache_dir": folder,
-                        "per_format": {str(f): dict(block[f]) for f in order},
-                    }
-                )
+                {
+                    "compile": k,
+                    "inductor_cache_dir": folder,
+                    "per_format": {str(f): dict(block[f]) for f in order},
+                }
                 for k, (block, folder) in enumerate(
                     zip(run.decode_per_compile, run.compile_cache_dirs, strict=True)
                 )
@@ -405,12 +402,9 @@ def results_of(run: MeasuredRun) -> Results:
             nvml_indices=list(run.idle.nvml_indices),
             energy_joules_by_gpu=list(run.idle.reading.per_gpu_j),
         )
-    facts = {
+    facts = {  # each format's key, library, GPUs and weights
         str(fmt): derive.FormatFacts(
-            format=p.spec(fmt).key,
-            library=p.spec(fmt).library,
-            nvml_indices=tuple(gpus),
-            weights_mib=run.weights_mib.get(fmt),
+            p.spec(fmt).key, p.spec(fmt).library, tuple(gpus), run.weights_mib.get(fmt)
         )
         for fmt, gpus in run.format_gpus.items()
     }
@@ -514,15 +508,12 @@ def _corpus_if_readable(path: str | None) -> Corpus | None:
 
 def published_report(run: PublishedRun, command: list[str] | None) -> Report:
     p, fig, hw = run.params, run.figure, run.hardware
-    note = fig.note
-    if run.arch.headline_default and fig.basis != "unavailable":
-        note = f"{run.arch.source}. {note}"
     if fig.basis == "unavailable":  # nothing was derived: say why there is no figure
-        note = f"{NO_FIGURE_LEAD} ({run.reason.text}): {note}."
+        note = f"{NO_FIGURE_LEAD} ({run.reason.text}): {fig.note}."
     else:
-        note = (
-            f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). {note}."
-        )
+        arch = f"{run.arch.source}. " if run.arch.headline_default else ""
+        note = f"Derived from {fig.source}, not measured on this machine ({run.reason.text}). "
+        note += f"{arch}{fig.note}."
     delta = fig.vs_fp16_energy_pct
     units = reference_units(run)
     if units is not None and delta is not None:  # a block stands only beside a delta

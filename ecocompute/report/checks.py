@@ -299,35 +299,23 @@ def compile_rules(report: Report) -> list[str]:
     return problems
 
 
+# What a trial measured: every reading but its index, round, compile and prefill, and of
+# its windows' conditions every reading but the clock events and throttles
+_NOT_MEASURED = ("index", "pair", "compile", "prefill", "conditions")
+_NOT_MEASURED_OF_WINDOW = ("clock_events_seen", "throttled_s", "throttles")
+
+
 def _measurement_of(t: Trial) -> tuple[object, ...]:
-    """What a trial measured: every reading but its index and round."""
-    return (
-        t.format,
-        t.duration_s,
-        t.tokens,
-        t.energy_joules,
-        t.energy_source,
-        t.counter_energy_joules,
-        t.sampled_energy_joules,
-        t.samples,
-        t.dropped_samples,
-        tuple(t.per_gpu_energy_joules),
-        t.slot,
-        None if t.idle_gpus_energy_joules is None else tuple(t.idle_gpus_energy_joules),
-        tuple(
-            (
-                c.nvml_index,
-                tuple(c.temperature_c),
-                tuple(c.memory_temperature_c),
-                c.sm_clock_mhz_mean,
-                c.memory_clock_mhz_mean,
-                c.clock_samples,
-                c.power_of_limit_pct_mean,
-                c.power_of_limit_pct_max,
-            )
-            for c in t.conditions
-        ),
-    )
+    """What a trial measured (_NOT_MEASURED), hashable."""
+
+    def frozen(value: object) -> object:
+        return tuple(value) if isinstance(value, list) else value
+
+    readings = [frozen(v) for k, v in derive.readings_of(t).items() if k not in _NOT_MEASURED]
+    windows = [
+        tuple(frozen(v) for k, v in c if k not in _NOT_MEASURED_OF_WINDOW) for c in t.conditions
+    ]
+    return (*readings, tuple(windows))
 
 
 def repeated_rounds(trials: Sequence[Trial]) -> list[str]:

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ecocompute.llm.compiled import CompiledDecoder
 from ecocompute.params.run_params import compile_notes
-from ecocompute.report.results_model import Format, Index, NonNegative, Strict
+from ecocompute.report.results_model import Format, Index, NonNegative, OrAbsent, Strict
 
 Regime = Literal["eager", "graphs", "compiled"]
 
@@ -29,13 +29,11 @@ class KernelLaunch(Strict):
 
 
 class KernelFingerprint(Strict):
-    OMIT_NULL = ("launches",)  # reports before the launches were listed have none
-
     sha256: str | None
     kernels: Index | None = None
     distinct_functions: Index | None = None
     source: str
-    launches: list[KernelLaunch] | None = None
+    launches: OrAbsent[list[KernelLaunch]] = None  # none in reports before they were listed
 
 
 class FormatDecode(Strict):

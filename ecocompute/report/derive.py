@@ -12,16 +12,15 @@ Student t 95% interval and the verdict.
 from __future__ import annotations
 
 import functools
-import inspect
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, Unpack
 
-from ecocompute.core.stats import Summary, mean, summarise
+from ecocompute.core.stats import CI_METHOD, Summary, mean, summarise
 from ecocompute.core.units import energy_per_token_mj, pct_change
-from ecocompute.monitor.conditions import MIN_THROTTLED_S
+from ecocompute.monitor.conditions import throttles_met
 from ecocompute.report.conditions import conditions_of
-from ecocompute.report.inputs import FormatFacts, Measured
+from ecocompute.report.inputs import FormatFacts, Measured, RawPrefill, RawTrial
 from ecocompute.report.pairing import (
     FP16,
     between_compiles,
@@ -31,7 +30,6 @@ from ecocompute.report.pairing import (
 )
 from ecocompute.report.phases import phases_of
 from ecocompute.report.results_model import (
-    CI_METHOD,
     Format,
     FormatStats,
     HeldFormatStats,
@@ -39,18 +37,9 @@ from ecocompute.report.results_model import (
     IdleWindow,
     PrefillWindow,
     Results,
-    Throttle,
     Trial,
-    WindowConditions,
 )
 
-THROTTLE_ORDER: tuple[Throttle, ...] = (
-    "power_cap",
-    "hw_slowdown",
-    "sw_thermal",
-    "hw_thermal",
-    "hw_power_brake",
-)
 HELD_DEFINITION = (
     "Energy per token of every GPU the session's models held (nvml_indices), over each "
     "trial's own window: the GPUs its format occupies plus those it left idle (held by "
@@ -71,62 +60,30 @@ HELD_LEAD_REASON = (
 # -- one trial ----------------------------------------------------------------------
 
 
-def window_throttles(c: WindowConditions) -> list[Throttle]:
-    """The throttle reasons a window met: a counter that moved, or a read that showed it."""
-    met = {r for r, s in c.throttled_s.items() if s >= MIN_THROTTLED_S} | set(c.clock_events_seen)
-    return [r for r in THROTTLE_ORDER if r in met]
-
-
-def trial(
-    *,
-    index: int,
-    pair: int | None,
-    format: Format,
-    duration_s: float,
-    tokens: int,
-    energy_joules: float,
-    energy_source: str,
-    counter_energy_joules: float | None,
-    sampled_energy_joules: float,
-    samples: int,
-    dropped_samples: int,
-    per_gpu_energy_joules: Sequence[float],
-    slot: int | None = None,
-    idle_gpus_energy_joules: Sequence[float] | None = None,
-    conditions: Sequence[WindowConditions] = (),
-    compile: int | None = None,
-    prefill: PrefillWindow | None = None,
-) -> Trial:
+def trial(**r: Unpack[RawTrial]) -> Trial:
     """A trial from its readings, with the figures that derive from them."""
-    return Trial.model_construct(
-        index=index,
-        pair=pair,
-        format=format,
-        duration_s=duration_s,
-        tokens=tokens,
-        energy_joules=energy_joules,
-        energy_source=energy_source,  # type: ignore[arg-type]
-        counter_energy_joules=counter_energy_joules,
-        sampled_energy_joules=sampled_energy_joules,
-        samples=samples,
-        dropped_samples=dropped_samples,
-        per_gpu_energy_joules=list(per_gpu_energy_joules),
-        slot=slot,
-        compile=compile,
-        idle_gpus_energy_joules=None
-        if idle_gpus_energy_joules is None
-        else list(idle_gpus_energy_joules),
-        conditions=[c.model_copy(update={"throttles": window_throttles(c)}) for c in conditions],
-        prefill=None if prefill is None else prefill_window(**_readings(prefill, prefill_window)),
-        **trial_figures(
-            duration_s=duration_s,
-            tokens=tokens,
-            energy_joules=energy_joules,
-            counter_energy_joules=counter_energy_joules,
-            sampled_energy_joules=sampled_energy_joules,
-            idle_gpus_energy_joules=idle_gpus_energy_joules,
-        )._asdict(),
+    idle, prefill = r.get("idle_gpus_energy_joules"), r.get("prefill")
+    fields: dict[str, Any] = {
+        **r,
+        "per_gpu_energy_joules": list(r["per_gpu_energy_joules"]),
+        "idle_gpus_energy_joules": None if idle is None else list(idle),
+        "conditions": [
+            c.model_copy(
+                update={"throttles": list(throttles_met(c.throttled_s, c.clock_events_seen))}
+            )
+            for c in r.get("conditions", ())
+        ],
+        "prefill": None if prefill is None else prefill_window(**_readings(prefill, PREFILL)),
+    }
+    figures = trial_figures(
+        duration_s=r["duration_s"],
+        tokens=r["tokens"],
+        energy_joules=r["energy_joules"],
+        counter_energy_joules=r["counter_energy_joules"],
+        sampled_energy_joules=r["sampled_energy_joules"],
+        idle_gpus_energy_joules=idle,
     )
+    return Trial.model_construct(**fields, **figures._asdict())
 
 
 class TrialFigures(NamedTuple):
@@ -171,52 +128,32 @@ def trial_figures(
     )
 
 
-def prefill_window(
-    *,
-    prefills: int,
-    prompt_tokens: int,
-    duration_s: float,
-    energy_joules: float,
-    energy_source: str,
-    counter_energy_joules: float | None,
-    sampled_energy_joules: float,
-    samples: int,
-    dropped_samples: int,
-    per_gpu_energy_joules: Sequence[float],
-) -> PrefillWindow:
+def prefill_window(**r: Unpack[RawPrefill]) -> PrefillWindow:
     """A prefill window from its readings, with the figures that derive from them:
     energy per prompt token over every prefill of the window."""
-    tokens = prefills * prompt_tokens
+    tokens = r["prefills"] * r["prompt_tokens"]
+    energy_j, duration_s = r["energy_joules"], r["duration_s"]
+    fields: dict[str, Any] = {**r, "per_gpu_energy_joules": list(r["per_gpu_energy_joules"])}
     return PrefillWindow.model_construct(
-        prefills=prefills,
-        prompt_tokens=prompt_tokens,
-        duration_s=duration_s,
-        energy_joules=energy_joules,
-        energy_source=energy_source,  # type: ignore[arg-type]
-        counter_energy_joules=counter_energy_joules,
-        sampled_energy_joules=sampled_energy_joules,
-        samples=samples,
-        dropped_samples=dropped_samples,
-        per_gpu_energy_joules=list(per_gpu_energy_joules),
-        energy_per_prompt_token_mj=energy_per_token_mj(energy_joules, tokens),
-        avg_power_watts=energy_joules / duration_s,
+        **fields,
+        energy_per_prompt_token_mj=energy_per_token_mj(energy_j, tokens),
+        avg_power_watts=energy_j / duration_s,
         prompt_tokens_per_s=tokens / duration_s,
     )
 
 
-def _readings(model: Trial | PrefillWindow, derive: Callable[..., object]) -> dict[str, Any]:
-    """A model's own raw readings: the fields named by the function that derives it."""
-    return {name: getattr(model, name) for name in _parameters(derive)}
+# the raw fields of each model: what derive.trial and derive.prefill_window take
+PREFILL, TRIAL = tuple(RawPrefill.__annotations__), tuple(RawTrial.__annotations__)
 
 
-@functools.cache
-def _parameters(function: Callable[..., object]) -> tuple[str, ...]:
-    return tuple(inspect.signature(function).parameters)
+def _readings(model: Trial | PrefillWindow, fields: tuple[str, ...]) -> dict[str, Any]:
+    """A model's own raw readings."""
+    return {name: getattr(model, name) for name in fields}
 
 
 def readings_of(t: Trial) -> dict[str, Any]:
     """A trial's own raw readings, as trial() takes them."""
-    return _readings(t, trial)
+    return _readings(t, TRIAL)
 
 
 # -- the facts a report's figures derive from, besides its trials ---------------------

@@ -77,19 +77,18 @@ def run_totals_problems(res: Results, sample_rate_hz: int) -> list[str]:
 
 def derived_problems(report: Report, exact: bool) -> list[str]:
     res = report.results
-    problems = []
-    for name in ("vs_fp16_ci95_pct", "n_pairs", "total_energy_joules"):
-        if getattr(res, name) is not None:
-            problems.append(
-                f"$.results.{name}: {getattr(res, name)!r} in a report derived from the published "
-                "dataset, which ran no trials (expected null)"
-            )
-    for name in ("trials", "pairs", "per_format"):
-        if getattr(res, name):
-            problems.append(
-                f"$.results.{name}: present in a report derived from the published dataset, "
-                "which ran no trials"
-            )
+    problems = [
+        f"$.results.{name}: {getattr(res, name)!r} in a report derived from the published "
+        "dataset, which ran no trials (expected null)"
+        for name in ("vs_fp16_ci95_pct", "n_pairs", "total_energy_joules")
+        if getattr(res, name) is not None
+    ]
+    problems += [
+        f"$.results.{name}: present in a report derived from the published dataset, "
+        "which ran no trials"
+        for name in ("trials", "pairs", "per_format")
+        if getattr(res, name)
+    ]
     figures = ("vs_fp16_energy_pct", "vs_fp16_energy_pct_exact", "energy_per_token_mj")
     if res.basis == "unavailable":
         problems += [
@@ -349,7 +348,6 @@ def curve_problems(report: Report, exact: bool) -> list[str]:
         )
     # A curve of another version than those known here may be named (an older
     # curves.json: its own parameters); one known here is named with its own range.
-    lo, hi = c.fitted_range_b
     shape = (c.A, c.S, c.Nstar)
     known = [k for k in known_parameters(c.arch, c.precision) if _same(k[:3], shape)]
     if known and not any(_same(k[3], (lo, hi)) for k in known):

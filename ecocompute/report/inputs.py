@@ -4,10 +4,51 @@ back out of a report to derive them again)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
-from ecocompute.report.results_model import Format, IdleWindow, Trial
+from ecocompute.report.results_model import (
+    Format,
+    IdleWindow,
+    PrefillWindow,
+    Trial,
+    WindowConditions,
+)
+
+
+class WindowReadings(TypedDict):
+    """A window's meter readings: the raw fields a Trial and a PrefillWindow share."""
+
+    duration_s: float
+    energy_joules: float
+    energy_source: str
+    counter_energy_joules: float | None
+    sampled_energy_joules: float
+    samples: int
+    dropped_samples: int
+    per_gpu_energy_joules: Sequence[float]
+
+
+class RawPrefill(WindowReadings):
+    """A prefill window's raw fields, as derive.prefill_window takes them."""
+
+    prefills: int
+    prompt_tokens: int
+
+
+class RawTrial(WindowReadings):
+    """A trial's raw fields, as derive.trial takes them."""
+
+    index: int
+    pair: int | None
+    format: Format
+    tokens: int
+    slot: NotRequired[int | None]
+    idle_gpus_energy_joules: NotRequired[Sequence[float] | None]
+    conditions: NotRequired[Sequence[WindowConditions]]
+    compile: NotRequired[int | None]
+    prefill: NotRequired[PrefillWindow | None]
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,6 @@ from ecocompute.report.schema import (
 )
 from ecocompute.report.software import COMPARABILITY_NOTE, DRIVER_UNAVAILABLE, NOT_INSTALLED
 
-OURS_LEGACY = ("ecocompute-energy/1.2", "ecocompute-energy/1.3", "ecocompute-energy/1.4")
 # What the published container's validator reads beyond its strict schema (Protocol
 # v1.1's records, tools/validate.py at 8778c42): kept when its 1.2/1.3 report has them.
 _PROTOCOL_RECORDS = {
@@ -128,9 +127,8 @@ def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
     by_gpu = {
         _gpu_index(i): float(w) for i, w in (held.get("idle_window_watts_by_gpu") or {}).items()
     }
-    per = [
-        s for s in (res.get("per_format") or {}).values() if s.get("idle_power_watts") is not None
-    ]
+    formats = (res.get("per_format") or {}).values()
+    per = [s for s in formats if s.get("idle_power_watts") is not None]
     for stats in sorted(per, key=lambda s: len(s.get("nvml_indices") or [0])):
         gpus = [int(i) for i in stats.get("nvml_indices") or [0]]
         unknown = [g for g in gpus if g not in by_gpu]
@@ -139,14 +137,7 @@ def _idle_window(res: Mapping[str, Any]) -> dict[str, Any] | None:
             for g in unknown:
                 by_gpu[g] = rest / len(unknown)
     if not by_gpu and res.get("idle_power_watts") is not None:
-        first = min(
-            (
-                int(i)
-                for s in (res.get("per_format") or {}).values()
-                for i in s.get("nvml_indices") or [0]
-            ),
-            default=0,
-        )
+        first = min((int(i) for s in formats for i in s.get("nvml_indices") or [0]), default=0)
         by_gpu[first] = float(res["idle_power_watts"])
     if not by_gpu:
         return None

@@ -18,19 +18,13 @@ from pydantic import Field, model_validator
 
 from ecocompute.llm.gguf_checkpoint import CONVERTED_LEAD
 from ecocompute.params.model_size import container_params_b, params_b_from_model_name
-from ecocompute.report.decode_model import (
-    CompileBlock,
-    Compiler,
-    Decode,
-    FormatDecode,
-    KernelFingerprint,
-)
+from ecocompute.report.decode_model import Decode
 from ecocompute.report.results_model import (
-    ClockEvent,
     Format,
     Index,
     Interval,
     NonNegative,
+    OrAbsent,
     Results,
     Strict,
 )
@@ -48,17 +42,6 @@ WINDOW = "generation"  # the window each energy figure integrates (load, warm-up
 MEASURED_SOURCE = "direct-nvml"
 NO_LOCAL_GPU = "ecocompute-dataset (no local GPU)"  # the published container's phrase
 ArchClass = Literal["turing", "ampere", "ada", "hopper", "blackwell", "volta", "unknown"]
-
-__all__ = [
-    "FORMAT",
-    "ClockEvent",
-    "CompileBlock",
-    "Compiler",
-    "Decode",
-    "FormatDecode",
-    "KernelFingerprint",
-    "Report",
-]
 
 
 class BeforeSession(Strict):
@@ -134,15 +117,9 @@ class HostCpu(Strict):
 
 
 class SystemUnderTest(Strict):
-    OMIT_NULL = (
-        "local_accelerator_count",
-        "accelerator_count_note",
-        "memory_bandwidth_gbs",
-        "host_cpu",
-    )
     host: str | None = None
     hostname: str | None = None
-    host_cpu: HostCpu | None = None
+    host_cpu: OrAbsent[HostCpu] = None
     gpu: Annotated[str, Field(min_length=1)] = Field(
         description="the measured GPU's product name; without a local GPU, a phrase saying so"
     )
@@ -151,11 +128,11 @@ class SystemUnderTest(Strict):
     accelerator_count: Annotated[int, Field(ge=1)] = Field(
         description="GPUs measured; without a local GPU 1, the published measurement's card"
     )
-    local_accelerator_count: Index | None = None
-    accelerator_count_note: str | None = None
+    local_accelerator_count: OrAbsent[Index] = None
+    accelerator_count_note: OrAbsent[str] = None
     gpus: list[Gpu] = Field(default_factory=list)
     cuda_visible_devices: str | None = None
-    memory_bandwidth_gbs: NonNegative | None = Field(
+    memory_bandwidth_gbs: OrAbsent[NonNegative] = Field(
         None, description="the first measured GPU's peak memory bandwidth, GB/s (NVML)"
     )
 
@@ -171,14 +148,6 @@ class Quantization(Strict):
 
 
 class Workload(Strict):
-    OMIT_NULL = (
-        "llm_int8_threshold",
-        "quantization",
-        "params_b_counted",
-        "weights_note",
-        "prompt_source",
-        "decoding",
-    )
     model_name: str
     precision: Format
     batch_size: Annotated[int, Field(ge=1)]
@@ -193,18 +162,18 @@ class Workload(Strict):
         ]
         | None
     ) = None
-    params_b_counted: float | None = None
+    params_b_counted: OrAbsent[float] = None
     prompt_tokens: int | None = None
-    prompt_source: Literal["published protocol", "prompt_tokens"] | None = Field(
+    prompt_source: OrAbsent[Literal["published protocol", "prompt_tokens"]] = Field(
         None,
         description="prompt_tokens: the length was chosen (--prompt_tokens), and reports of "
         "two lengths never pool; absent: the published protocol's prompt",
     )
     weights: Literal["pretrained", "synthetic", "not loaded"] | None = None
-    weights_note: str | None = None
-    llm_int8_threshold: float | None = None
-    quantization: Quantization | None = None
-    decoding: str | None = Field(
+    weights_note: OrAbsent[str] = None
+    llm_int8_threshold: OrAbsent[float] = None
+    quantization: OrAbsent[Quantization] = None
+    decoding: OrAbsent[str] = Field(
         None, description="the decoding strategy (greedy: do_sample false), a measured run's"
     )
 
@@ -228,15 +197,13 @@ class CounterEdges(Strict):
 
 
 class Session(Strict):
-    OMIT_NULL = ("refused",)
-
     formats: list[str]
     this_format: str
     siblings: dict[str, str] = Field(description="format -> its report, relative to this one")
     shared_fp16_trials: Literal[True] = True
     rotation: str | None = None
     note: str | None = None
-    refused: dict[str, str] | None = Field(
+    refused: OrAbsent[dict[str, str]] = Field(
         None,
         description="formats asked for in this session that its decode regime refused while "
         "preparing them (before any measured window), and why: not measured, no report",
@@ -246,13 +213,12 @@ class Session(Strict):
 class Timing(Strict):
     """Seconds per stage on the host's monotonic clock, outside every measured window."""
 
-    OMIT_NULL = ("measure_cpu_steal_pct",)
     load_s: NonNegative
     prepare_s: NonNegative
     measure_s: NonNegative
     session_s: NonNegative
     reused_models: bool
-    measure_cpu_steal_pct: Annotated[float, Field(ge=0, le=100)] | None = Field(
+    measure_cpu_steal_pct: OrAbsent[Annotated[float, Field(ge=0, le=100)]] = Field(
         None,
         description="of the host's CPU time over the measure stage, the share a hypervisor "
         "gave to other guests (steal, /proc/stat): a shared host's, which the eager "
@@ -262,22 +228,11 @@ class Timing(Strict):
 
 
 class Measurement(Strict):
-    OMIT_NULL = (
-        "compiles",
-        "ci_method",
-        "counter_edges",
-        "stopping",
-        "idle_seconds",
-        "max_gpu_memory_gib",
-        "min_valid_sample_fraction",
-        "order_note",
-        "window",
-    )
     method: str
     sample_rate_hz: Annotated[int, Field(ge=1)]
     tokens_per_run: Annotated[int, Field(ge=1)] | None = None
     iterations: Index | None = None
-    compiles: Annotated[int, Field(ge=2)] | None = Field(
+    compiles: OrAbsent[Annotated[int, Field(ge=2)]] = Field(
         None, description="--compiles N: `iterations` rounds under each of N compiles"
     )
     warmup: Index | None = None
@@ -288,17 +243,17 @@ class Measurement(Strict):
     order: (
         Literal["interleaved", "rotated", "alternating blocks", "single format", "none"] | None
     ) = None
-    order_note: str | None = None
-    idle_seconds: NonNegative | None = None
-    max_gpu_memory_gib: float | None = None
-    min_valid_sample_fraction: float | None = None
-    counter_edges: CounterEdges | None = None
-    ci_method: str | None = None
-    stopping: Stopping | None = None
+    order_note: OrAbsent[str] = None
+    idle_seconds: OrAbsent[NonNegative] = None
+    max_gpu_memory_gib: OrAbsent[float] = None
+    min_valid_sample_fraction: OrAbsent[float] = None
+    counter_edges: OrAbsent[CounterEdges] = None
+    ci_method: OrAbsent[str] = None
+    stopping: OrAbsent[Stopping] = None
     session: Session | None = None
     timing: Timing | None = None
     decode: Decode = Field(default_factory=Decode)
-    window: str | None = Field(
+    window: OrAbsent[str] = Field(
         None,
         description="what each energy figure integrates: generation (the decode windows; "
         "model load, quantization and warm-up excluded), a measured run's",
@@ -310,18 +265,17 @@ class Thermal(Strict):
     define it: read from its reports, and written for a measured run of ours from the
     windows' edge temperatures (report/thermal.py says how)."""
 
-    OMIT_NULL = ("warmup_runs", "arm_order", "note")
     mode: Literal["cold", "steady"]
     basis: Literal["measured", "unavailable"]
-    warmup_runs: Index | None = None
+    warmup_runs: OrAbsent[Index] = None
     cooldown_s: float | None = None
     temperature_start_c: float | None = None
     temperature_steady_c: float | None = None
     temperature_end_c: float | None = None
     temperature_peak_c: float | None = None
     steady_state_reached: bool | None = None
-    arm_order: str | None = None
-    note: str | None = None
+    arm_order: OrAbsent[str] = None
+    note: OrAbsent[str] = None
 
 
 class PowerTraceFile(Strict):
@@ -372,25 +326,16 @@ class Software(Strict):
     """The stack the figures came from. The published format requires none of these
     fields; format 2.0 requires all but matches_reference_pins (COMPLETE)."""
 
-    OMIT_NULL = (
-        "python",
-        "packages",
-        "nvidia_driver",
-        "comparability_note",
-        "reference_pins",
-        "matches_reference_pins",
-        "differs_from_reference_pins",
-    )
-    python: str | None = None
-    packages: dict[str, str] | None = Field(
+    python: OrAbsent[str] = None
+    packages: OrAbsent[dict[str, str]] = Field(
         None, description="installed versions; 'not installed' for one that is not"
     )
     torch_cuda: str | None = None
-    nvidia_driver: str | None = Field(None, description="the driver's version, or 'unavailable'")
-    comparability_note: str | None = None
-    reference_pins: dict[str, str] | None = None
-    matches_reference_pins: bool | None = None
-    differs_from_reference_pins: list[str] | None = None
+    nvidia_driver: OrAbsent[str] = Field(None, description="the driver's version, or 'unavailable'")
+    comparability_note: OrAbsent[str] = None
+    reference_pins: OrAbsent[dict[str, str]] = None
+    matches_reference_pins: OrAbsent[bool] = None
+    differs_from_reference_pins: OrAbsent[list[str]] = None
 
 
 class SiteAnchor(Strict):
@@ -421,14 +366,13 @@ class Prefetch(Strict):
     """What --prefetch asked the site's estimator (GET /v1/estimate) and what it said;
     url None: not asked (the size or the class is not known before the run)."""
 
-    OMIT_NULL = ("answer",)
     api_base: str
     url: str | None
     answered: bool
     predicted_vs_fp16_pct: float | None
     fetched_utc: str | None
     error: str | None
-    answer: SiteAnswer | None = None
+    answer: OrAbsent[SiteAnswer] = None
 
 
 class Provenance(Strict):
@@ -458,10 +402,9 @@ class Corpus(Strict):
 class Quality(Strict):
     """Perplexity of the format and of FP16 on the corpus, or why there is none."""
 
-    OMIT_NULL = ("note", "delta_note", "error", "requested")
     metric: Literal["perplexity"] = "perplexity"
     basis: Literal["measured", "unavailable"]
-    requested: bool | None = Field(None, description="whether the run was asked to measure it")
+    requested: OrAbsent[bool] = Field(None, description="whether the run was asked to measure it")
     value: float | None = None
     fp16_value: float | None = None
     delta_vs_fp16_pct: float | None = None
@@ -471,9 +414,9 @@ class Quality(Strict):
     windows: Index | None = None
     seq_len: Index | None = None
     corpus: Corpus | None = None
-    note: str | None = None
-    delta_note: str | None = None
-    error: str | None = None
+    note: OrAbsent[str] = None
+    delta_note: OrAbsent[str] = None
+    error: OrAbsent[str] = None
 
 
 # What every report this tool writes holds, beyond what older formats required (a report
@@ -529,14 +472,12 @@ class Report(Strict):
     measurement: Measurement
     software: Software | None = None
     measurement_source: str | None = None
-    measurement_source_reason: str | None = None
+    measurement_source_reason: OrAbsent[str] = None
     results: Results
     provenance: Provenance | None = None
-    quality: Quality | None = None
-    thermal: Thermal | None = None
-    power_trace: PowerTrace | None = None
-
-    OMIT_NULL = ("quality", "measurement_source_reason", "thermal", "power_trace")
+    quality: OrAbsent[Quality] = None
+    thermal: OrAbsent[Thermal] = None
+    power_trace: OrAbsent[PowerTrace] = None
 
     @property
     def measured(self) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TypedDict, cast
+from typing import Literal, TypedDict, cast
 
 from ecocompute.core.meta import pool
 from ecocompute.core.stats import (
@@ -17,9 +17,6 @@ from ecocompute.core.stats import (
     verdict_for,
 )
 from ecocompute.report.results_model import (
-    CI_METHOD_COMPILES,
-    CI_METHOD_COMPILES_HKSJ,
-    SE_FLOORED,
     BetweenCompiles,
     CompileDelta,
     Format,
@@ -32,6 +29,19 @@ FP16: Format = "FP16"
 # A compile whose pairs agree exactly (a stand-in, or rounding) has no spread; the
 # random-effects pool needs a positive variance per estimate
 MIN_SE_PCT = 1e-9
+CI_METHOD_COMPILES = (
+    "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
+    "standard error, pooled by a random-effects model (REML between-compile variance, "
+    "modified Hartung-Knapp interval: the larger of the Hartung-Knapp-Sidik-Jonkman and "
+    "the classic standard error, Student t on compiles - 1 degrees of freedom)"
+)
+# what reports of compiles said before the floor (2026-12-05): read, never written
+CI_METHOD_COMPILES_HKSJ = (
+    "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
+    "standard error, pooled by a random-effects model (REML between-compile variance, "
+    "Hartung-Knapp-Sidik-Jonkman interval, Student t on compiles - 1 degrees of freedom)"
+)
+SE_FLOORED: Literal["max(hksj, classic)"] = "max(hksj, classic)"
 
 
 def rounds_paired(trials: Sequence[Trial], precision: Format) -> list[tuple[Trial, Trial]]:

@@ -149,8 +149,7 @@ def phases_of(m: Measured, formats: Mapping[Format, list[Trial]]) -> Phases | No
         prefill=prefill,
         decode=decode,
         workload=WorkloadFigure.model_construct(
-            **{k: v for k, v in dict(whole).items() if k != "unit"},
-            unit=f"mJ per generated token of {p_in} in, {n_out} out",
+            **dict(whole, unit=f"mJ per generated token of {p_in} in, {n_out} out"),
             prompt_tokens=p_in,
             new_tokens=n_out,
             definition=WORKLOAD_DEFINITION,

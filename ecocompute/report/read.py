@@ -38,10 +38,10 @@ MAX_LISTED = 20
 
 def validation_messages(exc: ValidationError) -> list[str]:
     """pydantic's errors as "$.json.path: message" lines."""
-    lines = []
-    for error in exc.errors()[:MAX_LISTED]:
-        lines.append(f"{json_path(error['loc']).removesuffix('.')}: {error['msg']}")
-    return lines
+    return [
+        f"{json_path(error['loc']).removesuffix('.')}: {error['msg']}"
+        for error in exc.errors()[:MAX_LISTED]
+    ]
 
 
 def parse_report(document: Any) -> tuple[Report | None, list[str]]:
@@ -52,40 +52,30 @@ def parse_report(document: Any) -> tuple[Report | None, list[str]]:
     if problems:
         return None, problems
     own = document.get("ecocompute_format")
-    if own is not None:
-        if own != FORMAT:
+    if own is not None and own != FORMAT:
+        return None, [f"$.ecocompute_format: {own!r} is not a format this tool reads ({FORMAT})"]
+    if own is None:  # an older format, checked against its own schema first
+        if upgraded_source(document) is not None:  # a copy `upgrade` made: read as its source
+            document, problems = source_of(document)
+            if problems:
+                return None, problems
+        version, older = document.get("schema_version"), older_format(document)
+        if older is None:
             return None, [
-                f"$.ecocompute_format: {own!r} is not a format this tool reads ({FORMAT})"
+                f"$.schema_version: {version!r} (benchmark {document.get('benchmark')!r}) is not "
+                f"a report format this tool reads ({known_formats()})"
             ]
-        try:
-            report = Report.model_validate(document)
-        except ValidationError as exc:
-            return None, validation_messages(exc)
-        problems = report_problems(report)
-        return (None, problems) if problems else (report, [])
-    if upgraded_source(document) is not None:  # a copy `upgrade` made: read as its source
-        document, problems = source_of(document)
+        problems = schema_errors(document, older[1])
         if problems:
             return None, problems
-    version = document.get("schema_version")
-    older = older_format(document)
-    if older is None:
-        return None, [
-            f"$.schema_version: {version!r} (benchmark {document.get('benchmark')!r}) is not "
-            f"a report format this tool reads ({known_formats()})"
-        ]
-    _, schema = older
-    problems = schema_errors(document, schema)
-    if problems:
-        return None, problems
     try:
-        report = upgraded(document)
+        report = Report.model_validate(document) if own is not None else upgraded(document)
     except ValidationError as exc:
         return None, validation_messages(exc)
-    problems = report_problems(report, exact=False)
-    if report.ours:  # in the names its own file uses
+    problems = report_problems(report)  # exactly for 2.0, within its rounding for older
+    if own is None and report.ours:  # in the names its own file uses
         problems = [p.replace("pct_exact:", "pct_3dp:") for p in problems]
-    else:  # the published formats have one delta: the exact one is read from it
+    elif own is None:  # the published formats have one delta: the exact one is read from it
         problems = [p for p in problems if not p.startswith("$.results.vs_fp16_energy_pct_exact:")]
     return (None, problems) if problems else (report, [])
 

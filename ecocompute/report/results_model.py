@@ -10,7 +10,7 @@ in the names: _s seconds, _joules, _mj millijoules, _watts, _pct percent.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
@@ -40,11 +40,22 @@ def _no_pair() -> list[float | None]:
     return [None, None]
 
 
+T = TypeVar("T")
+
+
+class _LeftOut:
+    """OrAbsent's mark on a field (the schema does not see it)."""
+
+
+_LEFT_OUT = _LeftOut()
+OrAbsent = Annotated[T | None, _LEFT_OUT]  # a T, or no key at all where it is None
+
+
 class Strict(BaseModel):
     """Every model of a report: no field it does not name, no NaN or infinity, immutable.
-    Fields named in OMIT_NULL are left out of the file where they hold nothing (the
-    published format types them as strings or booleans where present: null is refused);
-    OMIT_EVERY_NULL names every field whose default is None."""
+    Fields typed OrAbsent (OMIT_NULL) are left out of the file where they hold nothing
+    (the published format types them as strings or booleans where present: null is
+    refused); OMIT_EVERY_NULL leaves out every field whose default is None."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
     OMIT_NULL: ClassVar[tuple[str, ...]] = ()
@@ -53,8 +64,13 @@ class Strict(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: object) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        if cls.OMIT_EVERY_NULL:
-            cls.OMIT_NULL = tuple(n for n, f in cls.model_fields.items() if f.default is None)
+        left_out = tuple(
+            name
+            for name, f in cls.model_fields.items()
+            if _LEFT_OUT in f.metadata or (cls.OMIT_EVERY_NULL and f.default is None)
+        )
+        if left_out:
+            cls.OMIT_NULL = left_out
 
     @model_serializer(mode="wrap")
     def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -134,15 +150,6 @@ class Trial(Strict):
     generated, the prefill's first token not among them) and `prefill` the window
     before it."""
 
-    OMIT_NULL = (
-        "slot",
-        "compile",
-        "idle_gpus_energy_joules",
-        "held_energy_joules",
-        "held_energy_per_token_mj",
-        "prefill",
-    )
-
     index: Index
     pair: Index | None = Field(None, description="its round (None: FP16 measured alone)")
     format: Format
@@ -159,25 +166,25 @@ class Trial(Strict):
     per_gpu_energy_joules: list[NonNegative] = Field(
         description="by the primary source, one per GPU its format occupies"
     )
-    slot: Index | None = Field(None, description="its place in a rotated round (sessions)")
-    compile: Index | None = Field(
+    slot: OrAbsent[Index] = Field(None, description="its place in a rotated round (sessions)")
+    compile: OrAbsent[Index] = Field(
         None, description="--compiles N: the compile it ran under, from 0 (None: one compile)"
     )
-    idle_gpus_energy_joules: list[NonNegative] | None = Field(
+    idle_gpus_energy_joules: OrAbsent[list[NonNegative]] = Field(
         None,
         description="a session whose formats occupy different GPUs: the energy, over this "
         "window, of each GPU it held that this format does not occupy "
         "(results.held_gpus.per_format.<format>.idle_nvml_indices, in that order)",
     )
     conditions: list[WindowConditions] = Field(default_factory=list)
-    prefill: PrefillWindow | None = None
+    prefill: OrAbsent[PrefillWindow] = None
     # derived from the readings above (report/derive.py)
     energy_per_token_mj: NonNegative
     avg_power_watts: NonNegative
     throughput_tokens_per_s: NonNegative
     sampled_vs_counter_pct: float | None = None
-    held_energy_joules: NonNegative | None = None
-    held_energy_per_token_mj: NonNegative | None = None
+    held_energy_joules: OrAbsent[NonNegative] = None
+    held_energy_per_token_mj: OrAbsent[NonNegative] = None
 
 
 class IdleWindow(Strict):
@@ -329,8 +336,7 @@ class PhaseFigure(Strict):
     """One phase (or the workload) across the formats: each format's mean and the paired
     delta of the report's format against its round's FP16 trial, with its own interval."""
 
-    OMIT_NULL = ("unit",)
-    unit: str | None = None
+    unit: OrAbsent[str] = None
     per_format: dict[Format, PhaseFormat]
     vs_fp16_energy_pct: float | None
     vs_fp16_ci95_pct: Interval | None
@@ -391,7 +397,6 @@ class ReferenceUnits(Strict):
     the units' size, batch size, tokens per run and regime. Neither figure is a unit's
     promise: a unit not yet measured may lie anywhere in pi95_pct there."""
 
-    OMIT_NULL = ("compile_notes", "fp16_energy_per_token_mj_pi95")
     source: str = Field(description="the reports' folder in the EcoCompute repository")
     card: str
     regime: str
@@ -399,7 +404,7 @@ class ReferenceUnits(Strict):
     params_b: float
     batch_size: Index
     tokens_per_run: Index
-    compile_notes: list[str] | None = Field(
+    compile_notes: OrAbsent[list[str]] = Field(
         None,
         description="how the units' compile departed from the compiled regime's own "
         "(max-autotune, the whole step for its batch size), e.g. 'mode default'",
@@ -418,7 +423,7 @@ class ReferenceUnits(Strict):
         description="the lowest and highest FP16 energy per token of the units' reports: "
         "the absolute figure moves with the unit and its host even where the delta holds",
     )
-    fp16_energy_per_token_mj_pi95: Interval | None = Field(
+    fp16_energy_per_token_mj_pi95: OrAbsent[Interval] = Field(
         None,
         description="95% prediction interval for a unit not yet measured's FP16 energy per "
         "token, on the log scale (t on n_units - 1; from three units)",
@@ -464,22 +469,6 @@ class ReferenceUnits(Strict):
         return f"In the {self.regime} regime this project measured {self.words()}; {beside}"
 
 
-CI_METHOD = "paired Student t, 95%, on per-pair percent deltas vs FP16"
-CI_METHOD_COMPILES = (
-    "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
-    "standard error, pooled by a random-effects model (REML between-compile variance, "
-    "modified Hartung-Knapp interval: the larger of the Hartung-Knapp-Sidik-Jonkman and "
-    "the classic standard error, Student t on compiles - 1 degrees of freedom)"
-)
-# what reports of compiles said before the floor (2026-12-05): read, never written
-CI_METHOD_COMPILES_HKSJ = (
-    "two levels, rounds within compiles: each compile's paired mean delta vs FP16 with its "
-    "standard error, pooled by a random-effects model (REML between-compile variance, "
-    "Hartung-Knapp-Sidik-Jonkman interval, Student t on compiles - 1 degrees of freedom)"
-)
-SE_FLOORED: Literal["max(hksj, classic)"] = "max(hksj, classic)"
-
-
 class CompileDelta(Strict):
     """One compile's paired delta vs FP16 (its rounds only)."""
 
@@ -496,10 +485,9 @@ class BetweenCompiles(Strict):
     variance included); within_compile_ci95_pct is the paired interval of every pair as
     if one compile had run, for comparison."""
 
-    OMIT_NULL = ("interval_se",)
     compiles: Annotated[int, Field(ge=2)]
     model: str
-    interval_se: Literal["max(hksj, classic)"] | None = Field(
+    interval_se: OrAbsent[Literal["max(hksj, classic)"]] = Field(
         None,
         description="the standard error ci95_pct uses: the larger of the Hartung-Knapp-"
         "Sidik-Jonkman and the classic random-effects one (Roever, Knapp and Friede 2015). "
@@ -518,25 +506,6 @@ class Results(Strict):
     """A measured report's trials and what derives from them, or a derived report's
     figure (no trials). The headline is the report's own format against FP16."""
 
-    OMIT_NULL = (
-        "reference_curve",
-        "reference_anchors",
-        "reference_units",
-        "regime_units",
-        "idle_window",
-        "held_gpus",
-        "conditions",
-        "between_compiles",
-        "idle_power_watts",
-        "vs_fp16_above_idle_pct",
-        "sampled_vs_counter_pct",
-        "sampled_vs_counter_max_abs_pct",
-        "dropped_samples",
-        "ci_method",
-        "n_pairs",
-        "phases",
-    )
-
     basis: Literal["measured", "interpolated", "extrapolated", "unavailable"]
     note: str | None = None
     fallback_reason: (
@@ -551,16 +520,16 @@ class Results(Strict):
         | None
     ) = None
     reference_card: str | None = None
-    reference_curve: ReferenceCurve | None = None
-    reference_anchors: ReferenceAnchors | None = None
-    reference_units: ReferenceUnits | None = Field(
+    reference_curve: OrAbsent[ReferenceCurve] = None
+    reference_anchors: OrAbsent[ReferenceAnchors] = None
+    reference_units: OrAbsent[ReferenceUnits] = Field(
         None,
         description="this project's units of the card model: beside a derived figure from "
         "their measurements, or beside a measured unit of that card at their regime, size, "
         "batch size and tokens per run (its own trials give its figures; this block gives "
         "the spread)",
     )
-    regime_units: ReferenceUnits | None = Field(
+    regime_units: OrAbsent[ReferenceUnits] = Field(
         None,
         description="--decode graphs or compiled on the no-GPU path: the format's delta "
         "across this project's units of the card in that regime, at its size and batch "
@@ -568,7 +537,7 @@ class Results(Strict):
     )
     # what was measured (raw)
     trials: list[Trial] = Field(default_factory=list)
-    idle_window: IdleWindow | None = None
+    idle_window: OrAbsent[IdleWindow] = None
     # derived (measured: from the trials; derived reports: from the curve)
     energy_per_token_mj: NonNegative | None
     fp16_energy_per_token_mj: NonNegative | None = None
@@ -579,24 +548,24 @@ class Results(Strict):
         None, description="the same delta unrounded: what every tool here reads"
     )
     vs_fp16_ci95_pct: Interval | None = None
-    ci_method: str | None = None
-    n_pairs: Index | None = None
+    ci_method: OrAbsent[str] = None
+    n_pairs: OrAbsent[Index] = None
     verdict: Verdict | None = None
     total_energy_joules: NonNegative | None = None
     tokens_generated: Index = 0
     avg_power_watts: NonNegative | None = None
     throughput_tokens_per_s: NonNegative | None = None
-    idle_power_watts: NonNegative | None = None
-    vs_fp16_above_idle_pct: float | None = None
-    sampled_vs_counter_pct: float | None = None
-    sampled_vs_counter_max_abs_pct: NonNegative | None = None
-    dropped_samples: Index | None = None
+    idle_power_watts: OrAbsent[NonNegative] = None
+    vs_fp16_above_idle_pct: OrAbsent[float] = None
+    sampled_vs_counter_pct: OrAbsent[float] = None
+    sampled_vs_counter_max_abs_pct: OrAbsent[NonNegative] = None
+    dropped_samples: OrAbsent[Index] = None
     per_format: dict[Format, FormatStats] = Field(default_factory=dict)
     pairs: list[Pair] = Field(default_factory=list)
-    held_gpus: HeldView | None = None
-    conditions: Conditions | None = None
-    between_compiles: BetweenCompiles | None = None
-    phases: Phases | None = Field(
+    held_gpus: OrAbsent[HeldView] = None
+    conditions: OrAbsent[Conditions] = None
+    between_compiles: OrAbsent[BetweenCompiles] = None
+    phases: OrAbsent[Phases] = Field(
         None,
         description="--phases apart: the headline is the decode window's; here the "
         "prefill's, the decode's and the stated workload's, each with its own delta",

@@ -55,33 +55,27 @@ def thermal_of(trials: Sequence[Trial], warmup: int | None, order: str | None) -
         if arm_order == "counterbalanced"
         else _FIXED.get(order or "", "fixed")
     )
-    if not known:
-        return Thermal(
-            mode="steady",
-            basis="unavailable",
-            warmup_runs=warmup,
-            cooldown_s=0.0,
-            steady_state_reached=None,
-            arm_order=arm_order,
-            note=f"NVML read no GPU temperature at the windows' edges. Arm order {order_words}.",
-        )
     tail = [x for pair in edges[len(edges) // 2 :] for x in pair if x is not None]
     steady = bool(tail) and max(tail) - min(tail) <= STEADY_SPAN_C
-    return Thermal(
-        mode="steady",
-        basis="measured",
-        warmup_runs=warmup,
-        cooldown_s=0.0,
-        temperature_start_c=edges[0][0],
-        temperature_steady_c=math.fsum(tail) / len(tail) if steady else None,
-        temperature_end_c=edges[-1][1],
-        temperature_peak_c=max(known),
-        steady_state_reached=steady,
-        arm_order=arm_order,
-        note=(
+    if known:
+        note = (
             "GPU temperature (NVML, the hottest GPU of the trial) just outside each measured "
             f"window's edges, after {warmup or 0} warm-up(s) per format and no enforced "
             "cooldown; steady: the last half of the trials' windows within "
             f"{STEADY_SPAN_C:g} C, their mean. Arm order {order_words}."
-        ),
+        )
+    else:
+        note = f"NVML read no GPU temperature at the windows' edges. Arm order {order_words}."
+    return Thermal(
+        mode="steady",
+        basis="measured" if known else "unavailable",
+        warmup_runs=warmup,
+        cooldown_s=0.0,
+        temperature_start_c=edges[0][0] if known else None,
+        temperature_steady_c=math.fsum(tail) / len(tail) if steady else None,
+        temperature_end_c=edges[-1][1] if known else None,
+        temperature_peak_c=max(known, default=None),
+        steady_state_reached=steady if known else None,
+        arm_order=arm_order,
+        note=note,
     )

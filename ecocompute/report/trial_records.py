@@ -5,12 +5,11 @@ window."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import TypedDict
 
 from ecocompute.monitor.conditions import WindowConditions as Window
 from ecocompute.monitor.meter import WindowReading
 from ecocompute.report import derive
+from ecocompute.report.inputs import WindowReadings
 from ecocompute.report.results_model import Trial as TrialRecord
 from ecocompute.report.results_model import WindowConditions
 from ecocompute.task.trials import Trial
@@ -27,20 +26,7 @@ def _window(c: Window) -> WindowConditions:
     return WindowConditions.model_validate(fields, strict=True)
 
 
-class _Readings(TypedDict):
-    """A window's meter readings, as derive.trial and derive.prefill_window take them."""
-
-    duration_s: float
-    energy_joules: float
-    energy_source: str
-    counter_energy_joules: float | None
-    sampled_energy_joules: float
-    samples: int
-    dropped_samples: int
-    per_gpu_energy_joules: Sequence[float]
-
-
-def _readings(r: WindowReading) -> _Readings:
+def _readings(r: WindowReading) -> WindowReadings:
     return {
         "duration_s": r.duration_s,
         "energy_joules": r.energy_j,

@@ -92,17 +92,15 @@ def upgrade_reports(
     targets: dict[Path, Path] = {}
     for path in found:
         target = out / mirrored(path)
-        clash = targets.get(target)
-        if clash is not None:
+        clash = targets.setdefault(target, path)
+        if clash != path:
             why = f"its copy {target} would also be the copy of {clash}: name them apart"
-            results.append(Upgrade(source=str(path), outcome="failed", why=(why,)))
-            continue
-        targets[target] = path
-        if os.path.realpath(target) in sources or file_key(target) in identities:
+        elif os.path.realpath(target) in sources or file_key(target) in identities:
             why = f"its copy {target} would replace a file read: name another --output_dir"
-            results.append(Upgrade(source=str(path), outcome="failed", why=(why,)))
+        else:
+            results.append(upgrade_file(path, target))
             continue
-        results.append(upgrade_file(path, target))
+        results.append(Upgrade(source=str(path), outcome="failed", why=(why,)))
     return results
 
 

@@ -54,10 +54,7 @@ def software_fingerprint(software: Software | Mapping[str, Any]) -> str:
     sw = software.model_dump() if isinstance(software, Software) else dict(software)
     installed = dict(sw.get("packages") or {})
     parts = [f"py{sw.get('python', '?')}"]
-    for name, short in STACK_PACKAGES:
-        version = version_of(installed, name)
-        if version:
-            parts.append(f"{short}{version}")
+    parts += [f"{short}{v}" for name, short in STACK_PACKAGES if (v := version_of(installed, name))]
     if sw.get("torch_cuda"):
         parts.append(f"cu{sw['torch_cuda']}")
     if sw.get("nvidia_driver") not in (None, DRIVER_UNAVAILABLE):
@@ -175,11 +172,9 @@ def to_record(
                 f"$.results.basis: 'measured', but measurement_source says {source!r}: a figure "
                 "no local GPU measured is not a measurement"
             ]
-    delta = (
-        res.vs_fp16_energy_pct_exact
-        if res.vs_fp16_energy_pct_exact is not None
-        else res.vs_fp16_energy_pct
-    )
+    delta = res.vs_fp16_energy_pct_exact
+    if delta is None:
+        delta = res.vs_fp16_energy_pct
     reason = report.measurement_source_reason
     software = report.software
     version = FORMAT if report.ecocompute_format else report.schema_version

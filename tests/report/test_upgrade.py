@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from ecocompute.cli import main
-from ecocompute.report.legacy import OURS_LEGACY
 from ecocompute.report.model import BENCHMARK, LEGACY_BENCHMARK, SCHEMA_VERSION
 from ecocompute.report.read import parse_report
+from ecocompute.report.schema import LEGACY_SCHEMAS as OURS_LEGACY
 from ecocompute.report.schema import PUBLISHED_PRECISIONS, published_13_errors
 from ecocompute.report.upgrade import Upgrade, mirrored, upgrade_reports
 
