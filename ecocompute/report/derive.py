@@ -63,18 +63,6 @@ HELD_LEAD_REASON = (
 def trial(**r: Unpack[RawTrial]) -> Trial:
     """A trial from its readings, with the figures that derive from them."""
     idle, prefill = r.get("idle_gpus_energy_joules"), r.get("prefill")
-    fields: dict[str, Any] = {
-        **r,
-        "per_gpu_energy_joules": list(r["per_gpu_energy_joules"]),
-        "idle_gpus_energy_joules": None if idle is None else list(idle),
-        "conditions": [
-            c.model_copy(
-                update={"throttles": list(throttles_met(c.throttled_s, c.clock_events_seen))}
-            )
-            for c in r.get("conditions", ())
-        ],
-        "prefill": None if prefill is None else prefill_window(**_readings(prefill, PREFILL)),
-    }
     figures = trial_figures(
         duration_s=r["duration_s"],
         tokens=r["tokens"],
@@ -83,7 +71,31 @@ def trial(**r: Unpack[RawTrial]) -> Trial:
         sampled_energy_joules=r["sampled_energy_joules"],
         idle_gpus_energy_joules=idle,
     )
-    return Trial.model_construct(**fields, **figures._asdict())
+    return Trial.model_construct(  # each field by name: mypy checks it against the model
+        index=r["index"],
+        pair=r["pair"],
+        format=r["format"],
+        duration_s=r["duration_s"],
+        tokens=r["tokens"],
+        energy_joules=r["energy_joules"],
+        energy_source=r["energy_source"],  # type: ignore[arg-type]
+        counter_energy_joules=r["counter_energy_joules"],
+        sampled_energy_joules=r["sampled_energy_joules"],
+        samples=r["samples"],
+        dropped_samples=r["dropped_samples"],
+        per_gpu_energy_joules=list(r["per_gpu_energy_joules"]),
+        slot=r.get("slot"),
+        compile=r.get("compile"),
+        idle_gpus_energy_joules=None if idle is None else list(idle),
+        conditions=[
+            c.model_copy(
+                update={"throttles": list(throttles_met(c.throttled_s, c.clock_events_seen))}
+            )
+            for c in r.get("conditions", ())
+        ],
+        prefill=None if prefill is None else prefill_window(**_readings(prefill, PREFILL)),
+        **figures._asdict(),
+    )
 
 
 class TrialFigures(NamedTuple):
@@ -133,9 +145,17 @@ def prefill_window(**r: Unpack[RawPrefill]) -> PrefillWindow:
     energy per prompt token over every prefill of the window."""
     tokens = r["prefills"] * r["prompt_tokens"]
     energy_j, duration_s = r["energy_joules"], r["duration_s"]
-    fields: dict[str, Any] = {**r, "per_gpu_energy_joules": list(r["per_gpu_energy_joules"])}
     return PrefillWindow.model_construct(
-        **fields,
+        prefills=r["prefills"],
+        prompt_tokens=r["prompt_tokens"],
+        duration_s=duration_s,
+        energy_joules=energy_j,
+        energy_source=r["energy_source"],  # type: ignore[arg-type]
+        counter_energy_joules=r["counter_energy_joules"],
+        sampled_energy_joules=r["sampled_energy_joules"],
+        samples=r["samples"],
+        dropped_samples=r["dropped_samples"],
+        per_gpu_energy_joules=list(r["per_gpu_energy_joules"]),
         energy_per_prompt_token_mj=energy_per_token_mj(energy_j, tokens),
         avg_power_watts=energy_j / duration_s,
         prompt_tokens_per_s=tokens / duration_s,

@@ -11,9 +11,9 @@ import math
 from collections.abc import Callable
 from decimal import Decimal
 
-from ecocompute.formats.table import format_key
 from ecocompute.published.curves import Anchors, delta_pct
 from ecocompute.published.project import at_units_size
+from ecocompute.report.labels import format_label
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import ReferenceUnits, Results
 
@@ -152,8 +152,7 @@ def measured_units_problems(report: Report) -> list[str]:
     u, work = report.results.reference_units, report.workload
     if u is None:
         return []
-    library = work.quantization.library if work.quantization else None
-    label = format_key(work.precision, library, work.llm_int8_threshold)
+    label = format_label(report)
     where = "$.results.reference_units"
     problems = []
     names = {g.name for g in report.system_under_test.gpus}

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ecocompute.formats.table import format_key
+
 if TYPE_CHECKING:
     from ecocompute.report.model import Report
 
@@ -21,6 +23,14 @@ def card_with_arch(card: str | None, arch: str | None) -> str:
     if arch is None or f"[{arch}" in text:
         return text
     return f"{text} [{arch}]"
+
+
+def format_label(report: Report) -> str:
+    """The format as tables name it (formats/table.py format_key): INT8-torchao, or
+    LLM.int8() at another threshold, never a bare INT8 for either."""
+    work = report.workload
+    library = work.quantization.library if work.quantization else None
+    return format_key(work.precision, library, work.llm_int8_threshold)
 
 
 def gpu_list(indices: Sequence[int]) -> str:

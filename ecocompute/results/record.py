@@ -23,11 +23,10 @@ from typing import Any
 from ecocompute.core.precision import Precision
 from ecocompute.core.printable import printable
 from ecocompute.core.stats import se_of_t_interval
-from ecocompute.formats.table import format_key
 from ecocompute.published.curves import DeltaCurve
 from ecocompute.published.figures import is_project_card
 from ecocompute.report.decode_model import Compiler, Decode
-from ecocompute.report.labels import local_gpu
+from ecocompute.report.labels import format_label, local_gpu
 from ecocompute.report.model import FORMAT, Software
 from ecocompute.report.model import Report as ReportModel
 from ecocompute.report.read import parse_report
@@ -278,7 +277,7 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         "compile_notes": _compile_notes(report.measurement.decode.compiler),
         "weights": work.weights,
         "library": library,
-        "format_key": format_key(work.precision, library, work.llm_int8_threshold),
+        "format_key": format_label(report),
         "throughput_tokens_per_s": None if stats is None else stats.throughput_tokens_per_s,
         "fp16_throughput_tokens_per_s": None if fp16 is None else fp16.throughput_tokens_per_s,
         "session_s": report.measurement.timing.session_s if report.measurement.timing else None,

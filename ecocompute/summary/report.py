@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecocompute.formats.table import format_key
 from ecocompute.monitor.conditions import throttle_words
 from ecocompute.params.run_params import COMPILE_MODE, NEAR_TIE_STD_FRACTION
 from ecocompute.published.figures import is_project_card
@@ -15,6 +14,7 @@ from ecocompute.report.decode_model import Decode, FormatDecode
 from ecocompute.report.labels import (
     NO_FIGURE_LEAD,
     card_with_arch,
+    format_label,
     formats_on_gpus,
     gpu_list,
     local_gpu,
@@ -40,14 +40,6 @@ _BASIS_WORDS = {
 }
 SCOPE = "  scope      GPU-package energy only (not wall power); not a certified result"
 HELD_LEAD = "the figures above: the GPUs each model used; 'held' below adds the GPUs a format freed"
-
-
-def format_label(report: Report) -> str:
-    """The format as tables name it (formats/table.py format_key): INT8-torchao, or
-    LLM.int8() at another threshold, never a bare INT8 for either."""
-    work = report.workload
-    library = work.quantization.library if work.quantization else None
-    return format_key(work.precision, library, work.llm_int8_threshold)
 
 
 def _outlier_decomposition(report: Report) -> bool:

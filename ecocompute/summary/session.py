@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecocompute.report.labels import gpu_list
+from ecocompute.report.labels import format_label, gpu_list
 from ecocompute.report.model import Report
 from ecocompute.report.results_model import FormatConditions, Results
 from ecocompute.summary.report import (
@@ -16,7 +16,6 @@ from ecocompute.summary.report import (
     basis_words,
     closing_lines,
     context_lines,
-    format_label,
     freed_words,
     opening_lines,
     phase_lines,
