@@ -63,6 +63,8 @@ REGIME_UNITS_FOLDERS: dict[str, list[tuple[str, tuple[str, ...], tuple[str, ...]
             ),
             ("mode default",),
         ),
+        ("NVIDIA H100 80GB HBM3", ("h100-compile-mode",), ()),
+        ("NVIDIA H100 80GB HBM3", ("h100-compile-mode",), ("mode default",)),
     ],
 }
 

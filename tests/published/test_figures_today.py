@@ -498,7 +498,8 @@ def test_a_derived_report_says_the_compile_it_asked_for_and_its_units_are_of_it(
 
 def test_regime_units_are_the_named_cards_where_it_was_measured(tmp_path):
     """An H100 named: graphs were measured on five H100s (docs/validation/h100-units),
-    so those, not the H200s'; compiled only on H200s, so theirs, named as such."""
+    so those, not the H200s'; compiled on four H100s in each mode, so theirs, per mode;
+    the H200s' for a Hopper card not named, named as such."""
     from ecocompute.api import pool_units
 
     def units(arch, regime):
@@ -515,7 +516,24 @@ def test_regime_units_are_the_named_cards_where_it_was_measured(tmp_path):
     assert (h100["n_units"], h100["pooled_pct"]) == (pool.pooled.k, round(pool.pooled.mu, 3))
     assert units("h100", "graphs") == h100
     assert units("hopper", "graphs")["card"] == "NVIDIA H200"
-    assert units("h100", "compiled")["card"] == "NVIDIA H200"  # no H100 measured compiled
+    # compiled: four H100s in each of inductor's modes (docs/validation/h100-compile-mode)
+    def compiled(arch, *mode):
+        extra = ("--decode", "compiled", *mode)
+        return _dry_run(tmp_path, arch, 7, "NF4", extra=extra)["results"]["regime_units"]
+
+    h100_default = compiled("h100", "--compile_mode", "default")
+    (pool,) = [
+        p
+        for p in pool_units(REPO / "docs" / "validation" / "h100-compile-mode")
+        if p.group.precision == "NF4" and p.group.reports[0].compile_notes == ("mode default",)
+    ]
+    assert h100_default["card"] == "NVIDIA H100 80GB HBM3"
+    assert (h100_default["n_units"], h100_default["pooled_pct"]) == (4, round(pool.pooled.mu, 3))
+    assert h100_default["compile_notes"] == ["mode default"]
+    h100_max = compiled("h100")
+    assert h100_max["card"] == "NVIDIA H100 80GB HBM3" and "compile_notes" not in h100_max
+    assert h100_max["pooled_pct"] != h100_default["pooled_pct"]  # two modes never pool
+    assert compiled("hopper")["card"] == "NVIDIA H200"
     assert (
         "regime_units"
         not in _dry_run(tmp_path, "h100", 7, "INT8", extra=("--decode", "graphs"))["results"]
