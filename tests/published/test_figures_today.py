@@ -516,6 +516,7 @@ def test_regime_units_are_the_named_cards_where_it_was_measured(tmp_path):
     assert (h100["n_units"], h100["pooled_pct"]) == (pool.pooled.k, round(pool.pooled.mu, 3))
     assert units("h100", "graphs") == h100
     assert units("hopper", "graphs")["card"] == "NVIDIA H200"
+
     # compiled: four H100s in each of inductor's modes (docs/validation/h100-compile-mode)
     def compiled(arch, *mode):
         extra = ("--decode", "compiled", *mode)
