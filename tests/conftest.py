@@ -16,7 +16,7 @@ PARAMS_FILE = REPO / "workspace" / "parameters" / "energy_params.yaml"
 # retrying for a minute. Set before anything imports huggingface_hub (it reads this at
 # import), and inherited by the CLI subprocesses.
 os.environ["HF_HUB_OFFLINE"] = "1"
-# One compute thread per test process: the suite runs one worker per core (pytest -n),
+# One compute thread per test process: the suite runs two workers a core (pytest -n),
 # and a torch that spreads each worker over every core slows everything. (The fakes'
 # power sampler has no thread to starve: tests/fakes.py ScheduledSampler reads on
 # schedule whatever the load.) Read at torch's import.

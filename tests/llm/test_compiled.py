@@ -359,6 +359,7 @@ def _params(tmp_path, **flags):
     return resolve(None, {**base, **flags})
 
 
+@pytest.mark.e2e  # a real compile of two formats and FP16, ~20 s on a 2-core CPU: e2e step
 def test_a_session_of_several_formats_in_the_compiled_regime(tmp_path):
     backend = StandInQuantBackend()
     machine = fake_machine(lambda: FakeTelemetry(), CpuAccelerator(), lambda: backend)

@@ -98,18 +98,25 @@ def test_no_units_stand_beside_another_size_another_card_or_a_card_never_measure
     assert card_model_spread("ampere", "NF4", "eager", a100, L7, 7.0, 1, 256) is None
 
 
-def test_no_units_stand_beside_another_model_prompt_or_phases(at_7b):
+@pytest.mark.parametrize(
+    ("renamed", "flags", "beside"),
+    [
+        (False, {}, False),  # tiny-test: another model than the units'
+        (True, {"prompt_tokens": "16"}, False),  # its own prompt length
+        (True, {"decode": "graphs", "phases": "apart"}, False),  # its phases apart
+        (True, {"decode": "graphs"}, True),  # the units' model, prompt and whole windows
+    ],
+)
+def test_no_units_stand_beside_another_model_prompt_or_phases(renamed, flags, beside):
     """A review (2026-12-06): a run of another model said to be of 7B, and one with its
     own prompt length or its phases apart, was set beside the units of synthetic
     Llama-2-7B's 12-token prompt in whole windows."""
-    assert "reference_units" not in _measured(params_b="7", tokens="256")["results"]  # tiny-test
-    with _tiny_as_units():
-        for flags in ({"prompt_tokens": "16"}, {"decode": "graphs", "phases": "apart"}):
-            doc = _measured(params_b="7", tokens="256", **flags)
-            assert "reference_units" not in doc["results"], flags
-        assert (
-            "reference_units" in _measured(params_b="7", tokens="256", decode="graphs")["results"]
-        )
+    with _tiny_as_units() if renamed else contextlib.nullcontext():
+        doc = _measured(params_b="7", tokens="256", **flags)
+    assert ("reference_units" in doc["results"]) is beside
+
+
+def test_a_units_block_beside_a_chosen_prompt_is_refused(at_7b):
     chose = copy.deepcopy(at_7b)
     chose["workload"]["prompt_source"] = "prompt_tokens"
     problems = report_problems(Report.model_validate(chose))
