@@ -498,7 +498,7 @@ def test_a_derived_report_says_the_compile_it_asked_for_and_its_units_are_of_it(
 
 def test_regime_units_are_the_named_cards_where_it_was_measured(tmp_path):
     """An H100 named: graphs were measured on five H100s (docs/validation/h100-units),
-    so those, not the H200s'; compiled on four H100s in each mode, so theirs, per mode;
+    so those, not the H200s'; compiled on H100s in each of two modes, so theirs, per mode;
     the H200s' for a Hopper card not named, named as such."""
     from ecocompute.api import pool_units
 
@@ -517,7 +517,7 @@ def test_regime_units_are_the_named_cards_where_it_was_measured(tmp_path):
     assert units("h100", "graphs") == h100
     assert units("hopper", "graphs")["card"] == "NVIDIA H200"
 
-    # compiled: four H100s in each of inductor's modes (docs/validation/h100-compile-mode)
+    # compiled: four or five H100s in each of inductor's modes (docs/validation/h100-compile-mode)
     def compiled(arch, *mode):
         extra = ("--decode", "compiled", *mode)
         return _dry_run(tmp_path, arch, 7, "NF4", extra=extra)["results"]["regime_units"]
