@@ -383,7 +383,8 @@ TIMED_KERNELS = (
     "max-autotune keeps the kernels it timed fastest at each compile (on two H200s and four "
     "H100s its FP16 step spent 8-25% more a token than --compile_mode default's, which "
     "times none; over the four H100s default's NF4 agreed within 0.6 points, "
-    "max-autotune's spread over 9; docs/units.md)"
+    "max-autotune's spread over 9: for a figure of the card model, --compile_mode default; "
+    "docs/units.md)"
 )
 
 

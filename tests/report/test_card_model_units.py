@@ -287,8 +287,12 @@ def test_units_beside_a_compiled_run_are_of_its_compile_mode(compiled_at_7b):
     assert f"NF4 over {spread.n_units} NVIDIA H200 units {said}" in doc["results"]["note"]
     assert report_problems(Report.model_validate(doc)) == []
     # one compile's summary names what makes max-autotune's kernels a draw, only there
-    timed = "max-autotune keeps the kernels it timed fastest at each compile" in render(doc, "x")
+    text = render(doc, "x")
+    timed = "max-autotune keeps the kernels it timed fastest at each compile" in text
     assert timed is (mode == "max-autotune-no-cudagraphs")
+    # and the way to a figure that held across units (docs/validation/h100-compile-mode)
+    pointer = "for a figure of the card model, --compile_mode default" in text
+    assert pointer is timed
     # a block of the other mode's units is refused
     wrong = copy.deepcopy(doc)
     wrong["results"]["reference_units"]["compile_notes"] = None if notes else ["mode default"]
