@@ -176,11 +176,13 @@ def project_regime_spread(
     this project measured the format across units in it, with the compile asked for (its
     notes: none for the compiled regime's own): of the card the product names where the
     project measured that card in the regime (an H100's for 'h100'), else of the card its
-    figures are from; None where neither was measured."""
+    figures are from; None where neither was measured. A bare model ('h100', 'NVIDIA
+    H100') stands for the card this project measured of it; a fuller name for that card
+    alone ('NVIDIA H100 PCIe' is another card than the units' H100 80GB HBM3, of other
+    power and memory, as card_model_spread holds it)."""
     own = project_measurements(arch) or {}
     blocks = [b for b in _spread_blocks(arch, regime) if b.compile_notes == compile_notes]
-    named = model_token(product)
-    chosen = [b for b in blocks if named is not None and model_token(b.card) == named]
+    chosen = [b for b in blocks if product is not None and _names(product, b.card)]
     chosen += [b for b in blocks if b.card == own.get("card")]
     found = (b.spread(precision) for b in chosen)
     return next((u for u in found if u is not None), None)
@@ -224,6 +226,16 @@ def _spread_blocks(arch: str, regime: str) -> list[_SpreadBlock]:
     if regime == "eager" and eager is not None:
         raw.append(eager)
     return [_SpreadBlock.model_validate(b) for b in raw]
+
+
+def _names(product: str, card: str) -> bool:
+    """Whether a product name the user gave names this card: the card's own name, or
+    its bare model."""
+    given = " ".join(product.lower().split())
+    bare = model_token(product)
+    return given == card.lower() or (
+        bare is not None and given in (bare, f"nvidia {bare}") and model_token(card) == bare
+    )
 
 
 def model_token(name: str | None) -> str | None:
