@@ -177,9 +177,9 @@ def project_regime_spread(
     notes: none for the compiled regime's own): of the card the product names where the
     project measured that card in the regime (an H100's for 'h100'), else of the card its
     figures are from; None where neither was measured. A bare model ('h100', 'NVIDIA
-    H100') stands for the card this project measured of it; a fuller name for that card
-    alone ('NVIDIA H100 PCIe' is another card than the units' H100 80GB HBM3, of other
-    power and memory, as card_model_spread holds it)."""
+    H100') stands for the card this project measured of it; a fuller name, with or
+    without the vendor, for that card alone ('H100 PCIe' is another card than the units'
+    H100 80GB HBM3, of other power and memory, as card_model_spread holds it)."""
     own = project_measurements(arch) or {}
     blocks = [b for b in _spread_blocks(arch, regime) if b.compile_notes == compile_notes]
     chosen = [b for b in blocks if product is not None and _names(product, b.card)]
@@ -231,10 +231,10 @@ def _spread_blocks(arch: str, regime: str) -> list[_SpreadBlock]:
 def _names(product: str, card: str) -> bool:
     """Whether a product name the user gave names this card: the card's own name, or
     its bare model."""
-    given = " ".join(product.lower().split())
+    given = " ".join(product.lower().split()).removeprefix("nvidia ")
     bare = model_token(product)
-    return given == card.lower() or (
-        bare is not None and given in (bare, f"nvidia {bare}") and model_token(card) == bare
+    return given == card.lower().removeprefix("nvidia ") or (
+        bare is not None and given == bare and model_token(card) == bare
     )
 
 
