@@ -20,7 +20,13 @@ from ecocompute.core.stats import CI_METHOD, Summary, mean, summarise
 from ecocompute.core.units import energy_per_token_mj, pct_change
 from ecocompute.monitor.conditions import throttles_met
 from ecocompute.report.conditions import conditions_of
-from ecocompute.report.inputs import FormatFacts, Measured, RawPrefill, RawTrial
+from ecocompute.report.inputs import (
+    FormatFacts,
+    Measured,
+    RawPrefill,
+    RawTrial,
+    WindowReadings,
+)
 from ecocompute.report.pairing import (
     FP16,
     between_compiles,
@@ -75,15 +81,8 @@ def trial(**r: Unpack[RawTrial]) -> Trial:
         index=r["index"],
         pair=r["pair"],
         format=r["format"],
-        duration_s=r["duration_s"],
         tokens=r["tokens"],
-        energy_joules=r["energy_joules"],
-        energy_source=r["energy_source"],  # type: ignore[arg-type]
-        counter_energy_joules=r["counter_energy_joules"],
-        sampled_energy_joules=r["sampled_energy_joules"],
-        samples=r["samples"],
-        dropped_samples=r["dropped_samples"],
-        per_gpu_energy_joules=list(r["per_gpu_energy_joules"]),
+        **_window(r),  # type: ignore[arg-type]
         slot=r.get("slot"),
         compile=r.get("compile"),
         idle_gpus_energy_joules=None if idle is None else list(idle),
@@ -140,6 +139,22 @@ def trial_figures(
     )
 
 
+def _window(r: WindowReadings) -> WindowReadings:
+    """The meter readings a Trial and a PrefillWindow share, each by name (mypy checks the
+    keys against each model; energy_source is a str here, the models' a Literal), the
+    per-GPU list copied."""
+    return {
+        "duration_s": r["duration_s"],
+        "energy_joules": r["energy_joules"],
+        "energy_source": r["energy_source"],
+        "counter_energy_joules": r["counter_energy_joules"],
+        "sampled_energy_joules": r["sampled_energy_joules"],
+        "samples": r["samples"],
+        "dropped_samples": r["dropped_samples"],
+        "per_gpu_energy_joules": list(r["per_gpu_energy_joules"]),
+    }
+
+
 def prefill_window(**r: Unpack[RawPrefill]) -> PrefillWindow:
     """A prefill window from its readings, with the figures that derive from them:
     energy per prompt token over every prefill of the window."""
@@ -148,14 +163,7 @@ def prefill_window(**r: Unpack[RawPrefill]) -> PrefillWindow:
     return PrefillWindow.model_construct(
         prefills=r["prefills"],
         prompt_tokens=r["prompt_tokens"],
-        duration_s=duration_s,
-        energy_joules=energy_j,
-        energy_source=r["energy_source"],  # type: ignore[arg-type]
-        counter_energy_joules=r["counter_energy_joules"],
-        sampled_energy_joules=r["sampled_energy_joules"],
-        samples=r["samples"],
-        dropped_samples=r["dropped_samples"],
-        per_gpu_energy_joules=list(r["per_gpu_energy_joules"]),
+        **_window(r),  # type: ignore[arg-type]
         energy_per_prompt_token_mj=energy_per_token_mj(energy_j, tokens),
         avg_power_watts=energy_j / duration_s,
         prompt_tokens_per_s=tokens / duration_s,

@@ -29,8 +29,7 @@ def format_label(report: Report) -> str:
     """The format as tables name it (formats/table.py format_key): INT8-torchao, or
     LLM.int8() at another threshold, never a bare INT8 for either."""
     work = report.workload
-    library = work.quantization.library if work.quantization else None
-    return format_key(work.precision, library, work.llm_int8_threshold)
+    return format_key(work.precision, work.library, work.llm_int8_threshold)
 
 
 def gpu_list(indices: Sequence[int]) -> str:

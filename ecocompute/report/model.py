@@ -182,6 +182,11 @@ class Workload(Strict):
         """Pretrained weights converted from a GGUF file: not the original release."""
         return (self.weights_note or "").startswith(CONVERTED_LEAD)
 
+    @property
+    def library(self) -> str | None:
+        """The quantization library the report names (None: none named)."""
+        return self.quantization.library if self.quantization else None
+
 
 class Stopping(Strict):
     rule: Literal["fixed", "ci_target"]

@@ -23,6 +23,7 @@ from ecocompute.report.results_model import (
     ReferenceCurve,
     ReferenceUnits,
 )
+from ecocompute.report.software import release
 from ecocompute.task.outcome import MeasuredRun
 from ecocompute.task.published_path import PublishedRun
 
@@ -138,15 +139,11 @@ def software_departures(arch: str, software: Software | None) -> list[str]:
     """Where a run's stack is not the one this project's units of the arch were measured
     with (project_measurements.software; every units' report ran it), each as the run's
     version: 'torch 2.13.0'; none where the run names no stack."""
-    theirs = (project_measurements(arch) or {}).get("software") or {}
     if software is None:
         return []
+    theirs = (project_measurements(arch) or {}).get("software") or {}
     ours = {**(software.packages or {}), "python": software.python}
     ours |= {"torch_cuda": software.torch_cuda, "nvidia_driver": software.nvidia_driver}
-
-    def release(v: object) -> str:  # 2.11.0+cu130 is release 2.11.0, as pin_differences reads it
-        return str(v).split("+")[0]
-
     return [
         f"{name} {ours.get(name)}"
         for name, version in theirs.items()

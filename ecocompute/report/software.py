@@ -56,6 +56,11 @@ def package_versions() -> dict[str, str]:
     return {**found, "ecocompute": __version__}
 
 
+def release(version: object) -> str:
+    """A version's release, its local build tag aside: torch 2.11.0+cu130 is 2.11.0."""
+    return str(version).split("+", 1)[0]
+
+
 def version_of(installed: Mapping[str, Any], name: str) -> str | None:
     """A package's version in a report's packages block; None when it was not installed
     (older reports write null, 1.1 and newer 'not installed')."""
@@ -84,8 +89,7 @@ def pin_differences(installed: dict[str, str], pins: dict[str, str]) -> list[str
         have = by_name.get(name)
         if have is None:
             out.append(f"{name}: not installed (reference {pinned})")
-        # a local build tag aside: torch 2.11.0+cu130 is release 2.11.0
-        elif have.split("+", 1)[0] != pinned.split("+", 1)[0]:
+        elif release(have) != release(pinned):
             out.append(f"{name}: {have} (reference {pinned})")
     return out
 

@@ -262,7 +262,6 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
     res, work = report.results, report.workload
     stats = res.per_format.get(work.precision)
     fp16 = res.per_format.get("FP16")
-    library = work.quantization.library if work.quantization else None
     ci = res.vs_fp16_ci95_pct
     fields: dict[str, Any] = {
         "ci95_pct": None if ci is None else (ci[0], ci[1]),
@@ -276,7 +275,7 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         "regime": report.measurement.decode.regime,
         "compile_notes": _compile_notes(report.measurement.decode.compiler),
         "weights": work.weights,
-        "library": library,
+        "library": work.library,
         "format_key": format_label(report),
         "throughput_tokens_per_s": None if stats is None else stats.throughput_tokens_per_s,
         "fp16_throughput_tokens_per_s": None if fp16 is None else fp16.throughput_tokens_per_s,

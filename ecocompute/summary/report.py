@@ -45,10 +45,9 @@ HELD_LEAD = "the figures above: the GPUs each model used; 'held' below adds the 
 def _outlier_decomposition(report: Report) -> bool:
     """Whether the format is LLM.int8() with its outlier columns (a threshold above 0)."""
     work = report.workload
-    library = work.quantization.library if work.quantization else None
     return (
         work.precision == "INT8"
-        and library in (None, "bitsandbytes")
+        and work.library in (None, "bitsandbytes")
         and work.llm_int8_threshold != 0
     )
 
