@@ -351,6 +351,11 @@ def unit_spread(
             "pooled_pct": round(r.mu, 3),
             "ci95_pct": [round(x, 3) for x in r.ci95],
             "between_unit_sd_pts": round(r.tau, 3),
+            **(
+                {}
+                if r.spread_detected or r.tau_upper is None
+                else {"between_unit_sd_upper_pts": round(r.tau_upper, 3)}
+            ),
             "pi95_pct": None if r.pi95 is None else [round(x, 3) for x in r.pi95],
             # the absolute figure moves with the unit and its host even where the delta holds
             "fp16_energy_per_token_mj_range": [round(min(fp16), 1), round(max(fp16), 1)],

@@ -19,8 +19,21 @@ N(0, tau^2) the unit's own departure from the card model's mean and e_i ~ N(0, v
   Friede 2015): HKSJ alone shrinks with the units' agreement, however noisy each is, so
   two compiles whose means happened to agree gave a zero-width interval and a verdict.
   floor=False gives HKSJ alone, as reports of compiles before 2026-12-05 were derived.
+- tau^2's 95% confidence interval by the Q-profile method (Viechtbauer 2007, Stat. Med.
+  26(1)): the tau^2 at which the generalised Q statistic, sum (y_i - mu)^2 / (v_i +
+  tau^2), equals chi-square(k - 1)'s 97.5% and 2.5% quantiles; an end is 0 where Q at
+  tau^2 = 0 already lies below its quantile. Its lower end at 0 is what "no between-unit
+  spread detectable" means: the units' own errors cover their scatter.
 - The 95% prediction interval for a unit not yet measured (Higgins, Thompson and
-  Spiegelhalter 2009): mu +- t(k - 2) sqrt(tau^2 + SE^2), defined from three units.
+  Spiegelhalter 2009): mu +- t(k - 2) sqrt(tau^2 + SE^2), defined from three units. Where
+  the spread is not detectable, tau^2 there is the upper end of its interval, not REML's
+  estimate (often 0): a spread the units cannot rule out is not promised away. With
+  REML's 0, five H100 units (compiled, default mode, 3 rounds each) gave NF4 a new unit
+  [-27.2, -26.6] and INT4 [-42.9, -42.5]; of the next three units, two NF4 and three
+  INT4 estimates fell outside, one (INT4 -43.5% [-43.7, -43.2]) wholly, and the eight
+  units' spread came out at 0.3 points; at the upper end (0.6 and 0.4 points) the five
+  gave [-28.9, -24.9] and [-44.0, -41.3], which held all three
+  (docs/validation/h100-compile-mode, a sixteenth session).
 
 Checked against the published worked example of Viechtbauer (2010, J. Stat. Softw.
 36(3), the BCG vaccine trials; tests/pooling/test_units.py). Pure functions on plain numbers.
@@ -28,11 +41,12 @@ Checked against the published worked example of Viechtbauer (2010, J. Stat. Soft
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ecocompute.core.stats import CONFIDENCE, t_quantile
+from ecocompute.core.stats import CONFIDENCE, chi2_quantile, t_quantile
 
 Z_975 = 1.959963984540054  # the standard normal's 97.5% quantile
 MAX_ITERATIONS = 500
@@ -54,14 +68,33 @@ class RandomEffects:
     se_hksj: float | None  # the Hartung-Knapp-Sidik-Jonkman SE (k >= 2)
     se_interval: float | None  # what the intervals use: max(se, se_hksj), or se_hksj unfloored
     ci95: tuple[float, float] | None  # mu +- t(k-1) se_interval (k >= 2)
-    pi95: tuple[float, float] | None  # for a new unit: mu +- t(k-2) sqrt(tau2 + se_interval^2)
+    pi95: tuple[float, float] | None  # for a new unit: mu +- t(k-2) sqrt(tau2_pi + se_interval^2)
     q: float  # Cochran's Q (heterogeneity), with the inverse-variance weights
     i2_pct: float | None  # the share of the total variance that lies between units
     method: str
+    tau2_ci95: tuple[float, float] | None = None  # Q-profile (k >= 2)
 
     @property
     def tau(self) -> float:
         return math.sqrt(self.tau2)
+
+    @property
+    def spread_detected(self) -> bool:
+        """Whether the units scatter beyond their own errors: tau^2's interval excludes 0."""
+        return self.tau2_ci95 is not None and self.tau2_ci95[0] > 0.0
+
+    @property
+    def tau_upper(self) -> float | None:
+        """The upper end of tau's 95% interval (k >= 2)."""
+        return None if self.tau2_ci95 is None else math.sqrt(self.tau2_ci95[1])
+
+    @property
+    def tau2_pi(self) -> float:
+        """The between-unit variance the prediction interval assumes: REML's where the
+        spread is detected, else the most the units cannot rule out."""
+        if self.spread_detected or self.tau2_ci95 is None:
+            return self.tau2
+        return max(self.tau2, self.tau2_ci95[1])
 
     def z_ci95(self) -> tuple[float, float]:
         """mu +- 1.96 se: the interval most software prints by default (for checking)."""
@@ -81,6 +114,38 @@ def _cochran_q(y: Sequence[float], v: Sequence[float]) -> float:
     w = [1.0 / vi for vi in v]
     mu = _weighted_mean(y, w)
     return sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
+
+
+def _generalised_q(y: Sequence[float], v: Sequence[float], tau2: float) -> float:
+    w = [1.0 / (vi + tau2) for vi in v]
+    mu = _weighted_mean(y, w)
+    return sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
+
+
+def tau2_q_profile(y: Sequence[float], v: Sequence[float]) -> tuple[float, float]:
+    """tau^2's 95% confidence interval by the Q-profile method (the module's docstring).
+    The generalised Q falls as tau^2 grows (towards 0), so each end is found by
+    bisection; k >= 2."""
+    k = len(y)
+
+    def solve(target: float) -> float:
+        if _generalised_q(y, v, 0.0) <= target:
+            return 0.0
+        lo, hi = 0.0, max(v) + (max(y) - min(y)) ** 2
+        while _generalised_q(y, v, hi) > target:
+            lo, hi = hi, hi * 2.0
+        for _ in range(200):
+            mid = (lo + hi) / 2.0
+            if _generalised_q(y, v, mid) > target:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= TOLERANCE * max(1.0, hi):
+                break
+        return (lo + hi) / 2.0
+
+    tail = (1.0 - CONFIDENCE) / 2.0
+    return solve(chi2_quantile(1.0 - tail, k - 1)), solve(chi2_quantile(tail, k - 1))
 
 
 def tau2_dersimonian_laird(y: Sequence[float], v: Sequence[float]) -> float:
@@ -185,18 +250,20 @@ def pool(
     se = 1.0 / math.sqrt(sum(w))
     q = _cochran_q(y, v)
     i2 = None if k < 2 or q <= 0 else max(0.0, (q - (k - 1)) / q) * 100.0
-    se_hksj = se_interval = ci = pi = None
+    se_hksj = se_interval = ci = pi = tau2_ci = None
     level = 0.5 + CONFIDENCE / 2.0
     if k >= 2:
+        tau2_ci = tau2_q_profile(y, v)
         spread = sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
         se_hksj = math.sqrt(spread / ((k - 1) * sum(w)))
         se_interval = max(se_hksj, se) if floor else se_hksj
         half = t_quantile(level, k - 1) * se_interval
         ci = (mu - half, mu + half)
+    pooled = RandomEffects(k, mu, tau2, se, se_hksj, se_interval, ci, pi, q, i2, method, tau2_ci)
     if k >= 3 and se_interval is not None:
-        half = t_quantile(level, k - 2) * math.sqrt(tau2 + se_interval**2)
-        pi = (mu - half, mu + half)
-    return RandomEffects(k, mu, tau2, se, se_hksj, se_interval, ci, pi, q, i2, method)
+        half = t_quantile(level, k - 2) * math.sqrt(pooled.tau2_pi + se_interval**2)
+        pooled = dataclasses.replace(pooled, pi95=(mu - half, mu + half))
+    return pooled
 
 
 def within_unit(
@@ -219,3 +286,18 @@ def within_unit(
     if birge2 > 1.0:
         dof = min(dof, m - 1.0)
     return _weighted_mean(y, w), math.sqrt(max(1.0, birge2) / sum(w)), dof
+
+
+def spread_words(sd_pts: float, upper_pts: float | None, digits: int) -> str:
+    """The between-unit spread in words: REML's sd, and where the units cannot tell it
+    from none (tau's interval reaches 0), the most they cannot rule out, which is the
+    spread their prediction interval assumes (core/meta.py)."""
+    if upper_pts is None:
+        return f"between-unit sd {sd_pts:.{digits}f} points"
+    up = f"up to {upper_pts:.{digits}f} points not ruled out"
+    if round(upper_pts, digits) == 0.0:  # Q below chi-square's 2.5% point even at none
+        up = "they agree more closely than their own errors predict"
+    if sd_pts == 0.0:  # REML at its boundary: not a spread measured as 0
+        return f"no between-unit spread detectable at these units' precision ({up})"
+    sd = f"between-unit sd {sd_pts:.{digits}f} points"
+    return f"{sd}, not detectable at these units' precision ({up})"

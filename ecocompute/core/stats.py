@@ -73,6 +73,41 @@ def t_quantile(p: float, df: float) -> float:
     return (lo + hi) / 2.0
 
 
+def chi2_cdf(x: float, df: float) -> float:
+    """Chi-square cumulative distribution: the regularized lower incomplete gamma
+    P(df/2, x/2), by its power series (enough for the few units a pool holds; checked
+    against scipy in tests/core/test_stats.py)."""
+    if x <= 0.0:
+        return 0.0
+    a, half = df / 2.0, x / 2.0
+    term = total = 1.0 / a
+    n = 0
+    while abs(term) > 1e-17 * abs(total) and n < 10_000:
+        n += 1
+        term *= half / (a + n)
+        total += term
+    return min(1.0, math.exp(a * math.log(half) - half - math.lgamma(a)) * total)
+
+
+@functools.lru_cache(maxsize=512)
+def chi2_quantile(p: float, df: float) -> float:
+    """Inverse of chi2_cdf for 0 < p < 1, by bisection (to 1e-12 relative)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("p must be in (0, 1)")
+    lo, hi = 0.0, max(1.0, df)
+    while chi2_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if chi2_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * hi:
+            break
+    return (lo + hi) / 2.0
+
+
 @dataclass(frozen=True)
 class Summary:
     n: int

@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ecocompute.core.meta import RandomEffects
+from ecocompute.core.meta import RandomEffects, spread_words
 from ecocompute.pooling.groups import Group, UnitEstimate, pool_estimates, unit_estimates
 from ecocompute.results.collect import Report
 
@@ -152,18 +152,15 @@ def pooled_words(r: RandomEffects, what: str) -> str:
     """ "pooled over 8 units: -14.4% [-17.2, -11.6]; between-unit sd 3.0 points;
     a new unit: [-22.3, -6.5]"; one unit is no pool: its figure is that card's, and one
     unit measures no spread between units (not a spread of 0); nor does a between-unit
-    variance estimated at 0, where the units' own errors cover their scatter."""
+    variance estimated at 0, where the units' own errors cover their scatter (then the
+    spread they cannot rule out is said, and their prediction interval assumes it)."""
     if r.k == 1:
         return f"one unit: {r.mu:+.2f}%, that card's; no spread between units measured"
     of = f" ({what})" if what else ""
     text = f"pooled over {r.k} units{of}: {r.mu:+.2f}%"
     if r.ci95 is not None:
         text += f" {_ci(r.ci95)}"
-    text += (
-        "; no between-unit spread detectable at these units' precision"
-        if r.tau2 == 0.0
-        else f"; between-unit sd {r.tau:.2f} points"
-    )
+    text += f"; {spread_words(r.tau, None if r.spread_detected else r.tau_upper, 2)}"
     if r.pi95 is not None:
         text += f"; a unit not yet measured: {_ci(r.pi95)} (95% prediction)"
     return text
@@ -172,7 +169,8 @@ def pooled_words(r: RandomEffects, what: str) -> str:
 UNITS_FOOTNOTE = (
     "\nEach unit is one GPU (NVML UUID); several reports of one unit are combined into its "
     "one estimate, never counted as more units. Pooled: a random-effects model (REML "
-    "between-unit variance; Hartung-Knapp interval, t on k-1 degrees of freedom; "
-    "prediction interval for a unit not yet measured, t on k-2), docs/units.md. A report's "
-    "own interval holds for its unit only."
+    "between-unit variance, its 95% interval by the Q-profile; Hartung-Knapp interval, t on "
+    "k-1 degrees of freedom; prediction interval for a unit not yet measured, t on k-2, "
+    "at the most spread the units cannot rule out where they detect none), docs/units.md. "
+    "A report's own interval holds for its unit only."
 )

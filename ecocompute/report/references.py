@@ -204,18 +204,20 @@ def beside_unit(
 def units_disagreement(
     units: ReferenceUnits, delta_pct: float, params_b: float | None
 ) -> str | None:
-    """Where a figure at the units' own size lies outside the interval they give a unit
-    not yet measured (their pool's interval where they give none): a sentence that says
-    so, since the figure and the units came from different sessions."""
+    """Where a figure at the units' own size lies outside their pooled interval: a
+    sentence that says so, since the figure and the units came from different sessions.
+    The figure stands for the card model, so it is set beside the units' mean, not beside
+    the interval for one unit not yet measured, which where the units detect no spread
+    assumes the most they cannot rule out (core/meta.py)."""
     if not at_units_size(units.params_b, params_b):
         return None
-    name, (lo, hi) = units.band()
+    lo, hi = units.ci95_pct
     side = _side(delta_pct, lo, hi)
     if side == "inside":
         return None
     return (
         f"At {params_b:g}B this figure ({delta_pct:+.1f}%) lies {side} the units' "
-        f"{name} [{lo:+.1f}, {hi:+.1f}]: the figure and those units' measurements "
+        f"pooled interval [{lo:+.1f}, {hi:+.1f}]: the figure and those units' measurements "
         f"disagree at this size, and that difference is part of how far the figure can "
         f"be trusted"
     )

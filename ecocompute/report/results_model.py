@@ -14,6 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from ecocompute.core.meta import spread_words
 from ecocompute.published.curves import DeltaCurve
 
 Format = Literal["FP16", "NF4", "INT8", "INT4", "FP8"]
@@ -415,8 +416,16 @@ class ReferenceUnits(Strict):
     pooled_pct: float = Field(description="random-effects pool (REML) over the units")
     ci95_pct: Interval = Field(description="Hartung-Knapp interval, t on n_units - 1")
     between_unit_sd_pts: NonNegative
+    between_unit_sd_upper_pts: OrAbsent[NonNegative] = Field(
+        None,
+        description="where the units cannot tell their spread from none (its 95% "
+        "Q-profile interval reaches 0): the interval's upper end, the spread pi95_pct "
+        "assumes",
+    )
     pi95_pct: Interval | None = Field(
-        None, description="95% prediction interval for a unit not yet measured (t on n - 2)"
+        None,
+        description="95% prediction interval for a unit not yet measured (t on n - 2; "
+        "at between_unit_sd_upper_pts where that is given)",
     )
     fp16_energy_per_token_mj_range: Interval | None = Field(
         None,
@@ -436,9 +445,7 @@ class ReferenceUnits(Strict):
         new = "" if pi is None else f", a unit not yet measured [{pi[0]:+.1f}, {pi[1]:+.1f}]"
         absolute = "" if fp16 is None else f"; FP16 on them {fp16[0]:,.0f}-{fp16[1]:,.0f} mJ/token"
         regime = ", ".join([self.regime, *(self.compile_notes or ())])
-        sd = f"between-unit sd {self.between_unit_sd_pts:.1f} points"
-        if self.between_unit_sd_pts == 0:  # REML at its boundary: not a spread measured as 0
-            sd = "no between-unit spread detectable at these units' precision"
+        sd = spread_words(self.between_unit_sd_pts, self.between_unit_sd_upper_pts, 1)
         return (
             f"{self.precision} over {self.n_units} {self.card} units ({regime}, "
             f"{self.model_name}, batch {self.batch_size}, {self.tokens_per_run} tokens a run; "

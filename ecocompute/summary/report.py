@@ -379,10 +379,10 @@ ONE_COMPILE_SCOPE = (
 # What makes one max-autotune compile's kernels another's (docs/validation/h200-compile-mode,
 # docs/validation/h100-compile-mode)
 TIMED_KERNELS = (
-    "max-autotune keeps the kernels it timed fastest at each compile (on two H200s and four "
+    "max-autotune keeps the kernels it timed fastest at each compile (on two H200s and seven "
     "H100s its FP16 step spent 8-25% more a token than --compile_mode default's, which "
-    "times none; at 7B batch 1 default's NF4 agreed within 0.6 points over five H100s, "
-    "max-autotune's spread over 9 on four; on H200s default's units still split by board; "
+    "times none; at 7B batch 1 default's NF4 agreed within 1.2 points over eight H100s, "
+    "max-autotune's spread over 9 on seven; on H200s default's units still split by board; "
     "docs/units.md)"
 )
 

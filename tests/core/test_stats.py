@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ecocompute.core.stats import (
+    chi2_cdf,
+    chi2_quantile,
     estimate_delta,
     paired_deltas_pct,
     summarise,
@@ -28,6 +30,20 @@ from ecocompute.core.stats import (
 )
 def test_t_quantiles_match_tables(df, q975):
     assert t_quantile(0.975, df) == pytest.approx(q975, abs=1e-4)
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 6, 7, 12, 30, 2.5])
+def test_chi_square_against_scipy(df):
+    """The Q-profile's quantiles (core/meta.py): both tails, to the bisection's
+    tolerance, and the distribution itself across its range."""
+    from scipy.stats import chi2
+
+    for p in (0.001, 0.025, 0.5, 0.975, 0.999):
+        assert chi2_quantile(p, df) == pytest.approx(chi2.ppf(p, df), rel=1e-9)
+    for x in (0.01, 0.5, 3.0, 10.0, 40.0, 100.0):
+        assert chi2_cdf(x, df) == pytest.approx(chi2.cdf(x, df), abs=1e-12)
+    with pytest.raises(ValueError):
+        chi2_quantile(1.0, df)
 
 
 def test_t_cdf_symmetry_and_centre():

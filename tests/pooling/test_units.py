@@ -22,6 +22,7 @@ from ecocompute.core.stats import t_quantile
 from ecocompute.llm.kernel_fingerprint import dot_fingerprint, fingerprint, kernel_nodes
 from ecocompute.monitor.conditions import window_conditions
 from ecocompute.pooling.aggregate import group_reports
+from ecocompute.pooling.groups import pool_estimates
 from ecocompute.pooling.units import pool_units, render_units
 from ecocompute.results.collect import read_reports
 from ecocompute.summary.report import render
@@ -64,7 +65,8 @@ def _bcg():
 def test_random_effects_reproduce_the_published_worked_example():
     """metafor's rma(yi, vi, method="REML") on the BCG data, as the paper prints it:
     estimate -0.7145, se 0.1798, CI [-1.0669, -0.3622], tau^2 0.3132, Q(12) 152.2330;
-    predict(): the prediction interval 0.1546 .. 1.5490 as relative risks."""
+    predict(): the prediction interval 0.1546 .. 1.5490 as relative risks; confint():
+    tau^2 in [0.1197, 1.1115]."""
     y, v = _bcg()
     r = pool(y, v)
     assert r.mu == pytest.approx(-0.7145, abs=5e-5)
@@ -76,6 +78,9 @@ def test_random_effects_reproduce_the_published_worked_example():
     lo, hi = r.z_pi95()
     assert math.exp(lo) == pytest.approx(0.1546, abs=5e-5)
     assert math.exp(hi) == pytest.approx(1.5490, abs=5e-5)
+    # confint(): tau^2's Q-profile interval (Viechtbauer 2007), as metafor prints it
+    assert r.tau2_ci95 == (pytest.approx(0.1197, abs=5e-5), pytest.approx(1.1115, abs=5e-5))
+    assert r.spread_detected and r.tau2_pi == r.tau2  # the interval excludes 0: REML's tau
     # DerSimonian-Laird on the same data, as metafor's method="DL" gives it
     dl = pool(y, v, method="DL")
     assert dl.tau2 == pytest.approx(0.3088, abs=5e-5)
@@ -206,10 +211,47 @@ def test_a_between_unit_sd_estimated_at_zero_is_said_as_undetectable(tmp_path):
     for i, delta in enumerate((-15.0, -15.2, -14.8)):
         _made(tmp_path, f"u{i}", delta, f"eeee-00000000000{i}")
     (p,) = pool_units(group_reports(read_reports([tmp_path])[0]))
-    assert p.pooled.tau2 == 0.0
+    assert p.pooled.tau2 == 0.0 and not p.pooled.spread_detected
     text = render_units([p])
-    assert "no between-unit spread detectable at these units' precision" in text
+    up = p.pooled.tau_upper
+    assert up is not None and up > 0.0
+    assert (
+        "no between-unit spread detectable at these units' precision "
+        f"(up to {up:.2f} points not ruled out)"
+    ) in text
     assert "between-unit sd" not in text
+
+
+H100_DEFAULT = Path(__file__).parents[2] / "docs" / "validation" / "h100-compile-mode"
+FIRST_FIVE = ("8dc58eed9743", "df68bc9be693", "84a7fc1e8e96", "6e6b991476ca", "a3408d530df3")
+NEXT_THREE = ("efcbed0b8c9c", "8175faf6adad", "f4dbe80ad7b5")
+
+
+@pytest.mark.parametrize("precision", ["NF4", "INT4"])
+def test_a_prediction_where_no_spread_is_detected_held_for_the_next_units(precision):
+    """Five H100 units (compiled, default mode, 3 rounds each) scattered less than their
+    own errors: REML put their spread at 0, and the interval for a unit not yet measured
+    at REML's 0 was the pool's own, 0.3 points either side. Three more units came in a
+    later session; that interval missed them (INT4 -43.5% [-43.7, -43.2] wholly), and
+    eight units detect a spread of 0.3 points. At the spread the five cannot rule out,
+    the interval held all three."""
+    from ecocompute.core.meta import pool
+    from ecocompute.pooling.groups import unit_estimates
+
+    paths = sorted(H100_DEFAULT.glob(f"*/default/session/{precision}/energy.json"))
+    units, _ = unit_estimates(read_reports(paths)[0])
+    by_tail = {u.tail: u for u in units}
+    first = [by_tail[t] for t in FIRST_FIVE]
+    five = pool([u.delta_pct for u in first], [u.se_pct**2 for u in first])
+    assert five.tau2 == 0.0 and not five.spread_detected
+    at_zero = t_quantile(0.975, 3) * five.se_interval  # the interval REML's 0 gave
+    nearest_miss = max(abs(by_tail[t].delta_pct - five.mu) - at_zero for t in NEXT_THREE)
+    assert nearest_miss > 0  # at least one of the next three lay outside it
+    lo, hi = five.pi95
+    assert all(lo <= by_tail[t].delta_pct <= hi for t in NEXT_THREE)
+    eight = pool_estimates(units)
+    assert eight.k == 8 and eight.spread_detected
+    assert eight.tau < five.tau_upper  # the spread found lies within what five allowed
 
 
 def test_aggregate_units_on_the_command_line(tmp_path, run_cli):

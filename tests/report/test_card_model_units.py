@@ -291,7 +291,7 @@ def test_units_beside_a_compiled_run_are_of_its_compile_mode(compiled_at_7b):
     timed = "max-autotune keeps the kernels it timed fastest at each compile" in text
     assert timed is (mode == "max-autotune-no-cudagraphs")
     # and where the other mode held across units, and where it did not (docs/units.md)
-    pointer = "default's NF4 agreed within 0.6 points over five H100s" in text
+    pointer = "default's NF4 agreed within 1.2 points over eight H100s" in text
     assert ("on H200s default's units still split by board" in text) is timed
     assert pointer is timed
     # a block of the other mode's units is refused
@@ -329,3 +329,23 @@ def test_a_local_build_tag_is_the_units_own_release_not_another_stack():
     assert software_departures("hopper", software) == []
     other = software.model_copy(update={"packages": {**packages, "torch": "2.13.0+cu130"}})
     assert software_departures("hopper", other) == ["torch 2.13.0+cu130"]
+
+
+def test_units_that_detect_no_spread_say_what_they_cannot_rule_out():
+    """Where the units' spread is not detectable, their words give the most they cannot
+    rule out (the spread their prediction interval assumes, core/meta.py); where it is
+    detected, REML's sd alone."""
+    undetected = _units(between_unit_sd_pts=0.0, between_unit_sd_upper_pts=0.61)
+    assert (
+        "no between-unit spread detectable at these units' precision (up to 0.6 points not "
+        "ruled out), a unit not yet measured [-39.2, -15.8]"
+    ) in undetected.words()
+    small = _units(between_unit_sd_pts=0.2, between_unit_sd_upper_pts=0.61)
+    assert "between-unit sd 0.2 points, not detectable at these units' precision (up to 0.6" in (
+        small.words()
+    )
+    assert "between-unit sd 3.9 points, a unit not yet measured" in _units().words()
+    closer = _units(between_unit_sd_pts=0.0, between_unit_sd_upper_pts=0.0)
+    assert "(they agree more closely than their own errors predict)" in closer.words()
+    with pytest.raises(ValueError):
+        _units(between_unit_sd_upper_pts=-0.1)
