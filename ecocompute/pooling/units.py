@@ -11,14 +11,17 @@ statistics: core/meta.py.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import StatisticsError, correlation
 
 from ecocompute.core.meta import RandomEffects, spread_words
 from ecocompute.pooling.groups import Group, UnitEstimate, pool_estimates, unit_estimates
 from ecocompute.results.collect import Report
 
 LEAVE_ONE_OUT_FROM = 4  # units; three left give a prediction interval
+CORRELATION_FROM = 5  # units that record idle power and FP16's energy: a correlation said
 PROPERTIES = ("board_part", "vbios", "host_cpu")  # recorded properties that may separate units
 LEFT_OUT = "no GPU UUID or no interval to weigh"  # why a report is in no unit's estimate
 PROPERTY_WORDS = {"board_part": "board part", "vbios": "VBIOS", "host_cpu": "host CPU"}
@@ -47,6 +50,25 @@ class UnitPool:
     # the pool without each unit in turn (from 4 units: 3 left give a prediction
     # interval), the unit whose leaving moves the pooled delta most first
     leave_one_out: tuple[tuple[UnitEstimate, RandomEffects], ...] = ()
+
+    def idle_correlation(self) -> tuple[int, float, float] | None:
+        """(units, r with FP16's energy per token, r with the delta): Pearson's r between
+        each unit's idle power before the session and its FP16 energy per token, and its
+        delta, over the units that record both (from CORRELATION_FROM units; None where
+        fewer, or where either does not vary). On eight H100 units FP16's energy followed
+        idle power at r 0.93 (docs/units.md): a warmer, leakier chip is dearer."""
+        known = [
+            (u.idle_before_w, u.fp16_energy_per_token_mj, u.delta_pct)
+            for u in self.units
+            if u.idle_before_w is not None and u.fp16_energy_per_token_mj is not None
+        ]
+        if len(known) < CORRELATION_FROM:
+            return None
+        idle, fp16, delta = (list(column) for column in zip(*known, strict=True))
+        try:
+            return len(known), correlation(idle, fp16), correlation(idle, delta)
+        except StatisticsError:  # a column that does not vary
+            return None
 
     @property
     def separated_by(self) -> list[str]:
@@ -102,6 +124,15 @@ def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def _r(r: float, n: int) -> str:
+    """Pearson's r over n units with its 95% interval by Fisher's z (n >= 4)."""
+    if abs(r) >= 1.0 - 1e-12:
+        return f"{r:+.2f}"
+    half = 1.959963984540054 / math.sqrt(n - 3)
+    lo, hi = math.tanh(math.atanh(r) - half), math.tanh(math.atanh(r) + half)
+    return f"{r:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+
 def _ci(ci: tuple[float, float] | None) -> str:
     return "-" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
 
@@ -143,6 +174,14 @@ def render_units(pools: Sequence[UnitPool]) -> str:
                     f"  the {PROPERTY_WORDS[prop]} separates the units: its groups' intervals "
                     "do not overlap"
                 )
+        if (follows := p.idle_correlation()) is not None:
+            n, r_fp16, r_delta = follows
+            lines.append(
+                f"  idle power before the session, across {n} units: Pearson r "
+                f"{_r(r_fp16, n)} with FP16's energy per token, {_r(r_delta, n)} with the "
+                "delta (95% intervals by Fisher's z; a correlation across these units, not a "
+                "cause)"
+            )
         if p.unplaced:
             lines.append(f"  ({len(p.unplaced)} report(s) left out: {LEFT_OUT})")
     return "\n".join(lines)

@@ -631,3 +631,32 @@ def test_two_sessions_of_one_unit_that_disagree_widen_its_interval(tmp_path):
     assert u.df == 1.0
     half = t_quantile(0.975, 1.0) * 3.0
     assert u.ci95_pct == pytest.approx((-23.0 - half, -23.0 + half))
+
+
+def test_idle_power_against_fp16_energy_across_units_is_said_with_its_interval(tmp_path):
+    """Eight H100 units (compiled, default mode): FP16's energy per token rose with the
+    unit's idle power before the session. aggregate --units says the correlation, with
+    its interval, from five units that record both; under five it says nothing."""
+    from statistics import correlation
+
+    (nf4,) = [
+        p
+        for p in pool_units(group_reports(read_reports([H100_DEFAULT])[0]))
+        if p.group.precision == "NF4" and p.group.reports[0].compile_notes == ("mode default",)
+    ]
+    n, r_fp16, r_delta = nf4.idle_correlation()
+    idle = [u.idle_before_w for u in nf4.units]
+    assert n == len(nf4.units) == nf4.pooled.k >= 5
+    assert r_fp16 == pytest.approx(
+        correlation(idle, [u.fp16_energy_per_token_mj for u in nf4.units])
+    )
+    assert r_delta == pytest.approx(correlation(idle, [u.delta_pct for u in nf4.units]))
+    assert r_fp16 > 0.8  # the record: +0.93 over eight units (docs/units.md)
+    line = next(x for x in render_units([nf4]).splitlines() if "idle power before" in x)
+    assert line.startswith(f"  idle power before the session, across {n} units: Pearson r ")
+    lo, hi = (float(x) for x in line.split("Pearson r ")[1].split("[")[1].split("]")[0].split(", "))
+    assert -1.0 < lo < r_fp16 < hi < 1.0
+    # four units: no correlation said
+    few = dataclasses.replace(nf4, units=nf4.units[:4])
+    assert few.idle_correlation() is None
+    assert "idle power before" not in render_units([few])
