@@ -24,16 +24,22 @@ N(0, tau^2) the unit's own departure from the card model's mean and e_i ~ N(0, v
   tau^2), equals chi-square(k - 1)'s 97.5% and 2.5% quantiles; an end is 0 where Q at
   tau^2 = 0 already lies below its quantile. Its lower end at 0 is what "no between-unit
   spread detectable" means: the units' own errors cover their scatter.
-- The 95% prediction interval for a unit not yet measured (Higgins, Thompson and
-  Spiegelhalter 2009): mu +- t(k - 2) sqrt(tau^2 + SE^2), defined from three units. Where
-  the spread is not detectable, tau^2 there is the upper end of its interval, not REML's
-  estimate (often 0): a spread the units cannot rule out is not promised away. With
-  REML's 0, five H100 units (compiled, default mode, 3 rounds each) gave NF4 a new unit
-  [-27.2, -26.6] and INT4 [-42.9, -42.5]; of the next three units, two NF4 and three
-  INT4 estimates fell outside, one (INT4 -43.5% [-43.7, -43.2]) wholly, and the eight
-  units' spread came out at 0.3 points; at the upper end (0.6 and 0.4 points) the five
-  gave [-28.9, -24.9] and [-44.0, -41.3], which held all three
-  (docs/validation/h100-compile-mode, a sixteenth session).
+- The 95% prediction interval for a unit not yet measured, from three units, by the
+  confidence-distribution method of Nagashima, Noma and Furukawa (2019, Stat. Methods
+  Med. Res. 28(6)): a new unit's true delta is mu + tau z + se t (z standard normal, t
+  Student t on k - 1, se the interval's SE at that tau^2), with tau^2 drawn from its
+  confidence distribution, H(tau^2) = P(chi-square(k - 1) > Q(tau^2)) (the Q-profile's;
+  a mass H(0), the heterogeneity test's p-value, at 0), and the interval is the draws'
+  2.5% and 97.5% points: 200 strata of tau^2 by 50 normal and t draws from a fixed seed,
+  the same for every pool of k units, so that one pool always gives one interval. The
+  classic interval, mu +- t(k - 2) sqrt(tau^2 + SE^2) (Higgins, Thompson and
+  Spiegelhalter 2009), takes REML's tau^2 as known, and REML gives 0 whenever the units
+  scatter less than their own errors say, which a handful of units of 3 rounds often do:
+  five H100 units (compiled, default mode) then gave NF4 a new unit [-27.2, -26.6] and
+  INT4 [-42.9, -42.5], and of the next three units two NF4 and all three INT4 estimates
+  fell outside, one (INT4 -43.5% [-43.7, -43.2]) wholly (docs/validation/h100-compile-mode,
+  a sixteenth session). Simulated coverage of both: benchmarks/pi_coverage.py,
+  docs/validation/pi-coverage.txt.
 
 Checked against the published worked example of Viechtbauer (2010, J. Stat. Softw.
 36(3), the BCG vaccine trials; tests/pooling/test_units.py). Pure functions on plain numbers.
@@ -41,8 +47,9 @@ Checked against the published worked example of Viechtbauer (2010, J. Stat. Soft
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -68,7 +75,7 @@ class RandomEffects:
     se_hksj: float | None  # the Hartung-Knapp-Sidik-Jonkman SE (k >= 2)
     se_interval: float | None  # what the intervals use: max(se, se_hksj), or se_hksj unfloored
     ci95: tuple[float, float] | None  # mu +- t(k-1) se_interval (k >= 2)
-    pi95: tuple[float, float] | None  # for a new unit: mu +- t(k-2) sqrt(tau2_pi + se_interval^2)
+    pi95: tuple[float, float] | None  # for a new unit (k >= 3; the module's docstring)
     q: float  # Cochran's Q (heterogeneity), with the inverse-variance weights
     i2_pct: float | None  # the share of the total variance that lies between units
     method: str
@@ -85,16 +92,10 @@ class RandomEffects:
 
     @property
     def tau_upper(self) -> float | None:
-        """The upper end of tau's 95% interval (k >= 2)."""
-        return None if self.tau2_ci95 is None else math.sqrt(self.tau2_ci95[1])
-
-    @property
-    def tau2_pi(self) -> float:
-        """The between-unit variance the prediction interval assumes: REML's where the
-        spread is detected, else the most the units cannot rule out."""
-        if self.spread_detected or self.tau2_ci95 is None:
-            return self.tau2
-        return max(self.tau2, self.tau2_ci95[1])
+        """The upper end of tau's 95% interval, where three units or more bound it (two
+        units' chi-square on 1 degree of freedom leaves it hundreds of times their
+        errors: no bound worth stating)."""
+        return None if self.tau2_ci95 is None or self.k < 3 else math.sqrt(self.tau2_ci95[1])
 
     def z_ci95(self) -> tuple[float, float]:
         """mu +- 1.96 se: the interval most software prints by default (for checking)."""
@@ -259,11 +260,95 @@ def pool(
         se_interval = max(se_hksj, se) if floor else se_hksj
         half = t_quantile(level, k - 1) * se_interval
         ci = (mu - half, mu + half)
-    pooled = RandomEffects(k, mu, tau2, se, se_hksj, se_interval, ci, pi, q, i2, method, tau2_ci)
-    if k >= 3 and se_interval is not None:
-        half = t_quantile(level, k - 2) * math.sqrt(pooled.tau2_pi + se_interval**2)
-        pooled = dataclasses.replace(pooled, pi95=(mu - half, mu + half))
-    return pooled
+    if k >= 3:
+        pi = prediction_interval(y, v, floor=floor)
+    return RandomEffects(k, mu, tau2, se, se_hksj, se_interval, ci, pi, q, i2, method, tau2_ci)
+
+
+PI_STRATA = 200  # quantiles of tau^2's confidence distribution
+PI_DRAWS = 50  # normal and t draws for each
+
+
+@functools.lru_cache(maxsize=64)
+def _draws(df: int) -> tuple[tuple[float, float], ...]:
+    """PI_STRATA * PI_DRAWS (z, t) pairs, z standard normal and t Student t on df, from a
+    fixed seed: one set for every pool of df + 1 units."""
+    rng = random.Random(20261205 * 1000 + df)
+    pairs = []
+    for _ in range(PI_STRATA * PI_DRAWS):
+        z = rng.gauss(0.0, 1.0)
+        t = rng.gauss(0.0, 1.0) / math.sqrt(rng.gammavariate(df / 2.0, 2.0) / df)
+        pairs.append((z, t))
+    return tuple(pairs)
+
+
+@functools.lru_cache(maxsize=64)
+def _q_targets(df: int) -> tuple[float, ...]:
+    """chi-square(df)'s quantiles at 1 - u for the strata's midpoints u, in order."""
+    return tuple(chi2_quantile(1.0 - (i + 0.5) / PI_STRATA, df) for i in range(PI_STRATA))
+
+
+def _tau2_strata(y: Sequence[float], v: Sequence[float]) -> list[float]:
+    """tau^2 at each stratum's midpoint u of its confidence distribution: 0 where u <=
+    H(0), else the tau^2 where Q(tau^2) meets chi-square's quantile at 1 - u. Q falls as
+    tau^2 grows, so every stratum is read off one geometric grid of Q by interpolation in
+    log tau^2."""
+    targets = _q_targets(len(y) - 1)
+    hi = max(v) + (max(y) - min(y)) ** 2
+    while _generalised_q(y, v, hi) > targets[-1]:
+        hi *= 4.0
+    lo = min(v) * 1e-9
+    steps = 400
+    grid = [lo * (hi / lo) ** (i / steps) for i in range(steps + 1)]
+    qs = [_generalised_q(y, v, t) for t in grid]
+    q0 = _generalised_q(y, v, 0.0)
+    strata, at = [], 0
+    for target in targets:  # falling targets: the grid is walked once
+        if q0 <= target:
+            strata.append(0.0)
+            continue
+        while at < steps and qs[at + 1] > target:
+            at += 1
+        if qs[at] <= target:  # below the grid's first point: tau^2 under lo
+            strata.append(grid[at] * (q0 - target) / max(q0 - qs[at], 1e-300))
+            continue
+        a, b = math.log(grid[at]), math.log(grid[min(at + 1, steps)])
+        qa, qb = qs[at], qs[min(at + 1, steps)]
+        frac = 0.0 if qa == qb else (qa - target) / (qa - qb)
+        strata.append(math.exp(a + frac * (b - a)))
+    return strata
+
+
+def prediction_interval(
+    y: Sequence[float], v: Sequence[float], *, floor: bool = True
+) -> tuple[float, float]:
+    """The 95% prediction interval for a unit not yet measured (k >= 3), by the
+    confidence-distribution method (the module's docstring)."""
+    k = len(y)
+    draws = _draws(k - 1)
+    values = []
+    for i, tau2 in enumerate(_tau2_strata(y, v)):
+        w = [1.0 / (vi + tau2) for vi in v]
+        mu = _weighted_mean(y, w)
+        se = 1.0 / math.sqrt(sum(w))
+        spread = sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
+        hksj = math.sqrt(spread / ((k - 1) * sum(w)))
+        se_t = max(hksj, se) if floor else hksj
+        tau = math.sqrt(tau2)
+        for z, t in draws[i * PI_DRAWS : (i + 1) * PI_DRAWS]:
+            values.append(mu + tau * z + se_t * t)
+    values.sort()
+    tail = (1.0 - CONFIDENCE) / 2.0
+    n = len(values)
+    return _quantile(values, tail, n), _quantile(values, 1.0 - tail, n)
+
+
+def _quantile(ordered: Sequence[float], p: float, n: int) -> float:
+    """The p-quantile of n ordered values (linear between neighbours)."""
+    at = p * (n - 1)
+    low = int(at)
+    high = min(low + 1, n - 1)
+    return ordered[low] + (at - low) * (ordered[high] - ordered[low])
 
 
 def within_unit(
@@ -290,14 +375,16 @@ def within_unit(
 
 def spread_words(sd_pts: float, upper_pts: float | None, digits: int) -> str:
     """The between-unit spread in words: REML's sd, and where the units cannot tell it
-    from none (tau's interval reaches 0), the most they cannot rule out, which is the
-    spread their prediction interval assumes (core/meta.py)."""
+    from none (tau's interval reaches 0), the most they cannot rule out (upper_pts: None
+    where the spread is detected, or two units cannot bound it)."""
     if upper_pts is None:
+        if round(sd_pts, digits) == 0.0:  # at REML's boundary (two units: no bound said)
+            return "no between-unit spread detectable at these units' precision"
         return f"between-unit sd {sd_pts:.{digits}f} points"
     up = f"up to {upper_pts:.{digits}f} points not ruled out"
     if round(upper_pts, digits) == 0.0:  # Q below chi-square's 2.5% point even at none
         up = "they agree more closely than their own errors predict"
-    if sd_pts == 0.0:  # REML at its boundary: not a spread measured as 0
+    if round(sd_pts, digits) == 0.0:  # REML at its boundary: not a spread measured as 0
         return f"no between-unit spread detectable at these units' precision ({up})"
     sd = f"between-unit sd {sd_pts:.{digits}f} points"
     return f"{sd}, not detectable at these units' precision ({up})"

@@ -191,8 +191,8 @@ def pooled_words(r: RandomEffects, what: str) -> str:
     """ "pooled over 8 units: -14.4% [-17.2, -11.6]; between-unit sd 3.0 points;
     a new unit: [-22.3, -6.5]"; one unit is no pool: its figure is that card's, and one
     unit measures no spread between units (not a spread of 0); nor does a between-unit
-    variance estimated at 0, where the units' own errors cover their scatter (then the
-    spread they cannot rule out is said, and their prediction interval assumes it)."""
+    variance estimated at 0, where the units' own errors cover their scatter (then, from
+    three units, the spread they cannot rule out is said)."""
     if r.k == 1:
         return f"one unit: {r.mu:+.2f}%, that card's; no spread between units measured"
     of = f" ({what})" if what else ""
@@ -209,7 +209,7 @@ UNITS_FOOTNOTE = (
     "\nEach unit is one GPU (NVML UUID); several reports of one unit are combined into its "
     "one estimate, never counted as more units. Pooled: a random-effects model (REML "
     "between-unit variance, its 95% interval by the Q-profile; Hartung-Knapp interval, t on "
-    "k-1 degrees of freedom; prediction interval for a unit not yet measured, t on k-2, "
-    "at the most spread the units cannot rule out where they detect none), docs/units.md. "
+    "k-1 degrees of freedom; prediction interval for a unit not yet measured with the "
+    "between-unit variance drawn from its confidence distribution), docs/units.md. "
     "A report's own interval holds for its unit only."
 )

@@ -209,6 +209,14 @@ def _spread_problems(u: ReferenceUnits, where: str, precision: str) -> list[str]
         fp16 = getattr(u, name)
         if fp16 is not None and not 0 < fp16[0] <= fp16[1]:
             problems.append(f"{where}.{name}: {fp16} is no range of energies")
+    upper = u.between_unit_sd_upper_pts
+    if upper is not None and upper < u.between_unit_sd_pts:
+        problems.append(
+            f"{where}.between_unit_sd_upper_pts: {upper:g} lies below between_unit_sd_pts "
+            f"{u.between_unit_sd_pts:g}, the spread it bounds"
+        )
+    if upper is not None and u.n_units < 3:
+        problems.append(f"{where}.between_unit_sd_upper_pts: two units bound no spread")
     intervals = {"ci95_pct": u.ci95_pct, "pi95_pct": u.pi95_pct}
     for name, interval in intervals.items():
         if interval is None:

@@ -418,14 +418,14 @@ class ReferenceUnits(Strict):
     between_unit_sd_pts: NonNegative
     between_unit_sd_upper_pts: OrAbsent[NonNegative] = Field(
         None,
-        description="where the units cannot tell their spread from none (its 95% "
-        "Q-profile interval reaches 0): the interval's upper end, the spread pi95_pct "
-        "assumes",
+        description="where three units or more cannot tell their spread from none (its "
+        "95% Q-profile interval reaches 0): that interval's upper end, the most spread "
+        "they cannot rule out",
     )
     pi95_pct: Interval | None = Field(
         None,
-        description="95% prediction interval for a unit not yet measured (t on n - 2; "
-        "at between_unit_sd_upper_pts where that is given)",
+        description="95% prediction interval for a unit not yet measured (from three "
+        "units; the between-unit variance drawn from its confidence distribution)",
     )
     fp16_energy_per_token_mj_range: Interval | None = Field(
         None,
@@ -461,8 +461,10 @@ class ReferenceUnits(Strict):
 
     def regime_words(self, delta_pct: float | None) -> str:
         """What the units measured in the regime asked for, beside an eager figure (or
-        none): the note's sentence and the summary's regime line."""
-        where, (lo, hi) = self.band()
+        none): the note's sentence and the summary's regime line. The figure stands for
+        the card model, so it is set beside the units' pooled interval (as
+        references.units_disagreement does), not beside one new unit's."""
+        where, (lo, hi) = "pooled interval", self.ci95_pct
         if delta_pct is None:
             beside = "no eager figure stands beside it"
         elif lo <= delta_pct <= hi:

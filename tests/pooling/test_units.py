@@ -80,7 +80,7 @@ def test_random_effects_reproduce_the_published_worked_example():
     assert math.exp(hi) == pytest.approx(1.5490, abs=5e-5)
     # confint(): tau^2's Q-profile interval (Viechtbauer 2007), as metafor prints it
     assert r.tau2_ci95 == (pytest.approx(0.1197, abs=5e-5), pytest.approx(1.1115, abs=5e-5))
-    assert r.spread_detected and r.tau2_pi == r.tau2  # the interval excludes 0: REML's tau
+    assert r.spread_detected  # the interval excludes 0
     # DerSimonian-Laird on the same data, as metafor's method="DL" gives it
     dl = pool(y, v, method="DL")
     assert dl.tau2 == pytest.approx(0.3088, abs=5e-5)
@@ -228,13 +228,14 @@ NEXT_THREE = ("efcbed0b8c9c", "8175faf6adad", "f4dbe80ad7b5")
 
 
 @pytest.mark.parametrize("precision", ["NF4", "INT4"])
-def test_a_prediction_where_no_spread_is_detected_held_for_the_next_units(precision):
+def test_a_prediction_where_no_spread_is_detected_met_the_next_units(precision):
     """Five H100 units (compiled, default mode, 3 rounds each) scattered less than their
-    own errors: REML put their spread at 0, and the interval for a unit not yet measured
-    at REML's 0 was the pool's own, 0.3 points either side. Three more units came in a
-    later session; that interval missed them (INT4 -43.5% [-43.7, -43.2] wholly), and
-    eight units detect a spread of 0.3 points. At the spread the five cannot rule out,
-    the interval held all three."""
+    own errors: REML put their spread at 0, and the classic interval for a unit not yet
+    measured, at REML's 0, was the pool's own. Three more units came in a later session:
+    it missed two NF4 and all three INT4 estimates, and eight units detect a spread of
+    0.3 points. The confidence-distribution interval, which carries tau^2's uncertainty,
+    is wider on both sides and missed fewer (core/meta.py; its coverage by simulation:
+    docs/validation/pi-coverage.txt)."""
     from ecocompute.core.meta import pool
     from ecocompute.pooling.groups import unit_estimates
 
@@ -244,11 +245,14 @@ def test_a_prediction_where_no_spread_is_detected_held_for_the_next_units(precis
     first = [by_tail[t] for t in FIRST_FIVE]
     five = pool([u.delta_pct for u in first], [u.se_pct**2 for u in first])
     assert five.tau2 == 0.0 and not five.spread_detected
-    at_zero = t_quantile(0.975, 3) * five.se_interval  # the interval REML's 0 gave
-    nearest_miss = max(abs(by_tail[t].delta_pct - five.mu) - at_zero for t in NEXT_THREE)
-    assert nearest_miss > 0  # at least one of the next three lay outside it
+    half = t_quantile(0.975, 3) * five.se_interval  # the classic interval at REML's 0
+    at_zero = (five.mu - half, five.mu + half)
     lo, hi = five.pi95
-    assert all(lo <= by_tail[t].delta_pct <= hi for t in NEXT_THREE)
+    assert lo < at_zero[0] and at_zero[1] < hi
+    nxt = [by_tail[t].delta_pct for t in NEXT_THREE]
+    missed_at_zero = sum(not at_zero[0] <= d <= at_zero[1] for d in nxt)
+    missed = sum(not lo <= d <= hi for d in nxt)
+    assert missed_at_zero >= 2 and missed < missed_at_zero
     eight = pool_estimates(units)
     assert eight.k == 8 and eight.spread_detected
     assert eight.tau < five.tau_upper  # the spread found lies within what five allowed

@@ -324,6 +324,14 @@ def test_a_unit_spread_stands_beside_our_own_figures_or_at_the_units_size(tmp_pa
             lambda u: u.update(compile_notes=["mode default"]),
             "reference_units.compile_notes: ['mode default'], beside an eager figure",
         ),
+        (
+            lambda u: u.update(between_unit_sd_pts=5.0, between_unit_sd_upper_pts=0.5),
+            "reference_units.between_unit_sd_upper_pts: 0.5 lies below",
+        ),
+        (
+            lambda u: u.update(n_units=2, pi95_pct=None),
+            "reference_units.between_unit_sd_upper_pts: two units bound no spread",
+        ),
     ],
 )
 def test_a_unit_spread_that_contradicts_its_report_is_invalid(tmp_path, edit, said):
@@ -341,6 +349,7 @@ def test_a_unit_spread_without_a_prediction_interval_is_checked_once(tmp_path):
 
     report = _dry_run(tmp_path, "hopper", 7, "NF4")
     report["results"]["reference_units"].update(n_units=2, pi95_pct=None)
+    del report["results"]["reference_units"]["between_unit_sd_upper_pts"]  # nor a bound
     assert validation_errors(report) == []  # two units give no prediction interval
     report["results"]["reference_units"]["pooled_pct"] = 40.0
     problems = [p for p in validation_errors(report) if "reference_units" in p]
