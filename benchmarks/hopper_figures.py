@@ -362,8 +362,22 @@ def unit_spread(
             "fp16_energy_per_token_mj_pi95": _fp16_pi95(
                 [u.fp16_energy_per_token_mj for u in pool.units]
             ),
+            **_idle(pool),
         }
     return {**scope, "formats": dict(sorted(formats.items()))}
+
+
+def _idle(pool: Any) -> dict[str, Any]:
+    """The units' idle power before their sessions (where every unit records it) and its
+    correlation with their FP16 energy per token (from five units)."""
+    idle = [u.idle_before_w for u in pool.units]
+    if not idle or any(w is None for w in idle):
+        return {}
+    out: dict[str, Any] = {"idle_before_w_range": [round(min(idle), 1), round(max(idle), 1)]}
+    follows = pool.idle_correlation()
+    if follows is not None:
+        out["idle_fp16_energy_r"] = round(follows[1], 3)
+    return out
 
 
 def _fp16_pi95(units_mj: list[float | None]) -> list[float] | None:

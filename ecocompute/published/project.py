@@ -118,6 +118,9 @@ class _FormatSpread(BaseModel):
     fp16_energy_per_token_mj_range: tuple[float, float] | None = None
     # a 95% prediction interval for another unit's FP16, on the log scale (from 3 units)
     fp16_energy_per_token_mj_pi95: tuple[float, float] | None = None
+    # the units' idle power before their sessions, and how FP16's energy went with it
+    idle_before_w_range: tuple[float, float] | None = None
+    idle_fp16_energy_r: float | None = None
 
 
 class _SpreadScope(BaseModel):

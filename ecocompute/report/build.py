@@ -203,6 +203,7 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             results.vs_fp16_ci95_pct,
             results.fp16_energy_per_token_mj,
             software_departures(run.arch, software),
+            idle_w=sum(b.idle_power_w for b in run.before.values()) if run.before else None,
         )
         note = f"{results.note} Between units of this card model: {units.words()}; {beside}."
         results = results.model_copy(update={"reference_units": units, "note": note})

@@ -158,6 +158,7 @@ def beside_unit(
     own_ci95: Sequence[float] | None,
     fp16_mj: float | None,
     software: Sequence[str] = (),
+    idle_w: float | None = None,
 ) -> tuple[str, bool]:
     """Where a measured unit's own delta and FP16 energy lie among the units': the
     words, and whether either sets it apart from what the units gave (their prediction
@@ -165,7 +166,11 @@ def beside_unit(
     gives one: their FP16 range is stated, never a cause). The delta sets it apart only
     where its own 95% interval lies wholly outside theirs: the band is for a unit's true
     delta, and one session's eager interval can be +-10-30 points wide. Software: where
-    the run's stack departs from the units' (software_departures), named as a cause."""
+    the run's stack departs from the units' (software_departures), named as a cause.
+    Idle power (this unit's GPUs' before the session): where its FP16 lies outside theirs
+    on the side its idle power lies outside their idle range, and their FP16 energy rose
+    with idle power (r from IDLE_R_FLOOR), named as a likely cause (docs/units.md: r 0.93
+    over eight H100s)."""
     where, (lo, hi) = units.band()
     side = _side(delta_pct, lo, hi)
     words = f"this unit's {delta_pct:+.1f}% lies {side} their {where}"
@@ -195,10 +200,33 @@ def beside_unit(
     if outside:
         what = ", its host or its compile" if units.regime == "compiled" else " or its host"
         cause = f"something of this unit{what}"
+        idle = _idle_words(units, idle_w, fp16_mj)
+        if idle:
+            cause = f"{idle} or something else of this unit{what}"
         if software:
             cause = f"its software ({', '.join(software)}: not the units') or {cause}"
         words += f"; {cause} sets it apart from them (docs/units.md)"
     return words, outside
+
+
+IDLE_R_FLOOR = 0.7  # the units' correlation from which idle power is named as a cause
+
+
+def _idle_words(units: ReferenceUnits, idle_w: float | None, fp16_mj: float | None) -> str:
+    """Its idle power as the likely cause of an FP16 figure apart from the units': where
+    both lie outside the units' on the side their correlation predicts; '' otherwise."""
+    spread, r = units.idle_before_w_range, units.idle_fp16_energy_r
+    fp16 = units.fp16_energy_per_token_mj_pi95
+    if spread is None or r is None or fp16 is None or idle_w is None or fp16_mj is None:
+        return ""
+    idle_side, fp16_side = _side(idle_w, *spread), _side(fp16_mj, *fp16)
+    if r < IDLE_R_FLOOR or idle_side == "inside" or idle_side != fp16_side:
+        return ""
+    return (
+        f"its idle power before the session ({idle_w:.0f} W, {idle_side} their "
+        f"{spread[0]:.0f}-{spread[1]:.0f} W, where their FP16 energy rose with idle power, r "
+        f"{r:+.2f}: a warmer or leakier chip)"
+    )
 
 
 def units_disagreement(

@@ -437,6 +437,17 @@ class ReferenceUnits(Strict):
         description="95% prediction interval for a unit not yet measured's FP16 energy per "
         "token, on the log scale (t on n_units - 1; from three units)",
     )
+    idle_before_w_range: OrAbsent[Interval] = Field(
+        None,
+        description="the lowest and highest idle power of the units' GPUs before their "
+        "sessions (system_under_test.gpus[].before_session), where every unit records it",
+    )
+    idle_fp16_energy_r: OrAbsent[Annotated[float, Field(ge=-1, le=1)]] = Field(
+        None,
+        description="Pearson's r between the units' idle power before the session and "
+        "their FP16 energy per token (from five units): a correlation across them, not a "
+        "cause",
+    )
 
     def words(self) -> str:
         """The spread in one line (the note and the summary's units line)."""

@@ -349,3 +349,46 @@ def test_units_that_detect_no_spread_say_what_they_cannot_rule_out():
     assert "(they agree more closely than their own errors predict)" in closer.words()
     with pytest.raises(ValueError):
         _units(between_unit_sd_upper_pts=-0.1)
+
+
+def test_a_unit_whose_fp16_and_idle_power_lie_beyond_the_units_names_its_idle_power():
+    """Eight H100 units' FP16 energy per token rose with their idle power before the
+    session (r 0.93, docs/units.md): a unit dearer than their FP16 prediction interval and
+    idler-hotter than all of them is told that its idle power is the likely cause; not
+    where its idle power lies among theirs, lies on the other side, or where the units'
+    correlation is weak."""
+    idle = {
+        "fp16_energy_per_token_mj_pi95": [2429.9, 3142.0],
+        "idle_before_w_range": [116.0, 122.0],
+        "idle_fp16_energy_r": 0.93,
+    }
+    clause = "its idle power before the session (126 W, above their 116-122 W, where their"
+    words, outside = beside_unit(_units(**idle), -24.2, [-25.0, -23.4], 3300.0, idle_w=126.0)
+    assert outside and clause in words and "r +0.93: a warmer or leakier chip" in words
+    assert words.endswith("or something else of this unit, its host or its compile sets it "
+                          "apart from them (docs/units.md)")  # fmt: skip
+    for idle_w, over in ((119.0, {}), (110.0, {}), (126.0, {"idle_fp16_energy_r": 0.4})):
+        words, outside = beside_unit(
+            _units(**{**idle, **over}), -24.2, [-25.0, -23.4], 3300.0, idle_w=idle_w
+        )
+        assert outside and "idle power" not in words
+        assert "; something of this unit, its host or its compile sets it apart" in words
+    with pytest.raises(ValueError):
+        _units(idle_fp16_energy_r=1.5)
+
+
+def test_the_summary_passes_the_runs_idle_power_to_the_units_line(compiled_at_7b):
+    """The summary's caution line reads the run's GPUs' idle power before the session."""
+    _, doc = compiled_at_7b
+    doc = copy.deepcopy(doc)
+    units, res = doc["results"]["reference_units"], doc["results"]
+    fp16 = res["fp16_energy_per_token_mj"]
+    units.update(
+        fp16_energy_per_token_mj_pi95=[fp16 * 0.5, fp16 * 0.9],
+        idle_before_w_range=[10.0, 20.0],
+        idle_fp16_energy_r=0.9,
+    )
+    for g in doc["system_under_test"]["gpus"]:
+        g["before_session"]["idle_power_watts"] = 30.0 / len(doc["system_under_test"]["gpus"])
+    text = render(doc, "x")
+    assert "its idle power before the session (30 W, above their 10-20 W" in text
