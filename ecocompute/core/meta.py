@@ -24,21 +24,25 @@ N(0, tau^2) the unit's own departure from the card model's mean and e_i ~ N(0, v
   tau^2), equals chi-square(k - 1)'s 97.5% and 2.5% quantiles; an end is 0 where Q at
   tau^2 = 0 already lies below its quantile. Its lower end at 0 is what "no between-unit
   spread detectable" means: the units' own errors cover their scatter.
-- The 95% prediction interval for a unit not yet measured, from three units, by the
-  confidence-distribution method of Nagashima, Noma and Furukawa (2019, Stat. Methods
-  Med. Res. 28(6)): a new unit's true delta is mu + tau z + se t (z standard normal, t
-  Student t on k - 1, se the interval's SE at that tau^2), with tau^2 drawn from its
-  confidence distribution, H(tau^2) = P(chi-square(k - 1) > Q(tau^2)) (the Q-profile's;
-  a mass H(0), the heterogeneity test's p-value, at 0), and the interval is the draws'
-  2.5% and 97.5% points: 200 strata of tau^2 by 50 normal and t draws from a fixed seed,
-  the same for every pool of k units, so that one pool always gives one interval. The
-  classic interval, mu +- t(k - 2) sqrt(tau^2 + SE^2) (Higgins, Thompson and
-  Spiegelhalter 2009), takes REML's tau^2 as known, and REML gives 0 whenever the units
-  scatter less than their own errors say, which a handful of units of 3 rounds often do:
-  five H100 units (compiled, default mode) then gave NF4 a new unit [-27.2, -26.6] and
-  INT4 [-42.9, -42.5], and of the next three units two NF4 and all three INT4 estimates
-  fell outside, one (INT4 -43.5% [-43.7, -43.2]) wholly (docs/validation/h100-compile-mode,
-  a sixteenth session). Simulated coverage of both: benchmarks/pi_coverage.py,
+- The 95% prediction interval for a unit not yet measured, from three units, by a
+  variant of the confidence-distribution method of Nagashima, Noma and Furukawa (2019,
+  Stat. Methods Med. Res. 28(6)), which draws tau^2 through Cochran's Q's exact
+  distribution and uses the plain Hartung-Knapp SE; here the Q-profile's pivot and the
+  floored SE of the pooled interval (docs/units.md says what each changes): a new unit's
+  true delta is mu + tau z + se t (z standard normal, t Student t on k - 1, se the
+  interval's SE at that tau^2), with tau^2 drawn from its confidence distribution,
+  H(tau^2) = P(chi-square(k - 1) > Q(tau^2)) (the Q-profile's; a mass H(0), the
+  heterogeneity test's p-value, at 0), and the interval is the draws' 2.5% and 97.5%
+  points: 200 strata of tau^2 by 50 normal and t draws from a fixed seed, the same for
+  every pool of k units, so that one pool always gives one interval (their Monte Carlo
+  error, 2-3% of the half-width, is the same every time). The classic interval, mu +-
+  t(k - 2) sqrt(tau^2 + SE^2) (Higgins, Thompson and Spiegelhalter 2009), takes REML's
+  tau^2 as known, and REML gives 0 whenever the units scatter less than their own errors
+  say, which a handful of units of 3 rounds often do: five H100 units (compiled, default
+  mode) then gave NF4 a new unit [-27.2, -26.6] and INT4 [-42.9, -42.5], and of the next
+  three units two NF4 and all three INT4 estimates fell outside, one (INT4 -43.5%
+  [-43.7, -43.2]) wholly (docs/validation/h100-compile-mode, a sixteenth session).
+  Simulated coverage of both: benchmarks/pi_coverage.py,
   docs/validation/pi-coverage.txt.
 
 Checked against the published worked example of Viechtbauer (2010, J. Stat. Softw.
@@ -132,18 +136,21 @@ def tau2_q_profile(y: Sequence[float], v: Sequence[float]) -> tuple[float, float
     def solve(target: float) -> float:
         if _generalised_q(y, v, 0.0) <= target:
             return 0.0
-        lo, hi = 0.0, max(v) + (max(y) - min(y)) ** 2
+        hi = max(v) + (max(y) - min(y)) ** 2
         while _generalised_q(y, v, hi) > target:
-            lo, hi = hi, hi * 2.0
-        for _ in range(200):
-            mid = (lo + hi) / 2.0
+            hi *= 2.0
+        lo = max(min(v) * 1e-12, hi * 1e-300)  # bisected on the log scale: any magnitude
+        if _generalised_q(y, v, lo) <= target:
+            return lo
+        for _ in range(400):
+            mid = math.sqrt(lo * hi)
             if _generalised_q(y, v, mid) > target:
                 lo = mid
             else:
                 hi = mid
-            if hi - lo <= TOLERANCE * max(1.0, hi):
+            if hi / lo - 1.0 <= TOLERANCE:
                 break
-        return (lo + hi) / 2.0
+        return math.sqrt(lo * hi)
 
     tail = (1.0 - CONFIDENCE) / 2.0
     return solve(chi2_quantile(1.0 - tail, k - 1)), solve(chi2_quantile(tail, k - 1))
@@ -297,9 +304,10 @@ def _tau2_strata(y: Sequence[float], v: Sequence[float]) -> list[float]:
     hi = max(v) + (max(y) - min(y)) ** 2
     while _generalised_q(y, v, hi) > targets[-1]:
         hi *= 4.0
-    lo = min(v) * 1e-9
+    lo = max(min(v) * 1e-9, hi * 1e-300)
     steps = 400
-    grid = [lo * (hi / lo) ** (i / steps) for i in range(steps + 1)]
+    log_lo, log_hi = math.log(lo), math.log(hi)
+    grid = [math.exp(log_lo + (log_hi - log_lo) * i / steps) for i in range(steps + 1)]
     qs = [_generalised_q(y, v, t) for t in grid]
     q0 = _generalised_q(y, v, 0.0)
     strata, at = [], 0

@@ -110,8 +110,8 @@ class _FormatSpread(BaseModel):
     pooled_pct: float
     ci95_pct: tuple[float, float]
     between_unit_sd_pts: float
-    # where the units cannot tell their spread from none: the most they cannot rule out
-    # (tau's Q-profile upper end), which pi95_pct assumes (core/meta.py)
+    # where three units or more cannot tell their spread from none: the most they cannot
+    # rule out (tau's Q-profile upper end; core/meta.py)
     between_unit_sd_upper_pts: float | None = None
     pi95_pct: tuple[float, float] | None = None
     # the lowest and highest FP16 energy per token of the units' reports

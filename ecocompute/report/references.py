@@ -235,8 +235,8 @@ def units_disagreement(
     """Where a figure at the units' own size lies outside their pooled interval: a
     sentence that says so, since the figure and the units came from different sessions.
     The figure stands for the card model, so it is set beside the units' mean, not beside
-    the interval for one unit not yet measured, which where the units detect no spread
-    assumes the most they cannot rule out (core/meta.py)."""
+    the interval for one unit not yet measured, which carries the spread between units
+    (core/meta.py)."""
     if not at_units_size(units.params_b, params_b):
         return None
     lo, hi = units.ci95_pct

@@ -90,6 +90,27 @@ def test_random_effects_reproduce_the_published_worked_example():
     assert r.pi95[0] < r.ci95[0] and r.pi95[1] > r.ci95[1]
 
 
+def test_the_pool_holds_at_variances_of_any_magnitude():
+    """A variance near the smallest float once underflowed the interval's grid of tau^2
+    (a ZeroDivisionError), and variances 200 orders of magnitude apart left tau^2's upper
+    end at 3e39 where it is about 10: both now bisect on the log scale."""
+    r = pool([1.0, 2.0, 3.0], [1e-300, 1.0, 1.0])
+    assert r.pi95 is not None and all(math.isfinite(x) for x in r.pi95)
+    y, v = [0.0, 5.0, -3.0, 8.0], [1e-100, 1.0, 4.0, 1e100]
+    upper = pool(y, v).tau2_ci95[1]
+    from scipy.optimize import brentq
+
+    from ecocompute.core.stats import chi2_quantile
+
+    def q(t2):
+        w = [1 / (vi + t2) for vi in v]
+        mu = sum(wi * yi for wi, yi in zip(w, y, strict=True)) / sum(w)
+        return sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
+
+    expected = brentq(lambda t2: q(t2) - chi2_quantile(0.025, 3), 1e-6, 1e6, xtol=1e-12)
+    assert upper == pytest.approx(expected, rel=1e-6)
+
+
 def test_units_that_agree_closer_than_their_errors_keep_their_errors_width():
     """The modified Hartung-Knapp interval: the HKSJ error shrinks with the units'
     agreement however noisy each is; floored at the classic error it does not. Two
