@@ -65,9 +65,11 @@ def default_signal_handlers():
     leaves an ignored signal ignored), and the inherited ones back afterwards."""
     names = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     before = {s: signal.getsignal(s) for s in names}
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, names)  # and none of them blocked
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
     yield
     for s, h in before.items():
         signal.signal(s, h)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)

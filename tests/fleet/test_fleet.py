@@ -195,7 +195,9 @@ def test_a_failed_point_comes_back_with_its_exit_status_and_last_line():
     assert outcome.argv[3:6] == ("energy_estimate", "--parameters_file", outcome.argv[5])
 
 
-def test_a_cancelled_point_gets_sigint(tmp_path):
+def test_a_cancelled_point_gets_sigint(tmp_path, default_signal_handlers):
+    """The point is a child of this process: an ignored SIGINT here (a background job's)
+    would be its too, so the test runs with Python's own handlers."""
     ready = tmp_path / "ready"  # cancelled only once the point can take its SIGINT
     script = (
         "import pathlib, sys, time\ntry:\n pathlib.Path(sys.argv[1]).touch()\n time.sleep(60)\n"

@@ -155,7 +155,9 @@ def test_estimate_write_of_a_session_is_all_or_none(tmp_path):
     assert _nf4(out) == before
 
 
-def test_a_ctrl_c_between_an_api_sessions_renames_is_raised_after_the_last(tmp_path, monkeypatch):
+def test_a_ctrl_c_between_an_api_sessions_renames_is_raised_after_the_last(
+    tmp_path, monkeypatch, default_signal_handlers
+):
     """Estimate.write() holds no handler of the command line's: Python's own raised
     the Ctrl-C at once, and one report of two was written. Python's handler is back
     after, and a handler of the caller's own is left alone."""
