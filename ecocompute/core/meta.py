@@ -116,9 +116,7 @@ def _weighted_mean(y: Sequence[float], w: Sequence[float]) -> float:
 
 
 def _cochran_q(y: Sequence[float], v: Sequence[float]) -> float:
-    w = [1.0 / vi for vi in v]
-    mu = _weighted_mean(y, w)
-    return sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
+    return _generalised_q(y, v, 0.0)
 
 
 def _generalised_q(y: Sequence[float], v: Sequence[float], tau2: float) -> float:
@@ -253,23 +251,33 @@ def pool(
         tau2 = tau2_dersimonian_laird(y, v)
     else:
         raise ValueError(f"unknown method {method!r} (REML or DL)")
-    w = [1.0 / (vi + tau2) for vi in v]
-    mu = _weighted_mean(y, w)
-    se = 1.0 / math.sqrt(sum(w))
+    mu, se, se_hksj, se_interval = _mean_and_errors(y, v, tau2, floor)
     q = _cochran_q(y, v)
     i2 = None if k < 2 or q <= 0 else max(0.0, (q - (k - 1)) / q) * 100.0
-    se_hksj = se_interval = ci = pi = tau2_ci = None
-    level = 0.5 + CONFIDENCE / 2.0
-    if k >= 2:
+    ci = pi = tau2_ci = None
+    if se_interval is not None:  # k >= 2
         tau2_ci = tau2_q_profile(y, v)
-        spread = sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
-        se_hksj = math.sqrt(spread / ((k - 1) * sum(w)))
-        se_interval = max(se_hksj, se) if floor else se_hksj
-        half = t_quantile(level, k - 1) * se_interval
+        half = t_quantile(0.5 + CONFIDENCE / 2.0, k - 1) * se_interval
         ci = (mu - half, mu + half)
     if k >= 3:
         pi = prediction_interval(y, v, floor=floor)
     return RandomEffects(k, mu, tau2, se, se_hksj, se_interval, ci, pi, q, i2, method, tau2_ci)
+
+
+def _mean_and_errors(
+    y: Sequence[float], v: Sequence[float], tau2: float, floor: bool
+) -> tuple[float, float, float | None, float | None]:
+    """At a between-unit variance tau2: the weighted mean, its classic SE, its HKSJ SE
+    and the SE the intervals use (the larger of the two, or HKSJ unfloored); the last two
+    None for one unit."""
+    w = [1.0 / (vi + tau2) for vi in v]
+    mu = _weighted_mean(y, w)
+    se = 1.0 / math.sqrt(sum(w))
+    if len(y) < 2:
+        return mu, se, None, None
+    spread = sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
+    hksj = math.sqrt(spread / ((len(y) - 1) * sum(w)))
+    return mu, se, hksj, max(hksj, se) if floor else hksj
 
 
 PI_STRATA = 200  # quantiles of tau^2's confidence distribution
@@ -332,27 +340,22 @@ def prediction_interval(
 ) -> tuple[float, float]:
     """The 95% prediction interval for a unit not yet measured (k >= 3), by the
     confidence-distribution method (the module's docstring)."""
-    k = len(y)
-    draws = _draws(k - 1)
+    draws = _draws(len(y) - 1)
     values = []
     for i, tau2 in enumerate(_tau2_strata(y, v)):
-        w = [1.0 / (vi + tau2) for vi in v]
-        mu = _weighted_mean(y, w)
-        se = 1.0 / math.sqrt(sum(w))
-        spread = sum(wi * (yi - mu) ** 2 for wi, yi in zip(w, y, strict=True))
-        hksj = math.sqrt(spread / ((k - 1) * sum(w)))
-        se_t = max(hksj, se) if floor else hksj
+        mu, _, _, se_t = _mean_and_errors(y, v, tau2, floor)
+        assert se_t is not None  # k >= 3
         tau = math.sqrt(tau2)
         for z, t in draws[i * PI_DRAWS : (i + 1) * PI_DRAWS]:
             values.append(mu + tau * z + se_t * t)
     values.sort()
     tail = (1.0 - CONFIDENCE) / 2.0
-    n = len(values)
-    return _quantile(values, tail, n), _quantile(values, 1.0 - tail, n)
+    return _quantile(values, tail), _quantile(values, 1.0 - tail)
 
 
-def _quantile(ordered: Sequence[float], p: float, n: int) -> float:
-    """The p-quantile of n ordered values (linear between neighbours)."""
+def _quantile(ordered: Sequence[float], p: float) -> float:
+    """The p-quantile of ordered values (linear between neighbours)."""
+    n = len(ordered)
     at = p * (n - 1)
     low = int(at)
     high = min(low + 1, n - 1)

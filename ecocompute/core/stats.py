@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ecocompute.core.units import pct_change
@@ -59,16 +59,24 @@ def t_quantile(p: float, df: float) -> float:
     """Inverse of t_cdf for 0.5 <= p < 1, by bisection (to 1e-10)."""
     if not 0.5 <= p < 1.0:
         raise ValueError("p must be in [0.5, 1)")
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < p:
+    return _inverse(lambda x: t_cdf(x, df), p, 1.0, lambda lo, hi: hi - lo < 1e-10)
+
+
+def _inverse(
+    cdf: Callable[[float], float], p: float, hi: float, close: Callable[[float, float], bool]
+) -> float:
+    """Where an increasing cdf on [0, inf) reaches p: bisection from [0, hi], hi doubled
+    until the cdf there reaches p, until close(lo, hi) (at most 200 halvings)."""
+    lo = 0.0
+    while cdf(hi) < p:
         hi *= 2.0
     for _ in range(200):
         mid = (lo + hi) / 2.0
-        if t_cdf(mid, df) < p:
+        if cdf(mid) < p:
             lo = mid
         else:
             hi = mid
-        if hi - lo < 1e-10:
+        if close(lo, hi):
             break
     return (lo + hi) / 2.0
 
@@ -94,18 +102,7 @@ def chi2_quantile(p: float, df: float) -> float:
     """Inverse of chi2_cdf for 0 < p < 1, by bisection (to 1e-12 relative)."""
     if not 0.0 < p < 1.0:
         raise ValueError("p must be in (0, 1)")
-    lo, hi = 0.0, max(1.0, df)
-    while chi2_cdf(hi, df) < p:
-        hi *= 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if chi2_cdf(mid, df) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * hi:
-            break
-    return (lo + hi) / 2.0
+    return _inverse(lambda x: chi2_cdf(x, df), p, max(1.0, df), lambda lo, hi: hi - lo < 1e-12 * hi)
 
 
 @dataclass(frozen=True)

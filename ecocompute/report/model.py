@@ -136,6 +136,13 @@ class SystemUnderTest(Strict):
         None, description="the first measured GPU's peak memory bandwidth, GB/s (NVML)"
     )
 
+    @property
+    def idle_before_w(self) -> float | None:
+        """The GPUs' idle power before the session, summed; None unless every GPU
+        records it."""
+        idle = [g.before_session.idle_power_watts for g in self.gpus if g.before_session]
+        return sum(idle) if idle and len(idle) == len(self.gpus) else None
+
 
 class Quantization(Strict):
     """What made the format: the library and its settings, as the quantizer recorded them;

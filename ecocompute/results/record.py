@@ -288,12 +288,11 @@ def _ours_only(report: ReportModel) -> dict[str, Any]:
         gpus = report.system_under_test.gpus
         parts = {g.board_part_number for g in gpus if g.board_part_number}
         vbios = {g.vbios_version for g in gpus if g.vbios_version}
-        idle = [g.before_session.idle_power_watts for g in gpus if g.before_session]
         fields.update(
             unit=printable("+".join(sorted(g.uuid for g in gpus))) or None,
             board_part=printable("+".join(sorted(parts))) or None,
             vbios=printable("+".join(sorted(vbios))) or None,
-            idle_before_w=sum(idle) if idle and len(idle) == len(gpus) else None,
+            idle_before_w=report.system_under_test.idle_before_w,
             host_cpu=None
             if (cpu := report.system_under_test.host_cpu) is None or (words := cpu.words()) is None
             else printable(words),

@@ -254,10 +254,7 @@ def reference_units_lines(report: Report, label: str = "") -> list[str]:
             return lines
         own = res.vs_fp16_ci95_pct
         stack = software_departures(report.system_under_test.gpu_arch, report.software)
-        idle = [g.before_session for g in report.system_under_test.gpus or ()]
-        idle_w = None
-        if idle and all(b is not None for b in idle):
-            idle_w = sum(b.idle_power_watts for b in idle if b is not None)
+        idle_w = report.system_under_test.idle_before_w
         beside, outside = beside_unit(
             units, delta, own, res.fp16_energy_per_token_mj, stack, idle_w=idle_w
         )
