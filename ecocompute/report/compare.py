@@ -295,72 +295,70 @@ def compare(stored: Results, again: Results, bounds: dict[str, float] | None = N
     derives from (an older format; a figure it did not record is not compared)."""
     if bounds is None and stored == again:
         return []  # the common case, decided without a walk
-    problems: list[str] = []
-    _walk(
-        stored.model_dump(mode="json"), again.model_dump(mode="json"), bounds, "$.results", problems
+    found: list[_Difference] = []
+    _differences(
+        stored.model_dump(mode="json"), again.model_dump(mode="json"), bounds, "$.results", found
     )
-    return problems
+    return [message for d in found if (message := _message(*d, bounds))]
 
 
 def compare_rounded(stored: Results, again: Results, m: derive.Measured) -> list[str]:
     """An older format's results against the same derived again from its rounded inputs
     m: most figures lie within their own rounding of the figure derived again; only
     where one does not is the rounding of what it derives from worked out (rounding_bounds),
-    and those figures compared again. Each side is dumped once for both comparisons."""
-    s, a = stored.model_dump(mode="json"), again.model_dump(mode="json")
-    first: list[str] = []
-    _walk(s, a, {}, "$.results", first)
-    if not first:
+    and those figures judged again."""
+    found: list[_Difference] = []
+    _differences(
+        stored.model_dump(mode="json"), again.model_dump(mode="json"), {}, "$.results", found
+    )
+    if not found:
         return []
-    paths = frozenset(problem.split(": ", 1)[0] for problem in first)
-    problems: list[str] = []
-    _walk(s, a, rounding_bounds(m, again, paths), "$.results", problems, _with_prefixes(paths))
-    return problems
+    bounds = rounding_bounds(m, again, frozenset(where for where, _, _ in found))
+    return [message for d in found if (message := _message(*d, bounds))]
 
 
-def _with_prefixes(paths: frozenset[str]) -> frozenset[str]:
-    out = set(paths)
-    for path in paths:
-        out.update(path[: m.start()] for m in _STEP.finditer(path))
-    return frozenset(out)
+_Difference = tuple[str, Any, Any]  # a JSON path, its value as stored and as derived again
 
 
-def _walk(
-    s: Any,
-    a: Any,
-    bounds: dict[str, float] | None,
-    where: str,
-    out: list[str],
-    keep: frozenset[str] | None = None,
+def _differences(
+    s: Any, a: Any, bounds: dict[str, float] | None, where: str, out: list[_Difference]
 ) -> None:
-    if keep is not None and where not in keep:
-        return
-    legacy = bounds is not None
-    if isinstance(s, dict) and isinstance(a, dict):
-        for key in sorted(set(s) | set(a), key=str):
+    """Where two model_dump(mode="json") trees differ (_message says how): their keys are
+    str and their values exactly dict, list, str, int, float, bool or None, so exact type
+    tests hold (bool is no int here)."""
+    ts, ta = type(s), type(a)
+    if ts is dict and ta is dict:
+        for key in sorted(s.keys() | a.keys()):
             if key != "note":
-                _walk(s.get(key), a.get(key), bounds, f"{where}.{key}", out, keep)
+                _differences(s.get(key), a.get(key), bounds, f"{where}.{key}", out)
         return
-    if isinstance(s, list) and isinstance(a, list):
-        if len(s) != len(a):
-            out.append(f"{where}: {len(s)} entries, but its trials give {len(a)}")
-            return
+    if ts is list and ta is list and len(s) == len(a):
         for k, (x, y) in enumerate(zip(s, a, strict=True)):
-            _walk(x, y, bounds, f"{where}[{k}]", out, keep)
+            _differences(x, y, bounds, f"{where}[{k}]", out)
         return
-    if legacy and (s is None or (isinstance(s, str) and not where.endswith(".verdict"))):
-        return  # an older format did not record it, or words it otherwise
+    if (s == a and ts is ta) or _message(where, s, a, bounds) is None:
+        return
+    out.append((where, s, a))
+
+
+def _message(where: str, s: Any, a: Any, bounds: dict[str, float] | None) -> str | None:
+    """How a stored value differs from the one derived again, or None where it does not
+    (bounds None: exactly; else within its rounding plus its bound, and an older format's
+    unrecorded value or words are not compared)."""
+    if type(s) is list and type(a) is list and len(s) != len(a):
+        return f"{where}: {len(s)} entries, but its trials give {len(a)}"
+    legacy = bounds is not None
+    if legacy and (s is None or (type(s) is str and not where.endswith(".verdict"))):
+        return None  # an older format did not record it, or words it otherwise
     if s == a and type(s) is type(a):
-        return
-    if legacy and _is_number(s) and _is_number(a) and not isinstance(s, int):
+        return None
+    if legacy and type(s) is float and type(a) in (float, int) and _is_number(s) and _is_number(a):
         places = decimals_of(s)
         half = 0.5 * 10.0**-places if places else 0.5
-        bound = (bounds or {}).get(where, 0.0)
-        if close(float(s), float(a), half + bound, LEGACY_RELATIVE):
-            return
-        out.append(f"{where}: {s:g}, but its trials give {a:.6g}")
-        return
-    out.append(f"{where}: {s!r}, but its trials give {a!r}")
+        if close(s, float(a), half + (bounds or {}).get(where, 0.0), LEGACY_RELATIVE):
+            return None
+        return f"{where}: {s:g}, but its trials give {a:.6g}"
+    return f"{where}: {s!r}, but its trials give {a!r}"
 
 
 def _is_number(x: Any) -> bool:

@@ -24,7 +24,11 @@ def close(a: float, b: float, absolute: float, relative: float) -> bool:
 
 def decimals_of(value: float) -> int:
     """The decimal places a figure is written to, in exponent form too (1e-05: 5)."""
-    exponent = Decimal(repr(float(value))).as_tuple().exponent
+    text = repr(float(value))
+    if "e" not in text:  # "12.50" is never written: repr gives the shortest, "12.5"
+        point = text.find(".")
+        return 0 if point < 0 else len(text) - point - 1  # "inf", "nan": none
+    exponent = Decimal(text).as_tuple().exponent
     return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
