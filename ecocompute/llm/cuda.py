@@ -91,11 +91,9 @@ class CudaAccelerator:
 
     def budgets_bytes(self) -> dict[int, int]:
         cap = None if self.max_memory_gib is None else int(self.max_memory_gib * 2**30)
-        budgets = {}
-        for i in range(self._torch.cuda.device_count()):
-            free_bytes = int(self._torch.cuda.mem_get_info(i)[0])
-            budgets[i] = free_bytes if cap is None else min(cap, free_bytes)
-        return budgets
+        cuda = self._torch.cuda
+        free = {i: int(cuda.mem_get_info(i)[0]) for i in range(cuda.device_count())}
+        return free if cap is None else {i: min(cap, b) for i, b in free.items()}
 
     def offloaded(self, model: Any) -> list[str]:
         device_map = getattr(model, "hf_device_map", None) or {}

@@ -82,14 +82,12 @@ def regime_record(regime: str, tokens: int) -> dict[str, Any]:
         }
     if regime in ("graphs", "compiled"):
         captured = (
-            "one-token decode step as a CUDA graph (forward, argmax, next input, "
+            "the same one-token step compiled by torch.compile (inductor), then "
+            "captured as one CUDA graph and replayed per token"
+            if regime == "compiled"
+            else "one-token decode step as a CUDA graph (forward, argmax, next input, "
             "position and recorded token all inside the graph), replayed per token"
         )
-        if regime == "compiled":
-            captured = (
-                "the same one-token step compiled by torch.compile (inductor), then "
-                "captured as one CUDA graph and replayed per token"
-            )
         return {
             "regime": regime,
             "cache": "static, sized prompt + new tokens, reset in place before each decode",

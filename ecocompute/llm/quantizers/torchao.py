@@ -40,11 +40,8 @@ _RECORDED: dict[Precision, dict[str, object]] = {
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split("+")[0].split(".")[:3]:
-        digits = "".join(c for c in piece if c.isdigit())
-        parts.append(int(digits or 0))
-    return tuple(parts)
+    pieces = text.split("+")[0].split(".")[:3]
+    return tuple(int("".join(c for c in piece if c.isdigit()) or 0) for piece in pieces)
 
 
 class Torchao(Quantizer):
