@@ -229,15 +229,8 @@ class CompiledDecoder(GraphDecoder):
             why = f"torch.compile ({BACKEND}, {self.compile_mode}) failed: {_reason(exc)}"
             raise DecodeCaptureFailed(self.label, why, self.regime) from exc
         after = _counts()
-        self._compiled = Compiled(
-            compile_s=compile_s,
-            fullgraph=graph_break is None,
-            graph_break=graph_break,
-            dynamo_graphs=after["graphs"] - before["graphs"],
-            cache_hits=after["hit"] - before["hit"],
-            cache_misses=after["miss"] - before["miss"],
-            cache_bypasses=after["bypass"] - before["bypass"],
-        )
+        deltas = {name: count - before[name] for name, count in after.items()}
+        self._compiled = Compiled(compile_s, graph_break is None, graph_break, **deltas)
         log.debug("%s: step compiled in %.1f s (%s)", self.label, compile_s, self._compiled.cache)
 
     def _first_call(self, *, fullgraph: bool) -> float:
@@ -368,14 +361,15 @@ class CompiledDecoder(GraphDecoder):
 
 
 def _counts() -> dict[str, int]:
+    """Dynamo's and inductor's counters so far, named as Compiled's fields."""
     from torch._dynamo.utils import counters
 
     inductor = counters["inductor"]
     return {
-        "hit": int(inductor["fxgraph_cache_hit"]),
-        "miss": int(inductor["fxgraph_cache_miss"]),
-        "bypass": int(inductor["fxgraph_cache_bypass"]),
-        "graphs": int(counters["stats"]["unique_graphs"]),
+        "dynamo_graphs": int(counters["stats"]["unique_graphs"]),
+        "cache_hits": int(inductor["fxgraph_cache_hit"]),
+        "cache_misses": int(inductor["fxgraph_cache_miss"]),
+        "cache_bypasses": int(inductor["fxgraph_cache_bypass"]),
     }
 
 
