@@ -19,11 +19,10 @@ class Quantizer(ABC):
     def __init__(self, spec: FormatSpec) -> None:
         self.spec = spec
 
+    @abstractmethod
     def preflight(self, accelerator: Accelerator) -> None:
         """Before anything big is loaded: the library imports and a tiny op of this
-        format runs on this device. Raises RunError naming the format and why not.
-        The default (FP16): nothing to try."""
-        return None
+        format runs on this device. Raises RunError naming the format and why not."""
 
     @abstractmethod
     def load_arguments(self) -> dict[str, object]:
@@ -45,10 +44,10 @@ class Quantizer(ABC):
         finish() says it after a load. The default: nothing to say."""
         return {}
 
+    @abstractmethod
     def check(self, model: Any) -> None:
         """Refuse a model that is not in this format (its energy would be reported as
-        this format's). Raises RunError. The default (FP16): nothing to refuse."""
-        return None
+        this format's). Raises RunError."""
 
     @abstractmethod
     def record(self) -> JsonObject | None:
@@ -61,10 +60,16 @@ class Quantizer(ABC):
 class PlainWeights(Quantizer):
     """FP16: the checkpoint's weights in float16, nothing quantized (the baseline)."""
 
+    def preflight(self, accelerator: Accelerator) -> None:
+        return None
+
     def load_arguments(self) -> dict[str, object]:
         import torch
 
         return {"dtype": torch.float16, "quantization_config": None}
+
+    def check(self, model: Any) -> None:
+        return None
 
     def record(self) -> dict[str, Any] | None:
         return None
