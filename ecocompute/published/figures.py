@@ -99,9 +99,7 @@ def curve_for(arch: str, precision: str, curves: CurvesFile | None = None) -> De
         return own
     lender = borrowed_by_site(arch, curves)
     curve = site_curve(lender, precision, curves) if lender else None
-    if curve is None:
-        return None
-    return replace(curve, borrowed_from=curve.arch)
+    return None if curve is None else replace(curve, borrowed_from=curve.arch)
 
 
 @dataclass(frozen=True)

@@ -86,10 +86,8 @@ def why_no_figure(report: Report) -> str | None:
     res = report.results
     if res.basis != "unavailable":
         return None
-    note = (res.note or "").strip()
     lead = f"{NO_FIGURE_LEAD} ({report.measurement_source_reason}): "
-    if note.startswith(lead):
-        note = note[len(lead) :]
+    note = (res.note or "").strip().removeprefix(lead)
     asked = report.measurement.decode.requested_regime
     if asked:  # the decode line says it
         note = note.split(f" --decode {asked} was asked for", 1)[0]

@@ -148,8 +148,7 @@ def _fp16_throughput(res: Results) -> str:
 
 def held_session_lines(reports: Sequence[Report]) -> list[str]:
     """A session's lines for the view of every GPU it held: one row per format."""
-    helds = [(r, r.results.held_gpus) for r in reports]
-    with_view = [(r, h) for r, h in helds if h is not None]
+    with_view = [(r, h) for r in reports if (h := r.results.held_gpus) is not None]
     if not with_view:
         return []
     first_res = with_view[0][0].results
