@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import json
+import re
 import signal
 import uuid
 from dataclasses import dataclass, field, replace
@@ -111,11 +112,9 @@ def keep_report(text: str, target: Path) -> dict[str, Any]:
 def placement_of_killed(exc: BaseException) -> Placement:
     """Where a lost attempt ran, from KilledWorker's last worker when nothing else says."""
     last = getattr(exc, "last_worker", None)
-    address = getattr(last, "address", None)
-    name = getattr(last, "name", None)
-    host = getattr(last, "host", None)
+    address, name = getattr(last, "address", None), getattr(last, "name", None)
     return Placement(
-        host=str(host or "unknown host"),
+        host=str(getattr(last, "host", None) or "unknown host"),
         gpu=None,
         worker=None if address is None else str(address),
         worker_name=None if name is None else str(name),
@@ -169,8 +168,7 @@ class _Fleet:
         self.root = root
         self.options = options
         self.progress = progress
-        sweep_id = uuid.uuid4().hex[:12]
-        self.topic = f"ecocompute-sweep-{sweep_id}"
+        self.topic = f"ecocompute-sweep-{uuid.uuid4().hex[:12]}"
         self.cancel_event = f"{self.topic}-cancel"
         self.points = self._points(runs)
         self.pending: dict[Any, Point] = {}  # future -> point
@@ -482,9 +480,7 @@ def worker_folder(name: str) -> str:
     """A worker's name as one folder name ('gpu-0'; 'tcp://10.0.0.5:4001' ->
     'tcp-10.0.0.5-4001')."""
     safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in name).strip(".-")
-    while "--" in safe:
-        safe = safe.replace("--", "-")
-    return safe or "worker"
+    return re.sub("-{2,}", "-", safe) or "worker"
 
 
 def run_fleet(

@@ -92,9 +92,6 @@ def _nvml_count() -> int:
         telemetry.close()
 
 
-WORKER_SETUP = worker_setup.__name__  # the module each worker runs as it starts
-
-
 def local_cluster(gpus: tuple[str, ...], threads_per_worker: int = 1, quiet: bool = False) -> Any:
     """A Dask cluster on this host: a scheduler on 127.0.0.1 and one worker process
     (under a nanny, which restarts it if it dies; threads_per_worker threads: the GPU
@@ -126,7 +123,7 @@ def local_cluster(gpus: tuple[str, ...], threads_per_worker: int = 1, quiet: boo
                 "silence_logs": _dask_log_level(quiet),
                 # out of the terminal's process group: a Ctrl-C there reaches the
                 # client alone, which cancels the points (fleet/worker_setup.py)
-                "preload": [WORKER_SETUP],
+                "preload": [worker_setup.__name__],
             },
         }
         for gpu in gpus
@@ -148,17 +145,6 @@ def _dask_log_level(quiet: bool) -> int:
 
 
 @contextlib.contextmanager
-def _quiet_dask_logs(quiet: bool) -> Iterator[None]:
-    logger = logging.getLogger("distributed")
-    before = logger.level
-    logger.setLevel(_dask_log_level(quiet))
-    try:
-        yield
-    finally:
-        logger.setLevel(before)
-
-
-@contextlib.contextmanager
 def open_client(scheduler: str | None, local_gpus: tuple[str, ...], quiet: bool) -> Iterator[Any]:
     """A Dask client to the scheduler, or, without one, to a local cluster over
     local_gpus (CUDA_VISIBLE_DEVICES values, one worker each) started (and closed on the
@@ -167,7 +153,9 @@ def open_client(scheduler: str | None, local_gpus: tuple[str, ...], quiet: bool)
     from distributed import Client
 
     with contextlib.ExitStack() as stack:
-        stack.enter_context(_quiet_dask_logs(quiet))
+        logger = logging.getLogger("distributed")
+        stack.callback(logger.setLevel, logger.level)  # as it was, on the way out
+        logger.setLevel(_dask_log_level(quiet))
         if not scheduler:
             cluster = stack.enter_context(local_cluster(local_gpus, quiet=quiet))
             client = stack.enter_context(Client(cluster))

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,7 @@ class PointOutcome:
     started_unix_s: float
     ended_unix_s: float
     cancelled: bool = False
-    argv: tuple[str, ...] = field(default=())
+    argv: tuple[str, ...] = ()
 
 
 def parameters_yaml(params: RunParams) -> str:
@@ -93,12 +93,11 @@ def parameters_yaml(params: RunParams) -> str:
     "not given"). output_dir, dry_run and quiet are flags, not YAML keys."""
     import yaml
 
-    values: JsonObject = {}
-    for name in YAML_KEYS:
-        value = getattr(params, name)
-        if value is None:
-            continue
-        values[name] = value.value if name == "precision" else value
+    values: JsonObject = {
+        name: value.value if name == "precision" else value
+        for name in YAML_KEYS
+        if (value := getattr(params, name)) is not None
+    }
     return yaml.safe_dump(values, sort_keys=False)
 
 
@@ -107,19 +106,6 @@ def switches_for(params: RunParams) -> tuple[str, ...]:
     return tuple(
         flag for flag, on in (("--dry_run", params.dry_run), ("--quiet", params.quiet)) if on
     )
-
-
-def point_argv(spec: PointSpec, parameters_file: Path, output_dir: Path) -> list[str]:
-    base = list(spec.command) if spec.command else [sys.executable, "-m", "ecocompute"]
-    return [
-        *base,
-        "energy_estimate",
-        "--parameters_file",
-        str(parameters_file),
-        "--output_dir",
-        str(output_dir),
-        *spec.switches,
-    ]
 
 
 def run_point(spec: PointSpec) -> PointOutcome:
@@ -141,7 +127,9 @@ def _run_process(spec: PointSpec, place: Placement, cancelled: Callable[[], bool
         parameters = folder / PARAMETERS_NAME
         parameters.write_text(spec.parameters_yaml, encoding="utf-8")
         output = folder / "out"
-        argv = point_argv(spec, parameters, output)
+        base = list(spec.command) if spec.command else [sys.executable, "-m", "ecocompute"]
+        argv = [*base, "energy_estimate", "--parameters_file", str(parameters)]
+        argv += ["--output_dir", str(output), *spec.switches]
         stderr_path = folder / "stderr.txt"
         started_unix_s, t0 = time.time(), time.monotonic()
         with open(stderr_path, "wb") as err, open(folder / "stdout.txt", "wb") as out:

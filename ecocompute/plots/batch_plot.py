@@ -22,16 +22,6 @@ _COLORS = (*COLORS, "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")  # the series' s
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
 
 
-def batch_points(reports: Sequence[Report]) -> dict[tuple[str, str], list[Report]]:
-    """The measured quantized reports with a delta, by (model, format as tables name it:
-    INT8-torchao apart from LLM.int8())."""
-    lines: dict[tuple[str, str], list[Report]] = {}
-    for r in reports:
-        if r.measured and r.quantized and r.delta_pct is not None:
-            lines.setdefault((r.model, r.format_label), []).append(r)
-    return lines
-
-
 def _title(reports: Sequence[Report]) -> str:
     cards = sorted({card_with_arch(r.card, r.arch) for r in reports})
     models = sorted({r.model for r in reports})
@@ -58,11 +48,6 @@ class Crossing:
     text: str  # the interval in words, e.g. "1.29 .. 1.35" or "beyond 64"
 
 
-def _order(key: tuple[str, str]) -> tuple[str, int, str]:
-    model, fmt = key
-    return (model, *format_order(fmt))
-
-
 def build_batch_figure(
     reports: Sequence[Report], crossings: Mapping[tuple[str, str], Crossing] | None = None
 ) -> Any:
@@ -73,7 +58,12 @@ def build_batch_figure(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    lines = batch_points(reports)
+    # the measured quantized reports with a delta, by (model, format as tables name it:
+    # INT8-torchao apart from LLM.int8())
+    lines: dict[tuple[str, str], list[Report]] = {}
+    for r in reports:
+        if r.measured and r.quantized and r.delta_pct is not None:
+            lines.setdefault((r.model, r.format_label), []).append(r)
     if not lines:
         raise InputError("reports", None, "no measured report with a delta to plot")
     cards = {r.card for rs in lines.values() for r in rs}
@@ -84,7 +74,8 @@ def build_batch_figure(
     ax = fig.subplots()
     batches: set[int] = set()
     one_model = len({m for m, _ in lines}) == 1
-    for k, key in enumerate(sorted(lines, key=_order)):  # NF4, INT8, INT4, FP8; numbers
+    order = sorted(lines, key=lambda key: (key[0], *format_order(key[1])))
+    for k, key in enumerate(order):  # by model, then NF4, INT8, INT4, FP8; numbers
         model, fmt = key
         rs = sorted(lines[key], key=lambda r: r.batch_size)
         xs = [r.batch_size for r in rs]

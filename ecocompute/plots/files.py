@@ -3,11 +3,9 @@ and the figure written atomically (PNG, or SVG by its name)."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,34 +22,27 @@ class _ToDebug(logging.Handler):
         log.debug("matplotlib: %s", record.getMessage())
 
 
-@contextlib.contextmanager
-def _matplotlib_told_quietly() -> Iterator[None]:
-    """matplotlib's import-time warnings (an unwritable HOME: "mkdir -p failed", "created a
-    temporary cache directory") would reach stderr through logging's last resort, since
-    a library call configures no logging; they go to this module's debug log instead
-    (`ecocompute --verbose` shows them). Only for the import: nothing outlives it."""
+def require_matplotlib() -> None:
+    """matplotlib and the pieces a plot uses imported. Raises RunError when it is not
+    installed. matplotlib's import-time warnings (an unwritable HOME: "mkdir -p failed",
+    "created a temporary cache directory") would reach stderr through logging's last
+    resort, since a library call configures no logging; they go to this module's debug
+    log instead (`ecocompute --verbose` shows them). Only for the import: nothing
+    outlives it."""
     logger = logging.getLogger("matplotlib")
     handler, propagate = _ToDebug(), logger.propagate
     logger.addHandler(handler)
     logger.propagate = False
     try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
-
-
-def require_matplotlib() -> None:
-    """matplotlib and the pieces a plot uses imported (quietly: see above). Raises
-    RunError when it is not installed."""
-    try:
-        with _matplotlib_told_quietly():
-            import matplotlib.backends.backend_agg
-            import matplotlib.figure  # noqa: F401
+        import matplotlib.backends.backend_agg
+        import matplotlib.figure  # noqa: F401
     except ImportError:
         raise RunError(
             "plotting needs matplotlib, which is not installed: pip install 'ecocompute[plot]'"
         ) from None
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def text_as_written() -> Any:

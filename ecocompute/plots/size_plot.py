@@ -272,11 +272,8 @@ def _room_for_legends(fig: Any, axes: Sequence[Any], cols: int) -> None:
     """A figure tall enough for every row of panels and the longest legend below each:
     constrained layout makes room below a panel only within the figure's height."""
 
-    def lines(ax: Any) -> int:
-        legend = ax.get_legend()
-        if legend is None:
-            return 0
-        return sum(t.get_text().count("\n") + 1 for t in legend.get_texts())
+    def lines(ax: Any) -> int:  # every panel has a legend (dress_axes)
+        return sum(t.get_text().count("\n") + 1 for t in ax.get_legend().get_texts())
 
     rows = [axes[i : i + cols] for i in range(0, len(axes), cols)]
     needed = sum(PANEL_HEIGHT_IN + LEGEND_LINE_IN * max(map(lines, row)) for row in rows)

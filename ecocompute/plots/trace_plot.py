@@ -16,7 +16,6 @@ from ecocompute.errors import InputError
 from ecocompute.plots.axes import series_color
 from ecocompute.plots.files import require_matplotlib, text_as_written, write_figure
 from ecocompute.report.files import read_document
-from ecocompute.report.model import PowerTrace
 from ecocompute.report.read import parse_report
 from ecocompute.report.write import REPORT_NAME
 
@@ -55,24 +54,6 @@ def read_trace_csv(path: Path) -> TraceSeries:
     return TraceSeries(tuple(times), tuple(powers))
 
 
-def _trace_of(report_path: Path) -> tuple[PowerTrace, Path, str]:
-    path = report_path / REPORT_NAME if report_path.is_dir() else report_path
-    document, problems = read_document(path)
-    report, problems = parse_report(document) if document is not None else (None, problems)
-    if report is None:
-        raise InputError("report", str(path), "not a valid report: " + "; ".join(problems[:3]))
-    if not report.measured:
-        raise InputError(
-            "report",
-            str(path),
-            "a derived figure has no power trace: only a measured run on a GPU records one",
-        )
-    if report.power_trace is None or not report.power_trace.files:
-        raise InputError("report", str(path), "holds no power_trace (run with --power_trace)")
-    title = f"{report.system_under_test.gpu} - {report.workload.model_name}"
-    return report.power_trace, path.parent, title
-
-
 def _edges(phases: dict[str, float], series: TraceSeries) -> list[tuple[float, list[str]]]:
     """The phases' edges to draw, edges closer than 1% of the trace's span as one line
     with their names together (the shaded windows show the measure edges)."""
@@ -95,9 +76,22 @@ def build_trace_figure(report_path: str | os.PathLike[str]) -> Any:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    block, folder, title = _trace_of(Path(report_path))
-    first = block.files[0]
-    series = read_trace_csv(folder / first.file)
+    path = Path(report_path)
+    path = path / REPORT_NAME if path.is_dir() else path
+    document, problems = read_document(path)
+    report, problems = parse_report(document) if document is not None else (None, problems)
+    if report is None:
+        raise InputError("report", str(path), "not a valid report: " + "; ".join(problems[:3]))
+    if not report.measured:
+        raise InputError(
+            "report",
+            str(path),
+            "a derived figure has no power trace: only a measured run on a GPU records one",
+        )
+    if report.power_trace is None or not report.power_trace.files:
+        raise InputError("report", str(path), "holds no power_trace (run with --power_trace)")
+    block, first = report.power_trace, report.power_trace.files[0]
+    series = read_trace_csv(path.parent / first.file)
     fig = Figure(figsize=(10, 5), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.subplots()
@@ -123,6 +117,7 @@ def build_trace_figure(report_path: str | os.PathLike[str]) -> Any:
     ax.set_xlabel("seconds since the trace started")
     ax.set_ylabel("GPU-package power, W (NVML)")
     shaded = "; shaded: the measured windows" if windows else "; no measured window recorded"
+    title = f"{report.system_under_test.gpu} - {report.workload.model_name}"
     ax.set_title(title + "\nwhole-run power trace" + shaded, fontsize=10)
     ax.legend(loc="lower right", fontsize=8, framealpha=0.9)  # inside the axes
     return fig

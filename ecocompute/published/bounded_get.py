@@ -61,19 +61,18 @@ def _shut(sock: socket.socket) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-def _connection(base: type[http.client.HTTPConnection], sockets: _Sockets) -> Any:
-    class Watched(base):  # type: ignore[valid-type,misc]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            create = socket.create_connection
-            self._create_connection = lambda *a, **k: sockets.watch(create(*a, **k))
-
-    return Watched
-
-
 def _opener(sockets: _Sockets) -> urllib.request.OpenerDirector:
-    http_conn = _connection(http.client.HTTPConnection, sockets)
-    https_conn = _connection(http.client.HTTPSConnection, sockets)
+    def watched(base: type[http.client.HTTPConnection]) -> Any:
+        class Watched(base):  # type: ignore[valid-type,misc]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                create = socket.create_connection
+                self._create_connection = lambda *a, **k: sockets.watch(create(*a, **k))
+
+        return Watched
+
+    http_conn = watched(http.client.HTTPConnection)
+    https_conn = watched(http.client.HTTPSConnection)
 
     class HTTP(urllib.request.HTTPHandler):
         def http_open(self, req: urllib.request.Request) -> Any:

@@ -99,9 +99,7 @@ def curve_for(arch: str, precision: str, curves: CurvesFile | None = None) -> De
         return own
     lender = borrowed_by_site(arch, curves)
     curve = site_curve(lender, precision, curves) if lender else None
-    if curve is None:
-        return None
-    return replace(curve, borrowed_from=curve.arch)
+    return None if curve is None else replace(curve, borrowed_from=curve.arch)
 
 
 @dataclass(frozen=True)
@@ -256,16 +254,9 @@ def unavailable_figure(arch: str, params_b: float, precision: str, why: str) -> 
     """No figure, and why (basis unavailable): nothing is claimed for this card class,
     size and format."""
     anchors = anchors_for(arch)
+    card = anchors.card if anchors else None
     return PublishedFigure(
-        arch,
-        precision,
-        params_b,
-        BASIS_UNAVAILABLE,
-        None,
-        None,
-        None,
-        anchors.card if anchors else None,
-        why,
+        arch, precision, params_b, BASIS_UNAVAILABLE, None, None, None, card, why
     )
 
 
@@ -310,6 +301,14 @@ def published_figure(arch: str, params_b: float, precision: str) -> PublishedFig
         basis = BASIS_EXTRAPOLATED
         parts.append(f"{params_b:g}B lies outside the measured range: extrapolated")
     source, method = _source_words(anchors, delta)
+    # the between-unit spread this project measured for the format on this card, beside a
+    # figure from this project's own H200 measurements; beside a borrowed delta only at the
+    # units' own size, where it is a measurement of the same thing the figure guesses
+    units = None
+    if delta is not None and anchors.origin == ORIGIN_PROJECT and not borrowed_anchors:
+        units = project_unit_spread(arch, precision)
+        if units is not None and delta.borrowed_from is not None:
+            units = units if at_units_size(units.params_b, params_b) else None
     return PublishedFigure(
         arch=arch,
         precision=precision,
@@ -324,24 +323,5 @@ def published_figure(arch: str, params_b: float, precision: str) -> PublishedFig
         method=method,
         curve=None if delta is None else delta.curve,
         anchors=None if delta is None else delta.anchors,
-        units=_units_beside(arch, precision, params_b, delta, anchors.origin, borrowed_anchors),
+        units=units,
     )
-
-
-def _units_beside(
-    arch: str,
-    precision: str,
-    params_b: float,
-    delta: _Delta | None,
-    origin: str,
-    borrowed_anchors: bool,
-) -> UnitSpread | None:
-    """The between-unit spread this project measured for the format on this card, beside
-    a figure from this project's own H200 measurements; beside a borrowed delta only at
-    the units' own size, where it is a measurement of the same thing the figure guesses."""
-    if delta is None or origin != ORIGIN_PROJECT or borrowed_anchors:
-        return None
-    units = project_unit_spread(arch, precision)
-    if units is None or delta.borrowed_from is None:
-        return units
-    return units if at_units_size(units.params_b, params_b) else None

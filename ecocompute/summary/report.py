@@ -42,22 +42,17 @@ SCOPE = "  scope      GPU-package energy only (not wall power); not a certified 
 HELD_LEAD = "the figures above: the GPUs each model used; 'held' below adds the GPUs a format freed"
 
 
-def _outlier_decomposition(report: Report) -> bool:
-    """Whether the format is LLM.int8() with its outlier columns (a threshold above 0)."""
-    work = report.workload
-    return (
-        work.precision == "INT8"
-        and work.library in (None, "bitsandbytes")
-        and work.llm_int8_threshold != 0
-    )
-
-
 def weights_lines(work: Workload, reports: Sequence[Report] = ()) -> list[str]:
     """What the weights were, with what that costs the figures: random (LLM.int8()'s
     outliers understated, where one of reports is LLM.int8(); no perplexity), or
     pretrained but converted (not the original release)."""
     if work.weights == "synthetic":
-        outliers = any(_outlier_decomposition(r) for r in reports)
+        outliers = any(  # LLM.int8() with its outlier columns (a threshold above 0)
+            r.workload.precision == "INT8"
+            and r.workload.library in (None, "bitsandbytes")
+            and r.workload.llm_int8_threshold != 0
+            for r in reports
+        )
         caveat = "LLM.int8()'s outlier cost is understated, " if outliers else ""
         return [f"  weights    synthetic (random weights: {caveat}no perplexity)"]
     if work.weights == "pretrained":
@@ -91,10 +86,8 @@ def why_no_figure(report: Report) -> str | None:
     res = report.results
     if res.basis != "unavailable":
         return None
-    note = (res.note or "").strip()
     lead = f"{NO_FIGURE_LEAD} ({report.measurement_source_reason}): "
-    if note.startswith(lead):
-        note = note[len(lead) :]
+    note = (res.note or "").strip().removeprefix(lead)
     asked = report.measurement.decode.requested_regime
     if asked:  # the decode line says it
         note = note.split(f" --decode {asked} was asked for", 1)[0]
@@ -230,9 +223,12 @@ def render(document: Report | Mapping[str, Any], path: str) -> str:
         lines.extend(energy_lines(work.precision, res, label))
         lines.extend(run_lines([report]))
         lines.append(f"  check      {cross_check(res, report.measurement.sample_rate_hz)}")
-        gpus = gpus_by_format(res)
-        if gpus:
-            lines.append(f"  gpus       {gpus}")
+        sets = {fmt: s.nvml_indices for fmt, s in res.per_format.items()}
+        if len({tuple(v) for v in sets.values()}) > 1:  # the formats occupy different GPUs
+            lines.append(
+                f"  gpus       {formats_on_gpus(sets)} (NVML index): each format's energy "
+                "sums every GPU it occupies"
+            )
         lines.extend(held_lines(work.precision, res))
     lines.extend(closing_lines(report))
     lines.extend(site_lines(report))
@@ -338,7 +334,14 @@ def energy_lines(precision: str, res: Results, label: str = "") -> list[str]:
 
 
 def protocol_words(measurement: Measurement) -> str:
-    regime = measurement.decode.regime + " decode" + _widened_tie(measurement)
+    regime = measurement.decode.regime + " decode"
+    fractions = {
+        float(d.token_check["near_tie_std"])
+        for d in (measurement.decode.per_format or {}).values()
+        if d.token_check and d.token_check.get("near_tie_std") is not None
+    } - {NEAR_TIE_STD_FRACTION}
+    if fractions:  # the token check's near tie was not the default (--near_tie_std)
+        regime += f" (token check's near tie widened to {max(fractions):g} of the logits' spread)"
     stopping = measurement.stopping
     if stopping is None:
         return regime
@@ -349,32 +352,6 @@ def protocol_words(measurement: Measurement) -> str:
 
 
 STEAL_SAID_PCT = 1.0  # a hypervisor's share below this is not worth a line
-
-
-def host_lines(measurement: Measurement) -> list[str]:
-    """A line where other guests of a shared host took a share of its CPU while the
-    formats were measured (timing.measure_cpu_steal_pct)."""
-    steal = measurement.timing.measure_cpu_steal_pct if measurement.timing else None
-    if steal is None or steal < STEAL_SAID_PCT:
-        return []
-    return [
-        f"  host       {steal:.1f}% of the host's CPU time went to other guests while "
-        "measuring (a shared host; eager decoding's speed follows the host's)"
-    ]
-
-
-def _widened_tie(measurement: Measurement) -> str:
-    """Where the token check's near tie was not the default (--near_tie_std), say so."""
-    fractions = {
-        float(d.token_check["near_tie_std"])
-        for d in (measurement.decode.per_format or {}).values()
-        if d.token_check and d.token_check.get("near_tie_std") is not None
-    } - {NEAR_TIE_STD_FRACTION}
-    if not fractions:
-        return ""
-    return f" (token check's near tie widened to {max(fractions):g} of the logits' spread)"
-
-
 ONE_COMPILE_SCOPE = (
     "the intervals hold for this compile's kernels, not the next compile's "
     "(--compiles 2 or more spans compiles; docs/units.md)"
@@ -395,7 +372,14 @@ def run_lines(reports: Sequence[Report]) -> list[str]:
     share the first report's, each format's compile its own report's) and each format's
     compiles."""
     first = reports[0].measurement
-    lines = [f"  protocol   {protocol_words(first)}", *host_lines(first)]
+    lines = [f"  protocol   {protocol_words(first)}"]
+    # other guests of a shared host took a share of its CPU while the formats were measured
+    steal = first.timing.measure_cpu_steal_pct if first.timing else None
+    if steal is not None and steal >= STEAL_SAID_PCT:
+        lines.append(
+            f"  host       {steal:.1f}% of the host's CPU time went to other guests while "
+            "measuring (a shared host; eager decoding's speed follows the host's)"
+        )
     per = {fmt: d for r in reports for fmt, d in (r.measurement.decode.per_format or {}).items()}
     if per and first.decode.compile_s is not None:
         lines.append(f"  compile    {compile_words(first.decode, per)}")
@@ -439,14 +423,6 @@ def cross_check(res: Results, rate_hz: float) -> str:
         f"largest {res.sampled_vs_counter_max_abs_pct:.2f}% over {len(res.trials)} windows; "
         f"{reads}"
     )
-
-
-def gpus_by_format(res: Results) -> str | None:
-    """Where the formats occupy different GPUs, which; None where they share them."""
-    sets = {fmt: s.nvml_indices for fmt, s in res.per_format.items()}
-    if len({tuple(v) for v in sets.values()}) < 2:
-        return None
-    return f"{formats_on_gpus(sets)} (NVML index): each format's energy sums every GPU it occupies"
 
 
 def verdict_words(precision: str, res: Results) -> str:

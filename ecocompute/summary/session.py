@@ -73,9 +73,13 @@ def render_session(documents: Sequence[Report | Mapping[str, Any]], paths: Seque
         lines.extend(reference_units_lines(r, r.workload.precision))
         lines.extend(phase_lines(r.workload.precision, r.results, r.workload.precision))
     lines.extend(held_session_lines(reports))
-    throttle = _session_throttle(reports)
-    if throttle:
-        lines.append(f"  throttle   {throttle}")
+    per: dict[str, FormatConditions] = {}  # every format's windows (FP16's once)
+    for r in reports:
+        if r.measured and r.results.conditions is not None:
+            for fmt, c in r.results.conditions.per_format.items():
+                per.setdefault(fmt, c)
+    if per:
+        lines.append(f"  throttle   {throttle_line(per)}")
     lines.extend(context_lines(first, reports))
     lines.extend(closing_lines(first, reports))
     lines.extend(f"  report     {path}" for path in paths)
@@ -144,8 +148,7 @@ def _fp16_throughput(res: Results) -> str:
 
 def held_session_lines(reports: Sequence[Report]) -> list[str]:
     """A session's lines for the view of every GPU it held: one row per format."""
-    helds = [(r, r.results.held_gpus) for r in reports]
-    with_view = [(r, h) for r, h in helds if h is not None]
+    with_view = [(r, h) for r in reports if (h := r.results.held_gpus) is not None]
     if not with_view:
         return []
     first_res = with_view[0][0].results
@@ -169,14 +172,3 @@ def held_session_lines(reports: Sequence[Report]) -> list[str]:
         if verdict and held.verdict and verdict != held.verdict:
             lines.append(f"  {'':<13} the views differ: {verdict} on the GPUs it used")
     return lines
-
-
-def _session_throttle(reports: Sequence[Report]) -> str | None:
-    """Every format's windows (FP16's once), as one throttle line."""
-    per: dict[str, FormatConditions] = {}
-    for r in reports:
-        conditions = r.results.conditions
-        if r.measured and conditions is not None:
-            for fmt, c in conditions.per_format.items():
-                per.setdefault(fmt, c)
-    return throttle_line(per) if per else None

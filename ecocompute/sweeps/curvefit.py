@@ -270,11 +270,11 @@ def _bootstrap(
     def bound(v: float) -> float | None:
         return round_size_b(float(v)) if math.isfinite(v) else None
 
-    note = []
-    for name, v in (("lower", lo), ("upper", hi)):
-        if not math.isfinite(v):
-            side = "above" if v > 0 else "below"
-            note.append(f"the {name} bound lies {side} the search range")
+    note = [
+        f"the {name} bound lies {'above' if v > 0 else 'below'} the search range"
+        for name, v in (("lower", lo), ("upper", hi))
+        if not math.isfinite(v)
+    ]
     return crossover.model_copy(
         update={
             "ci95_b": [bound(lo), bound(hi)],

@@ -113,8 +113,7 @@ def split_prompt_lengths(text: str | None) -> list[int] | None:
 
 
 def checked_prompt_lengths(value: object) -> list[int]:
-    """prompt lengths, from the command line (split_prompt_lengths) or the Python API: a
-    non-empty list of whole numbers >= 1, each once, in increasing order. Raises
+    """Prompt lengths from the command line or the Python API (_checked_axis). Raises
     InputError."""
     return _checked_axis(_PROMPT_AXIS, value)
 

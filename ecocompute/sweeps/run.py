@@ -147,11 +147,10 @@ def existing_records(
     output_dir), as run records, and the files skipped (each "path: why")."""
     reports, invalid = read_reports(list(sources) if sources else [output_dir])
     # in the order a sweep runs them: by model, batch size (a number, not text), format
-    reports = sorted(reports, key=lambda r: (r.model, r.batch_size, _format_rank(r.precision)))
+    rank = {fmt: i for i, fmt in enumerate(SWEEP_FORMATS)}
+    reports = sorted(
+        reports, key=lambda r: (r.model, r.batch_size, rank.get(r.precision, len(rank)))
+    )
     records = [answered(r.model, r.precision, r, output_dir) for r in reports]
     skipped = [f"{bad.path}: {bad.problems[0]}" for bad in invalid]
     return records, skipped
-
-
-def _format_rank(precision: str) -> int:
-    return SWEEP_FORMATS.index(precision) if precision in SWEEP_FORMATS else len(SWEEP_FORMATS)

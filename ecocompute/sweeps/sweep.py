@@ -211,24 +211,20 @@ def folder_held(
         except OSError:  # no locks here (some network file systems): as before
             pass
         for folder in measured_again:  # its plot too: it drew the old reports' points
-            for name in (SWEEP_NAME, PLOT_NAME):
-                _remove_earlier_summary(folder / name, progress)
+            for path in (folder / SWEEP_NAME, folder / PLOT_NAME):
+                # absent, or not a file (write_mode refuses it at the end), or a link: the
+                # link stays and the sweep writes through it (boundary/atomic.py)
+                if path.is_symlink() or not path.is_file():
+                    continue
+                try:
+                    path.unlink()
+                except OSError:
+                    continue  # rewritten at the end; the failure line says whether it was
+                if progress is not None:
+                    progress(f"removed the earlier {path}: this sweep measures its points again")
         yield
     finally:
         os.close(fd)
-
-
-def _remove_earlier_summary(path: Path, progress: Progress | None) -> None:
-    # absent, or not a file (write_mode refuses it at the end), or a link: the link stays
-    # and the sweep writes through it (boundary/atomic.py)
-    if path.is_symlink() or not path.is_file():
-        return
-    try:
-        path.unlink()
-    except OSError:
-        return  # sweep.json is rewritten at the end; the failure line says whether it was
-    if progress is not None:
-        progress(f"removed the earlier {path}: this sweep measures its points again")
 
 
 def open_folder(output_dir: str | os.PathLike[str], progress: Progress) -> Path:
