@@ -237,9 +237,15 @@ def convert(source: Path, out_dir: Path, dtype: str = "float32") -> Path:
         (staging / ORIGIN_FILE).write_text(
             json.dumps(record, indent=2, allow_nan=False) + "\n", encoding="utf-8"
         )
-        if out_dir.is_dir():
-            out_dir.rmdir()  # empty (checked above); os.replace wants it gone or empty
-        os.replace(staging, out_dir)
+        try:
+            if out_dir.is_dir():
+                out_dir.rmdir()  # empty (checked above); os.replace wants it gone or empty
+            os.replace(staging, out_dir)
+        except OSError as exc:  # filled meanwhile, by another convert into the same folder
+            raise GgufCheckpointError(
+                f"{out_dir} was filled by another process while this one converted "
+                f"({exc.strerror}); nothing written"
+            ) from None
     log.info("wrote %s (%s)", out_dir, record["round_trip"])
     return out_dir
 

