@@ -13,6 +13,7 @@ import subprocess
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import pynvml
 import pytest
@@ -246,6 +247,17 @@ def test_a_between_unit_sd_estimated_at_zero_is_said_as_undetectable(tmp_path):
 H100_DEFAULT = Path(__file__).parents[2] / "docs" / "validation" / "h100-compile-mode"
 FIRST_FIVE = ("8dc58eed9743", "df68bc9be693", "84a7fc1e8e96", "6e6b991476ca", "a3408d530df3")
 NEXT_THREE = ("efcbed0b8c9c", "8175faf6adad", "f4dbe80ad7b5")
+# a seventeenth session's units: other board parts (692-2G520-0200/-0202), another VBIOS
+# (96.00.99.00.0D) on one, another host CPU on the other
+THEN = ("3ab219e7a52d", "b75e61ca16e7")
+
+
+def _default_units(precision: str) -> dict[str, Any]:
+    from ecocompute.pooling.groups import unit_estimates
+
+    paths = sorted(H100_DEFAULT.glob(f"*/default/session/{precision}/energy.json"))
+    units, _ = unit_estimates(read_reports(paths)[0])
+    return {u.tail: u for u in units}
 
 
 @pytest.mark.parametrize("precision", ["NF4", "INT4"])
@@ -257,12 +269,7 @@ def test_a_prediction_where_no_spread_is_detected_met_the_next_units(precision):
     0.3 points. The confidence-distribution interval, which carries tau^2's uncertainty,
     is wider on both sides and missed fewer (core/meta.py; its coverage by simulation:
     docs/validation/pi-coverage.txt)."""
-    from ecocompute.core.meta import pool
-    from ecocompute.pooling.groups import unit_estimates
-
-    paths = sorted(H100_DEFAULT.glob(f"*/default/session/{precision}/energy.json"))
-    units, _ = unit_estimates(read_reports(paths)[0])
-    by_tail = {u.tail: u for u in units}
+    by_tail = _default_units(precision)
     first = [by_tail[t] for t in FIRST_FIVE]
     five = pool([u.delta_pct for u in first], [u.se_pct**2 for u in first])
     assert five.tau2 == 0.0 and not five.spread_detected
@@ -274,9 +281,25 @@ def test_a_prediction_where_no_spread_is_detected_met_the_next_units(precision):
     missed_at_zero = sum(not at_zero[0] <= d <= at_zero[1] for d in nxt)
     missed = sum(not lo <= d <= hi for d in nxt)
     assert missed_at_zero >= 2 and missed < missed_at_zero
-    eight = pool_estimates(units)
+    eight = pool_estimates([by_tail[t] for t in FIRST_FIVE + NEXT_THREE])
     assert eight.k == 8 and eight.spread_detected
     assert eight.tau < five.tau_upper  # the spread found lies within what five allowed
+
+
+@pytest.mark.parametrize("precision", ["NF4", "INT4"])
+def test_the_eight_units_prediction_met_the_units_that_came_next(precision):
+    """The eight units' interval for a unit not yet measured (the confidence-distribution
+    one, shipped in 0.6.2) held both units of the next session, each of another board
+    part than the eight's seven 695-2G520-0200 cards: NF4 -26.49% and -27.17% in
+    [-27.5, -25.9], INT4 -42.58% and -43.21% in [-43.7, -41.8]
+    (docs/validation/h100-compile-mode)."""
+    by_tail = _default_units(precision)
+    eight = pool_estimates([by_tail[t] for t in FIRST_FIVE + NEXT_THREE])
+    lo, hi = eight.pi95
+    later = [by_tail[t] for t in by_tail if t not in FIRST_FIVE + NEXT_THREE]
+    assert {u.tail for u in later} >= set(THEN)
+    assert all(lo <= u.delta_pct <= hi for u in later)
+    assert pool_estimates(list(by_tail.values())).k == len(by_tail)
 
 
 def test_aggregate_units_on_the_command_line(tmp_path, run_cli):
