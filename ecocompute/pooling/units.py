@@ -55,8 +55,8 @@ class UnitPool:
         """(units, r with FP16's energy per token, r with the delta): Pearson's r between
         each unit's idle power before the session and its FP16 energy per token, and its
         delta, over the units that record both (from CORRELATION_FROM units; None where
-        fewer, or where either does not vary). On ten H100 units FP16's energy followed
-        idle power at r 0.91 (docs/units.md): a warmer, leakier chip is dearer."""
+        fewer, or where either does not vary). On twelve H100 units FP16's energy followed
+        idle power at r 0.82 (docs/units.md): a warmer, leakier chip is dearer."""
         known = [
             (u.idle_before_w, u.fp16_energy_per_token_mj, u.delta_pct)
             for u in self.units

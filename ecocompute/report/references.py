@@ -169,8 +169,8 @@ def beside_unit(
     the run's stack departs from the units' (software_departures), named as a cause.
     Idle power (this unit's GPUs' before the session): where its FP16 lies outside theirs
     on the side its idle power lies outside their idle range, and their FP16 energy rose
-    with idle power (r from IDLE_R_FLOOR), named as a likely cause (docs/units.md: r 0.91
-    over ten H100s)."""
+    with idle power (r from IDLE_R_FLOOR), named as a likely cause (docs/units.md: r 0.82
+    over twelve H100s)."""
     where, (lo, hi) = units.band()
     side = _side(delta_pct, lo, hi)
     words = f"this unit's {delta_pct:+.1f}% lies {side} their {where}"

@@ -359,10 +359,10 @@ ONE_COMPILE_SCOPE = (
 # What makes one max-autotune compile's kernels another's (docs/validation/h200-compile-mode,
 # docs/validation/h100-compile-mode)
 TIMED_KERNELS = (
-    "max-autotune keeps the kernels it timed fastest at each compile (on two H200s and seven "
+    "max-autotune keeps the kernels it timed fastest at each compile (on two H200s and eight "
     "H100s its FP16 step spent 8-25% more a token than --compile_mode default's, which "
-    "times none; at 7B batch 1 default's NF4 agreed within 1.2 points over ten H100s, "
-    "max-autotune's spread over 9 on seven; on H200s default's units still split by board; "
+    "times none; at 7B batch 1 default's NF4 agreed within 1.2 points over twelve H100s, "
+    "max-autotune's spread over 9 on eight; on H200s default's units still split by board; "
     "docs/units.md)"
 )
 

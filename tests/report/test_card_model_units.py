@@ -291,7 +291,7 @@ def test_units_beside_a_compiled_run_are_of_its_compile_mode(compiled_at_7b):
     timed = "max-autotune keeps the kernels it timed fastest at each compile" in text
     assert timed is (mode == "max-autotune-no-cudagraphs")
     # and where the other mode held across units, and where it did not (docs/units.md)
-    pointer = "default's NF4 agreed within 1.2 points over ten H100s" in text
+    pointer = "default's NF4 agreed within 1.2 points over twelve H100s" in text
     assert ("on H200s default's units still split by board" in text) is timed
     assert pointer is timed
     # a block of the other mode's units is refused
