@@ -195,6 +195,16 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             torch_cuda=run.versions.get("cuda"), nvidia_driver=hw.nvidia_driver, measured=True
         )
     )
+    system = SystemUnderTest(
+        **this_host(),
+        gpu=hw.names or "unnamed GPU",
+        gpu_arch=run.arch,  # type: ignore[arg-type]
+        gpu_arch_source=f"NVML product name '{hw.gpu_name}'",
+        accelerator_count=len(hw.gpus),
+        gpus=[gpu(g, before.get(g.nvml_index)) for g in hw.gpus],
+        cuda_visible_devices=hw.cuda_visible_devices,
+        memory_bandwidth_gbs=run.bandwidth_gbs,
+    )
     units = card_model_units(run, nominal)
     if units is not None and results.vs_fp16_energy_pct_exact is not None:
         beside, _ = beside_unit(
@@ -203,22 +213,13 @@ def measured_report(run: MeasuredRun, command: list[str] | None) -> Report:
             results.vs_fp16_ci95_pct,
             results.fp16_energy_per_token_mj,
             software_departures(run.arch, software),
-            idle_w=sum(b.idle_power_w for b in run.before.values()) if run.before else None,
+            idle_w=system.idle_before_w,  # as the summary's units line reads it
         )
         note = f"{results.note} Between units of this card model: {units.words()}; {beside}."
         results = results.model_copy(update={"reference_units": units, "note": note})
     return Report(
         **_envelope(p),  # type: ignore[arg-type]
-        system_under_test=SystemUnderTest(
-            **this_host(),
-            gpu=hw.names or "unnamed GPU",
-            gpu_arch=run.arch,  # type: ignore[arg-type]
-            gpu_arch_source=f"NVML product name '{hw.gpu_name}'",
-            accelerator_count=len(hw.gpus),
-            gpus=[gpu(g, before.get(g.nvml_index)) for g in hw.gpus],
-            cuda_visible_devices=hw.cuda_visible_devices,
-            memory_bandwidth_gbs=run.bandwidth_gbs,
-        ),
+        system_under_test=system,
         workload=Workload(
             **_run_fields(p),
             params_b=nominal,

@@ -475,15 +475,15 @@ class ReferenceUnits(Strict):
         none): the note's sentence and the summary's regime line. The figure stands for
         the card model, so it is set beside the units' pooled interval (as
         references.units_disagreement does), not beside one new unit's."""
-        where, (lo, hi) = "pooled interval", self.ci95_pct
+        lo, hi = self.ci95_pct
         if delta_pct is None:
             beside = "no eager figure stands beside it"
         elif lo <= delta_pct <= hi:
-            beside = f"the eager figure ({delta_pct:+.1f}%) lies inside their {where}"
+            beside = f"the eager figure ({delta_pct:+.1f}%) lies inside their pooled interval"
         else:
             side = "below" if delta_pct < lo else "above"
             beside = (
-                f"the eager figure ({delta_pct:+.1f}%) lies {side} their {where} "
+                f"the eager figure ({delta_pct:+.1f}%) lies {side} their pooled interval "
                 f"[{lo:+.1f}, {hi:+.1f}] and does not answer for the {self.regime} regime"
             )
         return f"In the {self.regime} regime this project measured {self.words()}; {beside}"

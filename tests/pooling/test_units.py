@@ -13,7 +13,6 @@ import subprocess
 import sys
 import types
 from pathlib import Path
-from typing import Any
 
 import pynvml
 import pytest
@@ -23,7 +22,7 @@ from ecocompute.core.stats import t_quantile
 from ecocompute.llm.kernel_fingerprint import dot_fingerprint, fingerprint, kernel_nodes
 from ecocompute.monitor.conditions import window_conditions
 from ecocompute.pooling.aggregate import group_reports
-from ecocompute.pooling.groups import pool_estimates
+from ecocompute.pooling.groups import UnitEstimate, pool_estimates, unit_estimates
 from ecocompute.pooling.units import pool_units, render_units
 from ecocompute.results.collect import read_reports
 from ecocompute.summary.report import render
@@ -252,8 +251,7 @@ NEXT_THREE = ("efcbed0b8c9c", "8175faf6adad", "f4dbe80ad7b5")
 THEN = ("3ab219e7a52d", "b75e61ca16e7", "c6fda755b184", "0ee315201b1b")
 
 
-def _default_units(precision: str) -> dict[str, Any]:
-    from ecocompute.pooling.groups import unit_estimates
+def _default_units(precision: str) -> dict[str, UnitEstimate]:
 
     paths = sorted(H100_DEFAULT.glob(f"*/default/session/{precision}/energy.json"))
     units, _ = unit_estimates(read_reports(paths)[0])
